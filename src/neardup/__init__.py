@@ -1,0 +1,70 @@
+"""neardup: find near-duplicate documents in large collections, in sub-quadratic time.
+
+The flow: read → normalise + shingle → sketch (MinHash / OPH) → LSH candidates → verify →
+cluster → write. Every name below is public and typed; everything else is internal.
+"""
+
+from neardup._version import __version__
+from neardup.cluster import Clusters, connected_components
+from neardup.engine.local import dedup_files
+from neardup.errors import (
+    IncompatibleError,
+    InputError,
+    MissingExtraError,
+    NeardupError,
+    NeardupWarning,
+    ParameterError,
+    StoreError,
+)
+from neardup.lsh import (
+    CandidatePairs,
+    band_keys,
+    candidate_pairs,
+    choose_bands,
+    s_curve,
+    threshold_of,
+)
+from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
+from neardup.pipeline import DedupResult, VerifiedPairs, dedup
+from neardup.sketch import SKETCHERS, MinHasher, OPHSketcher, Signatures, make_sketcher
+from neardup.text import Shingler, ShingleSets, normalize
+from neardup.verify import estimate_jaccard, exact_jaccard, jaccard_of_sets
+
+__all__ = [
+    "SKETCHERS",
+    "CandidatePairs",
+    "Clusters",
+    "DedupConfig",
+    "DedupResult",
+    "IncompatibleError",
+    "InputError",
+    "LSHSpec",
+    "MinHasher",
+    "MissingExtraError",
+    "NeardupError",
+    "NeardupWarning",
+    "NormalizeSpec",
+    "OPHSketcher",
+    "ParameterError",
+    "ShingleSets",
+    "ShingleSpec",
+    "Shingler",
+    "Signatures",
+    "SketchSpec",
+    "StoreError",
+    "VerifiedPairs",
+    "__version__",
+    "band_keys",
+    "candidate_pairs",
+    "choose_bands",
+    "connected_components",
+    "dedup",
+    "dedup_files",
+    "estimate_jaccard",
+    "exact_jaccard",
+    "jaccard_of_sets",
+    "make_sketcher",
+    "normalize",
+    "s_curve",
+    "threshold_of",
+]

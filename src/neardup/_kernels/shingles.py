@@ -1,0 +1,317 @@
+"""Numba kernels from UTF-8 text bytes to shingle fingerprints and MinHash-family signatures.
+
+A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
+``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
+over documents, and keeps its whole call chain inside this file (numba's on-disk cache does not
+notice changes to kernels called from other files).
+
+The fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
+
+* a *token* is a word (word shingling) or a code point (character shingling), see
+  :func:`_tokens`; a word's hash is 64-bit FNV-1a over its UTF-8 bytes, finalised with
+  MurmurHash3's ``fmix64``; a code point's hash is ``fmix64(cp + CHAR_SALT)``;
+* a *shingle* of ``k`` consecutive tokens ``t_i .. t_{i+k-1}`` has the fingerprint
+  ``fmix64(sum_j t_{i+j} * P^(k-1-j) mod 2^64)``, computed with a rolling polynomial in O(1)
+  per shingle (the sliding-window idea of Rabin fingerprints, seed 003 §2);
+* the *exact fingerprint* of a document is a 128-bit fold of its token hashes, so documents
+  whose normalised texts are identical (up to whitespace) share it.
+
+Code-point classes (an ``uint8`` table over all of Unicode, built in ``neardup.text``):
+``WORD`` joins a word, ``SPACE`` separates, ``PUNCT`` separates only when punctuation is
+stripped, ``ALONE`` (scripts written without spaces) is a word by itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+WORD = 0
+SPACE = 1
+PUNCT = 2
+ALONE = 3
+
+FNV_OFFSET = uint64(0xCBF29CE484222325)
+FNV_PRIME = uint64(0x100000001B3)
+POLY_BASE = uint64(0x9E3779B97F4A7C15)
+CHAR_SALT = uint64(0x51ED270B27A3D5B1)
+FOLD_A = uint64(0xFF51AFD7ED558CCD)
+FOLD_B = uint64(0xC4CEB9FE1A85EC53)
+EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fmix64(x: np.uint64) -> np.uint64:
+    """MurmurHash3's 64-bit finaliser: a bijection with full avalanche."""
+    x ^= x >> uint64(33)
+    x *= uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> uint64(33)
+    x *= uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> uint64(33)
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, out):  # type: ignore[no-untyped-def]
+    """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
+
+    ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
+    texts untouched, see ``neardup.text.normalize_batch``). Words are maximal runs of WORD code
+    points (and PUNCT ones unless ``strip_punct``); each ALONE code point is a word of its own.
+    In character mode every code point is a token, with each run of separators collapsed to one
+    space and leading and trailing ones dropped.
+    Cost: O(bytes).
+    """
+    n = 0
+    i = start
+    in_word = False
+    pending_space = False
+    h = FNV_OFFSET
+    while i < end:
+        b0 = buf[i]
+        if b0 < 0x80:
+            cp = np.int64(b0)
+            if fold_ascii and 65 <= cp <= 90:
+                cp += 32
+            size = 1
+        elif b0 < 0xE0:
+            cp = (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F)
+            size = 2
+        elif b0 < 0xF0:
+            cp = (
+                (np.int64(b0 & 0x0F) << 12)
+                | (np.int64(buf[i + 1] & 0x3F) << 6)
+                | np.int64(buf[i + 2] & 0x3F)
+            )
+            size = 3
+        else:
+            cp = (
+                (np.int64(b0 & 0x07) << 18)
+                | (np.int64(buf[i + 1] & 0x3F) << 12)
+                | (np.int64(buf[i + 2] & 0x3F) << 6)
+                | np.int64(buf[i + 3] & 0x3F)
+            )
+            size = 4
+        cls = classes[cp]
+        if cls == PUNCT:
+            cls = SPACE if strip_punct else WORD
+        if is_char:
+            if cls == SPACE:
+                pending_space = n > 0
+            else:
+                if pending_space:
+                    out[n] = fmix64(uint64(32) + CHAR_SALT)
+                    n += 1
+                    pending_space = False
+                out[n] = fmix64(uint64(cp) + CHAR_SALT)
+                n += 1
+        elif cls == WORD:
+            if not in_word:
+                h = FNV_OFFSET
+                in_word = True
+            if size == 1:
+                h = (h ^ uint64(cp)) * FNV_PRIME
+            else:
+                for j in range(i, i + size):
+                    h = (h ^ uint64(buf[j])) * FNV_PRIME
+        else:
+            if in_word:
+                out[n] = fmix64(h)
+                n += 1
+                in_word = False
+            if cls == ALONE:
+                h = FNV_OFFSET
+                for j in range(i, i + size):
+                    h = (h ^ uint64(buf[j])) * FNV_PRIME
+                out[n] = fmix64(h)
+                n += 1
+        i += size
+    if in_word:
+        out[n] = fmix64(h)
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _shingles(tokens, num_tokens, k, out):  # type: ignore[no-untyped-def]
+    """Write the fingerprints of the ``num_tokens - k + 1`` k-shingles of ``tokens`` to ``out``.
+
+    Rolling polynomial over the token hashes, then ``fmix64``; O(1) per shingle.
+    """
+    num = num_tokens - k + 1
+    if num <= 0:
+        return 0
+    top = uint64(1)  # P^(k-1)
+    for _ in range(k - 1):
+        top *= POLY_BASE
+    acc = uint64(0)
+    for j in range(k):
+        acc = acc * POLY_BASE + tokens[j]
+    out[0] = fmix64(acc)
+    for i in range(1, num):
+        acc = (acc - tokens[i - 1] * top) * POLY_BASE + tokens[i + k - 1]
+        out[i] = fmix64(acc)
+    return num
+
+
+@njit(cache=True, nogil=True)
+def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
+    """The 128-bit exact fingerprint (two uint64 halves) of a token sequence."""
+    a = FNV_OFFSET
+    b = CHAR_SALT
+    for i in range(num_tokens):
+        t = tokens[i]
+        a = (a ^ t) * FOLD_A
+        b = (b ^ ((t << uint64(31)) | (t >> uint64(33)))) * FOLD_B
+    n = uint64(num_tokens)
+    return fmix64(a ^ n), fmix64(b + n * POLY_BASE)
+
+
+@njit(cache=True, nogil=True)
+def _doc_shingles(  # type: ignore[no-untyped-def]
+    buf, start, end, classes, strip_punct, fold_ascii, is_char, k
+):
+    """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
+    size = end - start + 1
+    tokens = np.empty(size, dtype=np.uint64)
+    num_tokens = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, tokens)
+    shingles = np.empty(max(num_tokens - k + 1, 1), dtype=np.uint64)
+    num = _shingles(tokens, num_tokens, k, shingles)
+    fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
+    return shingles, num, fp_hi, fp_lo
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def minhash_signatures(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    k,
+    perm_a,
+    perm_b,
+    sig,
+    num_shingles,
+    fingerprint,
+):
+    """Classic MinHash: ``sig[d, i] = min over shingles x of (a_i * x + b_i) mod 2^64``.
+
+    ``perm_a`` (odd) and ``perm_b`` define ``num_perm`` linear permutations of the 64-bit
+    shingle fingerprints (MMDS §3.3.5; seed 000 "discharging the supposition"). Also writes each
+    document's shingle count and its 128-bit exact fingerprint. A document without a shingle
+    keeps the EMPTY sentinel in every slot. Cost: O(shingles * num_perm) per document.
+    """
+    num_perm = perm_a.shape[0]
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, fp_hi, fp_lo = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+        )
+        row = sig[d]
+        for i in range(num_perm):
+            row[i] = EMPTY
+        for s in range(num):
+            x = shingles[s]
+            for i in range(num_perm):
+                v = perm_a[i] * x + perm_b[i]
+                row[i] = min(row[i], v)
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bin_of(h, num_bins):  # type: ignore[no-untyped-def]
+    """The bin of a 64-bit hash: its top 32 bits scaled to [0, num_bins)."""
+    return np.int64(((h >> uint64(32)) * uint64(num_bins)) >> uint64(32))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def oph_signatures(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    k,
+    key,
+    densify_key,
+    sig,
+    num_shingles,
+    fingerprint,
+):
+    """One-permutation hashing with optimal densification.
+
+    Each shingle fingerprint ``x`` is hashed once, ``h = fmix64((x ^ key[0]) * key[1])``; its
+    top bits choose one of ``num_bins`` bins and the bin keeps its smallest ``h`` (Li, Owen and
+    Zhang 2012; seed 000, "Ping Li's fast uniform sampling"). An empty bin ``i`` then copies
+    the first non-empty bin of the probe sequence ``bin_of(fmix64(densify_key + i * 2^32 +
+    attempt))``, attempt = 0, 1, ... (Shrivastava 2017, optimal densification). The sequence is
+    the same for every document, so ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity.
+    Cost: O(shingles + num_bins^2 / filled bins) per document.
+    """
+    num_bins = sig.shape[1]
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, fp_hi, fp_lo = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+        )
+        row = sig[d]
+        for i in range(num_bins):
+            row[i] = EMPTY
+        for s in range(num):
+            h = fmix64((shingles[s] ^ key[0]) * key[1])
+            b = _bin_of(h, num_bins)
+            row[b] = min(row[b], h)
+        if num > 0:
+            filled = row.copy()
+            for i in range(num_bins):
+                if filled[i] != EMPTY:
+                    continue
+                attempt = uint64(0)
+                while True:
+                    probe = fmix64(densify_key + (uint64(i) << uint64(32)) + attempt)
+                    j = _bin_of(probe, num_bins)
+                    if filled[j] != EMPTY:
+                        row[i] = filled[j]
+                        break
+                    attempt += uint64(1)
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def count_tokens(buf, offsets, classes, strip_punct, fold_ascii, is_char, out):  # type: ignore[no-untyped-def]
+    """Write each document's token count to ``out``. Cost: O(bytes)."""
+    for d in prange(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        scratch = np.empty(end - start + 1, dtype=np.uint64)
+        out[d] = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, scratch)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def shingle_sets(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, strip_punct, fold_ascii, is_char, k, out_offsets, out, out_sizes
+):
+    """Write each document's sorted, distinct shingle fingerprints to ``out``.
+
+    Document ``d`` owns ``out[out_offsets[d]:out_offsets[d + 1]]`` (room for every shingle)
+    and fills its first ``out_sizes[d]`` entries. Cost: O(s log s) for s shingles.
+    """
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, _, _ = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+        )
+        size = 0
+        if num > 0:
+            ordered = np.sort(shingles[:num])
+            base = out_offsets[d]
+            out[base] = ordered[0]
+            size = 1
+            for s in range(1, num):
+                if ordered[s] != ordered[s - 1]:
+                    out[base + size] = ordered[s]
+                    size += 1
+        out_sizes[d] = size

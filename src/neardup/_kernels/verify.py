@@ -1,0 +1,39 @@
+"""Numba kernels for verifying candidate pairs: agreeing signature slots, shared shingles."""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def agreeing_slots(values, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = slots where rows ``first[p]`` and ``second[p]`` of ``values`` are equal."""
+    num_perm = values.shape[1]
+    for p in prange(first.shape[0]):
+        a = values[first[p]]
+        b = values[second[p]]
+        count = 0
+        for i in range(num_perm):
+            if a[i] == b[i]:
+                count += 1
+        out[p] = count
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def shared_shingles(hashes, offsets, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = size of the intersection of two sorted distinct shingle sets (a merge)."""
+    for p in prange(first.shape[0]):
+        i, i_end = offsets[first[p]], offsets[first[p] + 1]
+        j, j_end = offsets[second[p]], offsets[second[p] + 1]
+        count = 0
+        while i < i_end and j < j_end:
+            x, y = hashes[i], hashes[j]
+            if x == y:
+                count += 1
+                i += 1
+                j += 1
+            elif x < y:
+                i += 1
+            else:
+                j += 1
+        out[p] = count

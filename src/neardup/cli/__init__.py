@@ -1,0 +1,1 @@
+"""The ``neardup`` command line: thin commands over the library."""

@@ -1,0 +1,78 @@
+"""Entry point of the ``neardup`` command: errors become one line and an exit code.
+
+Exit codes: 0 success, 1 bad data or input (``InputError``, ``StoreError``), 2 bad usage or
+parameters (``ParameterError``, unknown options), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import warnings
+from collections.abc import Sequence
+
+import click
+
+from neardup._version import __version__
+from neardup.cli.dedup import dedup_command
+from neardup.errors import NeardupError, ParameterError
+
+__all__ = ["cli", "main"]
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="""\b
+Example:
+  neardup dedup corpus.jsonl.gz --output out/
+  neardup dedup --help""",
+)
+@click.version_option(__version__, prog_name="neardup")
+@click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
+def cli(debug: bool) -> None:
+    """Find near-duplicate documents in large collections.
+
+    neardup shingles each document, sketches it with MinHash, finds candidate pairs with LSH
+    banding, verifies them and clusters the duplicates.
+    """
+
+
+cli.add_command(dedup_command)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    warnings.showwarning = _show_warning
+    try:
+        cli.main(args=args, prog_name="neardup", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("interrupted", err=True)
+        return 130
+    except NeardupError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"error: {exc}", err=True)
+        return 2 if isinstance(exc, ParameterError) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The batch job on one machine: files in, an output directory out, written atomically.
+
+Three streaming passes over the input: sketch every record; re-read the texts of documents in
+candidate pairs for exact verification; copy the kept records. Between passes only small
+per-document arrays stay in memory; signature rows are spilled to a work file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from neardup._types import I64Array
+from neardup.io.kept import write_kept
+from neardup.io.output import AtomicDirectory
+from neardup.io.readers import ReadOptions, Source, open_sources
+from neardup.io.results import write_clusters, write_json, write_pairs
+from neardup.io.spill import FileMatrix
+from neardup.params import DedupConfig
+from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_records
+
+__all__ = ["dedup_files"]
+
+
+def _records(sources: Sequence[Source]) -> Iterator[tuple[str, str]]:
+    return itertools.chain.from_iterable(source.records() for source in sources)
+
+
+def dedup_files(
+    inputs: Sequence[Path | str],
+    output: Path | str,
+    config: DedupConfig | None = None,
+    *,
+    overwrite: bool = False,
+    show_progress: bool = False,
+) -> DedupResult:
+    """Deduplicate files into ``output``: clusters, pairs, the kept corpus and a summary.
+
+    Parameters
+    ----------
+    inputs
+        JSONL (optionally .gz/.zst), Parquet or CSV files, or directories of .txt files; all of
+        one format.
+    output
+        A directory that must not exist yet (unless ``overwrite``); it appears only when the
+        whole run succeeded.
+    config
+        Every parameter (:class:`~neardup.params.DedupConfig`).
+    show_progress
+        Draw a progress bar on stderr.
+
+    Raises
+    ------
+    InputError
+        An unreadable input or a bad record (unless ``config.skip_bad_records``), or an
+        existing output directory; the message names the file and line.
+    """
+    config = config if config is not None else DedupConfig()
+    options = ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
+    sources = open_sources(inputs, options, config.input_format)
+    timings = Timings()
+    with AtomicDirectory(output, overwrite=overwrite) as directory:
+        with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
+            sink = FileMatrix(Path(work) / "signatures.u64", config.sketch.num_perm)
+            with (
+                timings.stage("read_sketch"),
+                tqdm(desc="sketch", unit=" docs", disable=not show_progress) as bar,
+            ):
+                sketched = sketch_records(_records(sources), config, sink, bar.update)
+
+            def load_texts(docs: I64Array) -> list[str]:
+                wanted = set(docs.tolist())
+                with tqdm(
+                    desc="verify", unit=" docs", disable=not show_progress, total=len(sketched.ids)
+                ) as bar:
+                    texts = []
+                    for index, (_, text) in enumerate(_records(sources)):
+                        bar.update()
+                        if index in wanted:
+                            texts.append(text)
+                    return texts
+
+            result = find_duplicates(sketched, config, load_texts, timings)
+        with timings.stage("write"):
+            clusters = result.clusters
+            write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
+            pairs = result.pairs
+            write_pairs(
+                directory / "pairs.jsonl",
+                result.ids,
+                result.exact_pairs,
+                (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
+            )
+            kept_path = write_kept(sources, clusters.keep, directory, config.compress)
+        summary = result.summary
+        summary.update(timings.report(summary["counts"]["bytes"]))
+        summary["inputs"] = [str(s.path) for s in sources]
+        summary["counts"]["bad_records_skipped"] = sum(s.num_bad for s in sources)
+        summary["outputs"] = {
+            "clusters": "clusters.jsonl",
+            "pairs": "pairs.jsonl",
+            "kept": kept_path.name,
+            "summary": "summary.json",
+        }
+        write_json(directory / "summary.json", summary)
+    return result

@@ -1,0 +1,79 @@
+"""The errors and warnings neardup raises.
+
+Every error a user can meet derives from :class:`NeardupError`; the CLI and the
+service catch only that. Each concrete error also derives from the built-in
+exception it refines, so ``except ValueError`` keeps working::
+
+    NeardupError                                   the CLI and the service catch only this
+     ├─ ParameterError(NeardupError, ValueError)   names the field, what is allowed, what it got
+     │   └─ IncompatibleError                      artefacts made with different specs or versions
+     ├─ InputError(NeardupError, ValueError)       carries path and line/record; says what to do
+     ├─ StoreError(NeardupError)                   an index that is corrupt, locked, or foreign
+     └─ MissingExtraError(NeardupError, ImportError)  an optional dependency is missing
+
+    NeardupWarning(UserWarning)                    giant LSH buckets, skipped records, ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "IncompatibleError",
+    "InputError",
+    "MissingExtraError",
+    "NeardupError",
+    "NeardupWarning",
+    "ParameterError",
+    "StoreError",
+]
+
+
+class NeardupError(Exception):
+    """Base class of every error neardup raises on purpose."""
+
+
+class ParameterError(NeardupError, ValueError):
+    """A parameter is outside its allowed values; the message names field, rule and value."""
+
+
+class IncompatibleError(ParameterError):
+    """Two artefacts were made with different specs or format versions and cannot be mixed."""
+
+
+class InputError(NeardupError, ValueError):
+    """An input file or record cannot be used.
+
+    Parameters
+    ----------
+    message
+        What is wrong and what to do about it.
+    path
+        The file concerned, if any.
+    line
+        The 1-based line (JSONL, CSV) or record number (Parquet) concerned, if any.
+    """
+
+    def __init__(
+        self, message: str, *, path: Path | str | None = None, line: int | None = None
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = self.path if line is None else f"{self.path}:{line}"
+            where += ": "
+        super().__init__(where + message)
+
+
+class StoreError(NeardupError):
+    """An index store is corrupt, locked, or has another schema version."""
+
+
+class MissingExtraError(NeardupError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+class NeardupWarning(UserWarning):
+    """Something worth knowing that does not stop the job (giant buckets, skipped records)."""

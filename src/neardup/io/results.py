@@ -1,0 +1,61 @@
+"""Writing a dedup run's results: ``clusters.jsonl``, ``pairs.jsonl``, ``summary.json``.
+
+``clusters.jsonl``: one line per input document, in input order:
+``{"id": ..., "cluster": <id of the cluster's first document>, "keep": true|false}``.
+
+``pairs.jsonl``: one line per duplicate pair, ``a`` before ``b`` in input order:
+``{"a": ..., "b": ..., "jaccard": <exact Jaccard or null>, "estimate": <from signatures>,
+"exact": <true when the normalised texts are identical>}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup._types import BoolArray, F64Array, I64Array
+
+__all__ = ["write_clusters", "write_json", "write_pairs"]
+
+
+def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolArray) -> None:
+    """Write ``clusters.jsonl``."""
+    encoded = [json.dumps(i, ensure_ascii=False) for i in ids]
+    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+        for doc, (label, kept) in enumerate(zip(labels.tolist(), keep.tolist(), strict=True)):
+            flag = "true" if kept else "false"
+            f.write(f'{{"id": {encoded[doc]}, "cluster": {encoded[label]}, "keep": {flag}}}\n')
+
+
+def write_pairs(
+    path: Path,
+    ids: Sequence[str],
+    exact: tuple[I64Array, I64Array],
+    near: tuple[I64Array, I64Array, F64Array, F64Array],
+) -> None:
+    """Write ``pairs.jsonl``: exact duplicates first, then verified near duplicates."""
+    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+        for a, b in zip(exact[0].tolist(), exact[1].tolist(), strict=True):
+            record = {"a": ids[a], "b": ids[b], "jaccard": 1.0, "estimate": 1.0, "exact": True}
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        first, second, estimate, jaccard = near
+        for a, b, est, jac in zip(
+            first.tolist(), second.tolist(), estimate.tolist(), jaccard.tolist(), strict=True
+        ):
+            record = {
+                "a": ids[a],
+                "b": ids[b],
+                "jaccard": None if np.isnan(jac) else round(jac, 6),
+                "estimate": round(est, 6),
+                "exact": False,
+            }
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON."""
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,174 @@
+"""LSH banding (MMDS §3.4): the S-curve, the choice of bands and rows, and candidate pairs.
+
+Documents whose signatures agree in every row of at least one band become candidates. Pairs
+come from sorting each band's keys (NumPy), never from Python dicts of lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from neardup._kernels import lsh as kernels
+from neardup._types import BoolArray, F64Array, I64Array, U64Array
+from neardup.errors import ParameterError
+
+__all__ = [
+    "CandidatePairs",
+    "band_keys",
+    "candidate_pairs",
+    "choose_bands",
+    "s_curve",
+    "threshold_of",
+]
+
+
+def s_curve(similarity: float | F64Array, num_bands: int, num_rows: int) -> float | F64Array:
+    """Probability that a pair of this Jaccard similarity becomes a candidate: 1 - (1 - s^r)^b.
+
+    References
+    ----------
+    MMDS §3.4.2 (seed 001), Figure 3.8.
+
+    Examples
+    --------
+    >>> round(float(s_curve(0.8, num_bands=20, num_rows=5)), 4)
+    0.9996
+    """
+    s = np.asarray(similarity, dtype=np.float64)
+    p = 1.0 - (1.0 - s**num_rows) ** num_bands
+    return float(p) if p.ndim == 0 else p
+
+
+def threshold_of(num_bands: int, num_rows: int) -> float:
+    """The approximate threshold (1/b)^(1/r) where the S-curve rises steepest (MMDS §3.4.2).
+
+    Examples
+    --------
+    >>> threshold_of(16, 4)
+    0.5
+    """
+    return float((1.0 / num_bands) ** (1.0 / num_rows))
+
+
+_GRID = np.linspace(0.0, 1.0, 2001)
+
+
+@lru_cache(maxsize=256)
+def choose_bands(
+    threshold: float,
+    num_perm: int,
+    *,
+    false_positive_weight: float = 0.5,
+    false_negative_weight: float = 0.5,
+) -> tuple[int, int]:
+    """The (num_bands, num_rows) with ``b * r <= num_perm`` minimising the weighted error mass.
+
+    The false-positive mass is the area under the S-curve below ``threshold``; the
+    false-negative mass is the area above the S-curve beyond it. Ties go to fewer bands.
+
+    Examples
+    --------
+    >>> choose_bands(0.8, 128)
+    (9, 13)
+    >>> choose_bands(0.5, 128)
+    (25, 5)
+    """
+    if not 0.0 < threshold <= 1.0:
+        raise ParameterError(f"choose_bands threshold must be a float in (0, 1]; got {threshold}.")
+    below = threshold >= _GRID
+    best: tuple[float, int, int] | None = None
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            p = np.asarray(s_curve(_GRID, b, r))
+            fp = np.trapezoid(np.where(below, p, 0.0), _GRID)
+            fn = np.trapezoid(np.where(below, 0.0, 1.0 - p), _GRID)
+            error = float(false_positive_weight * fp + false_negative_weight * fn)
+            if best is None or error < best[0] - 1e-15:
+                best = (error, b, r)
+    assert best is not None
+    return best[1], best[2]
+
+
+def band_keys(values: U64Array, num_bands: int, num_rows: int) -> U64Array:
+    """``uint64[num_docs, num_bands]``: one hash per band of each signature row."""
+    if num_bands * num_rows > values.shape[1]:
+        raise ParameterError(
+            f"band_keys needs num_bands * num_rows <= {values.shape[1]} signature slots; "
+            f"got {num_bands} * {num_rows}."
+        )
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    out = np.empty((values.shape[0], num_bands), dtype=np.uint64)
+    kernels.band_keys(values, num_bands, num_rows, out)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePairs:
+    """Distinct candidate pairs ``(first[i], second[i])`` with ``first < second``, sorted.
+
+    Attributes
+    ----------
+    num_giant_buckets
+        Buckets larger than ``max_bucket_size``, where each member was paired only with the
+        ``max_bucket_size - 1`` members before it.
+    largest_bucket
+        Members of the largest bucket over all bands.
+    """
+
+    first: I64Array
+    second: I64Array
+    num_giant_buckets: int = 0
+    largest_bucket: int = 0
+
+    def __len__(self) -> int:
+        return int(self.first.shape[0])
+
+
+def candidate_pairs(
+    keys: U64Array, *, active: BoolArray | None = None, max_bucket_size: int = 1000
+) -> CandidatePairs:
+    """Pairs of documents sharing a key in at least one band, found by sorting each band.
+
+    Parameters
+    ----------
+    keys
+        ``uint64[num_docs, num_bands]`` from :func:`band_keys`.
+    active
+        Documents taking part (others are never paired); all by default.
+    max_bucket_size
+        Buckets up to this size yield all their pairs; larger ones are handled linearly.
+
+    Examples
+    --------
+    >>> keys = np.array([[1, 7], [2, 7], [1, 8]], dtype=np.uint64)
+    >>> pairs = candidate_pairs(keys)
+    >>> list(zip(pairs.first.tolist(), pairs.second.tolist()))
+    [(0, 1), (0, 2)]
+    """
+    if max_bucket_size < 2:
+        raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")
+    num_docs = keys.shape[0]
+    docs = np.arange(num_docs, dtype=np.int64)
+    if active is not None:
+        docs = docs[active]
+    codes: list[I64Array] = []
+    num_giant = largest = 0
+    for band in range(keys.shape[1]):
+        band_values = keys[docs, band]
+        order = np.argsort(band_values, kind="stable")
+        first, second, giant, big = kernels.bucket_pairs(
+            band_values[order], docs[order], max_bucket_size
+        )
+        codes.append(first * num_docs + second)
+        num_giant += int(giant)
+        largest = max(largest, int(big))
+    unique = np.unique(np.concatenate(codes)) if codes else np.empty(0, dtype=np.int64)
+    return CandidatePairs(
+        first=unique // max(num_docs, 1),
+        second=unique % max(num_docs, 1),
+        num_giant_buckets=num_giant,
+        largest_bucket=largest,
+    )

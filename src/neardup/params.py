@@ -1,0 +1,428 @@
+"""Frozen, validated parameter specs: the values every stage of the flow is built from.
+
+A spec is a value: frozen, hashable, validated on construction, convertible to and from a plain
+dict (``to_dict`` / ``from_dict``) so that it can be stored next to every artefact it made. Specs
+draw no random numbers and build no functions; makers (``MinHasher``, ``OPHSketcher``) do that.
+
+Each spec declares its constraints as data in ``_RULES``; one validator enforces them with one
+message format, e.g. *"LSHSpec.threshold must be a float in (0, 1]; got 1.5."*
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Self, cast
+
+from neardup.errors import InputError, ParameterError
+
+__all__ = [
+    "DedupConfig",
+    "LSHSpec",
+    "NormalizeSpec",
+    "ShingleSpec",
+    "SketchSpec",
+]
+
+ShingleUnit = Literal["word", "char"]
+SketchKind = Literal["minhash", "oph"]
+VerifyMode = Literal["exact", "signature", "none"]
+KeepRule = Literal["first", "longest"]
+Compression = Literal["none", "gzip", "zstd"]
+InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt"]
+
+MAX_SEED = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One field's constraint: a predicate and the words that describe what it allows."""
+
+    allowed: str
+    check: Callable[[Any], bool]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def integer(low: int, high: int) -> Rule:
+    """An int in the closed range [low, high]."""
+    return Rule(f"an int in [{low}, {high}]", lambda v: _is_int(v) and low <= v <= high)
+
+
+def optional_integer(low: int, high: int) -> Rule:
+    """None, or an int in [low, high]."""
+    inner = integer(low, high)
+    return Rule(f"None or {inner.allowed}", lambda v: v is None or inner.check(v))
+
+
+def real(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Rule:
+    """A finite float in the given interval (ints are accepted)."""
+    left, right = "(" if low_open else "[", ")" if high_open else "]"
+
+    def check(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            return False
+        above = v > low if low_open else v >= low
+        below = v < high if high_open else v <= high
+        return above and below
+
+    return Rule(f"a float in {left}{low}, {high}{right}", check)
+
+
+def one_of(*values: str) -> Rule:
+    """One of the given strings."""
+    listed = ", ".join(repr(v) for v in values)
+    return Rule(f"one of {listed}", lambda v: isinstance(v, str) and v in values)
+
+
+def boolean() -> Rule:
+    """True or False."""
+    return Rule("a bool", lambda v: isinstance(v, bool))
+
+
+def text() -> Rule:
+    """A non-empty string."""
+    return Rule("a non-empty str", lambda v: isinstance(v, str) and v != "")
+
+
+def optional_text() -> Rule:
+    """None, or a non-empty string."""
+    return Rule("None or a non-empty str", lambda v: v is None or (isinstance(v, str) and v != ""))
+
+
+def _fail(spec: object, name: str, allowed: str, value: Any) -> ParameterError:
+    return ParameterError(f"{type(spec).__name__}.{name} must be {allowed}; got {value!r}.")
+
+
+class _Spec:
+    """Shared behaviour of the specs: rule checking, dict round trip."""
+
+    __slots__ = ()
+    _RULES: ClassVar[Mapping[str, Rule]] = {}
+
+    def _validate(self) -> None:
+        for name, rule in self._RULES.items():
+            value = getattr(self, name)
+            if not rule.check(value):
+                raise _fail(self, name, rule.allowed, value)
+        for f in fields(cast(Any, self)):
+            value = getattr(self, f.name)
+            if f.name not in self._RULES and not isinstance(value, _Spec):
+                raise TypeError(f"{type(self).__name__}.{f.name} has no validation rule")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-serialisable dict of every field (nested specs become dicts)."""
+        out: dict[str, Any] = {}
+        for f in fields(cast(Any, self)):
+            value = getattr(self, f.name)
+            out[f.name] = value.to_dict() if isinstance(value, _Spec) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
+        """Build the spec from a dict; unknown keys are a :class:`ParameterError` naming them."""
+        known = {f.name: f for f in fields(cast(Any, cls))}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            place = f" in {where}" if where else ""
+            raise ParameterError(
+                f"unknown key(s) {', '.join(map(repr, unknown))}{place} for {cls.__name__}; "
+                f"valid keys: {', '.join(known)}."
+            )
+        kwargs: dict[str, Any] = {}
+        for name, value in data.items():
+            nested = _NESTED.get((cls.__name__, name))
+            if nested is not None and isinstance(value, Mapping):
+                sub = f"{where}.{name}" if where else name
+                kwargs[name] = nested.from_dict(value, where=sub)
+            else:
+                kwargs[name] = value
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NormalizeSpec(_Spec):
+    """How text is normalised before shingling.
+
+    Whitespace is always collapsed (runs of Unicode whitespace are one separator, and leading and
+    trailing whitespace is ignored).
+
+    Parameters
+    ----------
+    nfkc
+        Apply Unicode NFKC normalisation (compatibility forms such as full-width letters and
+        ligatures become their plain equivalents).
+    casefold
+        Apply Unicode case folding (a stronger lower-casing).
+    strip_punctuation
+        Treat Unicode punctuation (general category P*) as whitespace.
+    """
+
+    nfkc: bool = True
+    casefold: bool = True
+    strip_punctuation: bool = False
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "nfkc": boolean(),
+        "casefold": boolean(),
+        "strip_punctuation": boolean(),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShingleSpec(_Spec):
+    """Which shingles represent a document: word k-shingles or character k-shingles.
+
+    Words are maximal runs of non-whitespace characters; every character of a script written
+    without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, ...) is a word of its own.
+    Character shingles are taken over the normalised text with whitespace collapsed to one space.
+
+    Examples
+    --------
+    >>> ShingleSpec.parse("char:9")
+    ShingleSpec(unit='char', k=9)
+    """
+
+    unit: ShingleUnit = "word"
+    k: int = 5
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {"unit": one_of("word", "char"), "k": integer(1, 64)}
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    @classmethod
+    def parse(cls, value: str) -> ShingleSpec:
+        """Parse ``UNIT:K`` as written on the command line, e.g. ``word:5`` or ``char:9``."""
+        unit, sep, k = value.partition(":")
+        if not sep or not k.strip().isdigit():
+            raise ParameterError(
+                f"ShingleSpec must be written UNIT:K, e.g. 'word:5' or 'char:9'; got {value!r}."
+            )
+        return cls(unit=cast(ShingleUnit, unit.strip()), k=int(k))
+
+    def __str__(self) -> str:
+        return f"{self.unit}:{self.k}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SketchSpec(_Spec):
+    """How a document becomes a signature: text → shingles → MinHash-family sketch.
+
+    Parameters
+    ----------
+    kind
+        ``"oph"``: one-permutation hashing with optimal densification (one hash per shingle;
+        the default, as accurate as ``"minhash"`` and much faster), or ``"minhash"``: classic
+        MinHash with ``num_perm`` linear permutations.
+    num_perm
+        Slots per signature (*n* in MMDS §3.3.4; the number of bins for OPH).
+    seed
+        Draws every random parameter; same seed, same signatures.
+    shingle, normalize
+        The shingling and normalisation the signature was made from.
+    """
+
+    kind: SketchKind = "oph"
+    num_perm: int = 128
+    seed: int = 42
+    shingle: ShingleSpec = field(default_factory=ShingleSpec)
+    normalize: NormalizeSpec = field(default_factory=NormalizeSpec)
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "kind": one_of("oph", "minhash"),
+        "num_perm": integer(1, 4096),
+        "seed": integer(0, MAX_SEED),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LSHSpec(_Spec):
+    """LSH banding: ``num_bands`` bands of ``num_rows`` rows over a MinHash signature.
+
+    Give ``threshold`` alone and the bands and rows are chosen by
+    :func:`neardup.lsh.choose_bands`, minimising the weighted false-positive and false-negative
+    mass under the S-curve; or give both ``num_bands`` and ``num_rows``.
+
+    Parameters
+    ----------
+    threshold
+        The Jaccard similarity that makes a near-duplicate (*t* in MMDS §3.4.3).
+    num_perm
+        Signature length the bands are cut from.
+    num_bands, num_rows
+        *b* and *r* of MMDS §3.4.1, with ``num_bands * num_rows <= num_perm``.
+    false_positive_weight, false_negative_weight
+        Weights of the two error masses when choosing *b* and *r*.
+    max_bucket_size
+        Buckets (documents sharing one band) up to this size yield all their pairs; in a larger
+        bucket each document is paired only with the ``max_bucket_size - 1`` documents before it,
+        so boilerplate cannot make candidate generation quadratic.
+
+    Examples
+    --------
+    >>> LSHSpec(threshold=0.8, num_perm=128).bands_rows
+    (9, 13)
+    """
+
+    threshold: float = 0.8
+    num_perm: int = 128
+    num_bands: int | None = None
+    num_rows: int | None = None
+    false_positive_weight: float = 0.5
+    false_negative_weight: float = 0.5
+    max_bucket_size: int = 1000
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "threshold": real(0.0, 1.0, low_open=True),
+        "num_perm": integer(1, 4096),
+        "num_bands": optional_integer(1, 4096),
+        "num_rows": optional_integer(1, 4096),
+        "false_positive_weight": real(0.0, 1.0),
+        "false_negative_weight": real(0.0, 1.0),
+        "max_bucket_size": integer(2, 2**31 - 1),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+        if (self.num_bands is None) != (self.num_rows is None):
+            raise ParameterError(
+                "LSHSpec.num_bands and LSHSpec.num_rows must be given together (or neither, to "
+                f"choose them from the threshold); got num_bands={self.num_bands!r}, "
+                f"num_rows={self.num_rows!r}."
+            )
+        if (
+            self.num_bands is not None
+            and self.num_rows is not None
+            and self.num_bands * self.num_rows > self.num_perm
+        ):
+            raise ParameterError(
+                "LSHSpec.num_bands * num_rows must be at most num_perm "
+                f"({self.num_perm}); got {self.num_bands} * {self.num_rows}."
+            )
+        if self.false_positive_weight + self.false_negative_weight <= 0:
+            raise ParameterError(
+                "LSHSpec.false_positive_weight + false_negative_weight must be positive; got 0."
+            )
+
+    @property
+    def bands_rows(self) -> tuple[int, int]:
+        """The (num_bands, num_rows) in use: as given, or chosen from the threshold."""
+        if self.num_bands is not None and self.num_rows is not None:
+            return self.num_bands, self.num_rows
+        from neardup.lsh.banding import choose_bands
+
+        return choose_bands(
+            self.threshold,
+            self.num_perm,
+            false_positive_weight=self.false_positive_weight,
+            false_negative_weight=self.false_negative_weight,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DedupConfig(_Spec):
+    """Everything one ``dedup`` run needs: the specs plus reading and writing settings.
+
+    Parameters
+    ----------
+    sketch, lsh
+        The sketch and banding specs; ``lsh.num_perm`` must equal ``sketch.num_perm``.
+    verify
+        ``"exact"``: keep a candidate pair when the exact Jaccard of its shingle sets reaches the
+        threshold; ``"signature"``: when the signature estimate does; ``"none"``: keep every
+        candidate. ``None`` picks ``"exact"`` (texts are always reachable by a second pass).
+    keep
+        The representative of each cluster: the ``"first"`` document in input order, or the
+        ``"longest"`` (ties go to the first).
+    batch_bytes
+        Text bytes read per batch; memory is bounded by this, not by the corpus.
+    text_field, id_field
+        Field (JSONL, Parquet) or column (CSV) names; without an id field the id is
+        ``FILE:LINE`` (JSONL, CSV), ``FILE:ROW`` (Parquet) or the relative path (txt files).
+    input_format
+        ``"auto"`` decides from the file extension.
+    skip_bad_records
+        Skip malformed records, counting them in the summary, instead of stopping.
+    compress
+        Compression of the written deduplicated corpus (JSONL or CSV).
+    """
+
+    sketch: SketchSpec = field(default_factory=SketchSpec)
+    lsh: LSHSpec = field(default_factory=LSHSpec)
+    verify: VerifyMode | None = None
+    keep: KeepRule = "first"
+    batch_bytes: int = 32 * 2**20
+    text_field: str = "text"
+    id_field: str | None = "id"
+    input_format: InputFormat = "auto"
+    skip_bad_records: bool = False
+    compress: Compression = "none"
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "verify": Rule(
+            "None or one of 'exact', 'signature', 'none'",
+            lambda v: v is None or v in ("exact", "signature", "none"),
+        ),
+        "keep": one_of("first", "longest"),
+        "batch_bytes": integer(1, 2**40),
+        "text_field": text(),
+        "id_field": optional_text(),
+        "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt"),
+        "skip_bad_records": boolean(),
+        "compress": one_of("none", "gzip", "zstd"),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+        if self.lsh.num_perm != self.sketch.num_perm:
+            raise ParameterError(
+                f"DedupConfig.lsh.num_perm must equal sketch.num_perm ({self.sketch.num_perm}); "
+                f"got {self.lsh.num_perm}."
+            )
+
+    @property
+    def verify_mode(self) -> VerifyMode:
+        """The verification in use (``verify``, or ``"exact"`` when left to choose)."""
+        return "exact" if self.verify is None else self.verify
+
+    @classmethod
+    def from_toml(cls, path: Path | str) -> DedupConfig:
+        """Load a config from a TOML file; unknown keys are errors naming the file and key.
+
+        Examples
+        --------
+        A file with ``[lsh]`` ``threshold = 0.7`` and ``[sketch.shingle]`` ``unit = "char"``
+        gives ``DedupConfig(lsh=LSHSpec(threshold=0.7), sketch=SketchSpec(shingle=...))``.
+        """
+        path = Path(path)
+        try:
+            with path.open("rb") as f:
+                data = tomllib.load(f)
+        except OSError as exc:
+            raise InputError(f"cannot read config: {exc.strerror}", path=path) from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", path=path) from exc
+        try:
+            return cls.from_dict(data)
+        except ParameterError as exc:
+            raise ParameterError(f"{path}: {exc}") from exc
+
+
+_NESTED: dict[tuple[str, str], type[_Spec]] = {
+    ("SketchSpec", "shingle"): ShingleSpec,
+    ("SketchSpec", "normalize"): NormalizeSpec,
+    ("DedupConfig", "sketch"): SketchSpec,
+    ("DedupConfig", "lsh"): LSHSpec,
+}

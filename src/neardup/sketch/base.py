@@ -1,0 +1,65 @@
+"""What every text sketcher shares: normalise a batch, allocate outputs, run one fused kernel."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from neardup._types import Batch, I64Array, U64Array
+from neardup.params import SketchSpec
+from neardup.sketch.signatures import Signatures
+from neardup.text.shingle import KernelText, as_batch
+
+__all__ = ["TextSketcher"]
+
+
+class TextSketcher(ABC):
+    """A maker from texts to :class:`Signatures`; draws its random parameters once, from the seed.
+
+    Subclasses implement :meth:`_fill`, one call of their fused kernel.
+    """
+
+    kind: str
+
+    def __init__(self, spec: SketchSpec | None = None) -> None:
+        self.spec = spec if spec is not None else SketchSpec(kind=self.kind)  # type: ignore[arg-type]
+        if self.spec.kind != self.kind:
+            raise ValueError(
+                f"{type(self).__name__} needs SketchSpec.kind == {self.kind!r}; "
+                f"got {self.spec.kind!r}."
+            )
+        self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
+        self._rng = np.random.default_rng([self.spec.seed, _KIND_TAGS[self.kind]])
+
+    def sketch(self, texts: Sequence[str] | Batch) -> Signatures:
+        """Sketch a batch of texts (or a normalised :class:`Batch`) into signatures.
+
+        Runs in parallel over documents; the result does not depend on the number of threads.
+        """
+        batch = as_batch(texts, self.spec.normalize)
+        values = np.empty((batch.num_docs, self.spec.num_perm), dtype=np.uint64)
+        num_shingles = np.empty(batch.num_docs, dtype=np.int64)
+        fingerprints = np.empty((batch.num_docs, 2), dtype=np.uint64)
+        if batch.num_docs:
+            self._fill(batch, values, num_shingles, fingerprints)
+        return Signatures(
+            values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
+        )
+
+    def sketch_one(self, text: str) -> Signatures:
+        """Sketch one text: a batch of one."""
+        return self.sketch([text])
+
+    def _random_uint64(self, size: int) -> U64Array:
+        return self._rng.integers(0, 2**64, size=size, dtype=np.uint64, endpoint=False)
+
+    @abstractmethod
+    def _fill(
+        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+    ) -> None:
+        """Run the kernel, filling the three output arrays."""
+
+
+_KIND_TAGS = {"minhash": 1, "oph": 2}

@@ -1,0 +1,144 @@
+"""The :class:`Signatures` container: a signature matrix plus everything needed to trust it.
+
+Byte layout when stored (format version 1): ``values`` is a C-ordered ``uint64`` matrix of
+``num_docs x num_perm`` slots, little-endian; ``num_shingles`` is ``int64[num_docs]``;
+``fingerprints`` is ``uint64[num_docs, 2]`` (high half, low half of the 128-bit exact
+fingerprint). The provenance dict (:meth:`Signatures.provenance`) is stored beside them as JSON.
+A slot of a document without any shingle holds :data:`EMPTY_SLOT`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from neardup._types import BoolArray, I64Array, U64Array
+from neardup.errors import IncompatibleError
+from neardup.params import SketchSpec
+from neardup.text.normalize import UNICODE_VERSION
+from neardup.text.shingle import FINGERPRINT_SCHEME
+
+__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures"]
+
+FORMAT_VERSION = 1
+EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Signatures:
+    """MinHash-family signatures of a batch of documents, with the spec that made them.
+
+    Attributes
+    ----------
+    values
+        ``uint64[num_docs, num_perm]``: row ``d`` is document ``d``'s signature.
+    num_shingles
+        ``int64[num_docs]``: shingles seen per document; 0 marks a *short* document (fewer
+        tokens than one shingle), which only exact matching can pair.
+    fingerprints
+        ``uint64[num_docs, 2]``: the 128-bit fingerprint of each normalised text.
+    spec
+        The :class:`~neardup.params.SketchSpec` the signatures were made with.
+    """
+
+    values: U64Array
+    num_shingles: I64Array
+    fingerprints: U64Array
+    spec: SketchSpec
+    fingerprint_scheme: str = FINGERPRINT_SCHEME
+    unicode_version: str = UNICODE_VERSION
+    format_version: int = FORMAT_VERSION
+    _provenance: dict[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "_provenance",
+            {
+                "format_version": self.format_version,
+                "fingerprint_scheme": self.fingerprint_scheme,
+                "unicode_version": self.unicode_version,
+                "sketch": self.spec.to_dict(),
+            },
+        )
+
+    @property
+    def num_docs(self) -> int:
+        """Rows of the signature matrix."""
+        return int(self.values.shape[0])
+
+    @property
+    def num_perm(self) -> int:
+        """Slots per signature."""
+        return int(self.values.shape[1])
+
+    @property
+    def is_short(self) -> BoolArray:
+        """Documents with no shingle at all: matched only by their exact fingerprint."""
+        return np.equal(self.num_shingles, 0)
+
+    def provenance(self) -> dict[str, Any]:
+        """How these signatures were made: spec, fingerprint scheme, Unicode and format version."""
+        return dict(self._provenance)
+
+    def check_compatible(self, other: Signatures) -> None:
+        """Raise :class:`IncompatibleError` naming every field where ``other`` was made differently.
+
+        Examples
+        --------
+        >>> from neardup.sketch import MinHasher
+        >>> a = MinHasher(SketchSpec(kind="minhash", seed=1)).sketch(["a b c d e f"])
+        >>> b = MinHasher(SketchSpec(kind="minhash", seed=2)).sketch(["a b c d e f"])
+        >>> a.check_compatible(b)
+        Traceback (most recent call last):
+        ...
+        neardup.errors.IncompatibleError: signatures differ in sketch.seed (1 != 2)
+        """
+        diffs = _differences(self._provenance, other._provenance)
+        if diffs:
+            raise IncompatibleError("signatures differ in " + "; ".join(diffs))
+
+    def take(self, rows: Sequence[int] | I64Array) -> Signatures:
+        """The signatures of the given rows, in that order."""
+        index = np.asarray(rows, dtype=np.int64)
+        return Signatures(
+            values=self.values[index],
+            num_shingles=self.num_shingles[index],
+            fingerprints=self.fingerprints[index],
+            spec=self.spec,
+            fingerprint_scheme=self.fingerprint_scheme,
+            unicode_version=self.unicode_version,
+            format_version=self.format_version,
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[Signatures]) -> Signatures:
+        """Stack signatures made with one spec; incompatible parts raise IncompatibleError."""
+        if not parts:
+            raise ValueError("Signatures.concat needs at least one part")
+        first = parts[0]
+        for part in parts[1:]:
+            first.check_compatible(part)
+        return cls(
+            values=np.concatenate([p.values for p in parts]),
+            num_shingles=np.concatenate([p.num_shingles for p in parts]),
+            fingerprints=np.concatenate([p.fingerprints for p in parts]),
+            spec=first.spec,
+            fingerprint_scheme=first.fingerprint_scheme,
+            unicode_version=first.unicode_version,
+            format_version=first.format_version,
+        )
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for key in sorted(set(a) | set(b)):
+        left, right = a.get(key), b.get(key)
+        if isinstance(left, dict) and isinstance(right, dict):
+            out.extend(_differences(left, right, f"{prefix}{key}."))
+        elif left != right:
+            out.append(f"{prefix}{key} ({left!r} != {right!r})")
+    return out

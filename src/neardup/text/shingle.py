@@ -1,0 +1,121 @@
+"""Shingling: from a :class:`Batch` of normalised text to sets of 64-bit shingle fingerprints.
+
+The fingerprint scheme is described in :mod:`neardup._kernels.shingles`; its name is
+:data:`FINGERPRINT_SCHEME`, stored with every signature so that a change of scheme is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from neardup._kernels import shingles as kernels
+from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
+from neardup.params import NormalizeSpec, ShingleSpec
+from neardup.text.normalize import codepoint_classes, normalize_batch
+
+__all__ = ["FINGERPRINT_SCHEME", "KernelText", "ShingleSets", "Shingler", "as_batch"]
+
+FINGERPRINT_SCHEME = "nd64-v1"
+
+
+@dataclass(frozen=True, slots=True)
+class KernelText:
+    """The tokenising arguments every text kernel takes, derived once from the specs."""
+
+    classes: U8Array
+    strip_punctuation: bool
+    fold_ascii: bool
+    is_char: bool
+    k: int
+
+    @classmethod
+    def of(cls, shingle: ShingleSpec, normalize: NormalizeSpec) -> KernelText:
+        """Derive the kernel arguments from a shingle and a normalisation spec."""
+        return cls(
+            classes=codepoint_classes(),
+            strip_punctuation=normalize.strip_punctuation,
+            fold_ascii=normalize.casefold,
+            is_char=shingle.unit == "char",
+            k=shingle.k,
+        )
+
+    @property
+    def tokenizer(self) -> tuple[U8Array, bool, bool, bool]:
+        """The tokenising arguments, in kernel order: classes, strip, fold ASCII, char mode."""
+        return self.classes, self.strip_punctuation, self.fold_ascii, self.is_char
+
+
+def as_batch(texts: Sequence[str] | Batch, normalize: NormalizeSpec) -> Batch:
+    """Pass a :class:`Batch` through; normalise and pack a sequence of strings."""
+    return texts if isinstance(texts, Batch) else normalize_batch(texts, normalize)
+
+
+@dataclass(frozen=True, slots=True)
+class ShingleSets:
+    """The distinct shingle fingerprints of each document, sorted, in one flat array.
+
+    Document ``d`` owns ``hashes[offsets[d]:offsets[d + 1]]``.
+    """
+
+    hashes: U64Array
+    offsets: Offsets
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    def sizes(self) -> I64Array:
+        """The number of distinct shingles of each document."""
+        return np.diff(self.offsets)
+
+    def set_of(self, doc: int) -> U64Array:
+        """The sorted distinct shingle fingerprints of document ``doc``."""
+        return self.hashes[self.offsets[doc] : self.offsets[doc + 1]]
+
+
+class Shingler:
+    """Turns texts into shingle sets, as a :class:`~neardup.params.ShingleSpec` says.
+
+    Examples
+    --------
+    >>> shingler = Shingler(ShingleSpec(unit="word", k=2))
+    >>> sets = shingler.shingle_sets(["a rose is a rose", "a rose"])
+    >>> sets.sizes().tolist()
+    [3, 1]
+    """
+
+    def __init__(
+        self, shingle: ShingleSpec | None = None, normalize: NormalizeSpec | None = None
+    ) -> None:
+        self.shingle = shingle if shingle is not None else ShingleSpec()
+        self.normalize = normalize if normalize is not None else NormalizeSpec()
+        self._kernel_text = KernelText.of(self.shingle, self.normalize)
+
+    def count_tokens(self, texts: Sequence[str] | Batch) -> I64Array:
+        """The number of tokens (words, or code points for char shingles) of each document."""
+        batch = as_batch(texts, self.normalize)
+        kt = self._kernel_text
+        out = np.empty(batch.num_docs, dtype=np.int64)
+        kernels.count_tokens(batch.data, batch.offsets, *kt.tokenizer, out)
+        return out
+
+    def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
+        """The sorted distinct shingle fingerprints of every document."""
+        batch = as_batch(texts, self.normalize)
+        kt = self._kernel_text
+        room = np.maximum(self.count_tokens(batch) - kt.k + 1, 0)
+        room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
+        np.cumsum(room, out=room_offsets[1:])
+        scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
+        sizes = np.empty(batch.num_docs, dtype=np.int64)
+        kernels.shingle_sets(
+            batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, sizes
+        )
+        offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        used = np.arange(scratch.shape[0]) - np.repeat(room_offsets[:-1], room) < np.repeat(
+            sizes, room
+        )
+        return ShingleSets(hashes=scratch[used], offsets=offsets)

@@ -1,0 +1,66 @@
+"""Verification of candidate pairs: similarity estimated from signatures, and exact Jaccard.
+
+Kernels return counts; this module turns them into similarities once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neardup._kernels import verify as kernels
+from neardup._types import F64Array, I64Array, U64Array
+from neardup.errors import ParameterError
+from neardup.lsh.banding import CandidatePairs
+from neardup.sketch.signatures import Signatures
+from neardup.text.shingle import ShingleSets
+
+__all__ = ["estimate_jaccard", "exact_jaccard", "jaccard_of_sets"]
+
+
+def _pair_arrays(pairs: CandidatePairs) -> tuple[I64Array, I64Array]:
+    return (
+        np.ascontiguousarray(pairs.first, dtype=np.int64),
+        np.ascontiguousarray(pairs.second, dtype=np.int64),
+    )
+
+
+def estimate_jaccard(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+    """The fraction of agreeing slots of each pair: an unbiased estimate of its Jaccard.
+
+    Its standard deviation is ``sqrt(J * (1 - J) / num_perm)`` (MMDS §3.3.3).
+    """
+    first, second = _pair_arrays(pairs)
+    counts = np.empty(first.shape[0], dtype=np.int64)
+    values = np.ascontiguousarray(signatures.values)
+    kernels.agreeing_slots(values, first, second, counts)
+    return counts / signatures.num_perm
+
+
+def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
+    """The exact Jaccard similarity |A ∩ B| / |A ∪ B| of each pair's shingle sets.
+
+    Two empty sets have similarity 0 here: emptiness is not evidence of duplication.
+    """
+    first, second = _pair_arrays(pairs)
+    shared = np.empty(first.shape[0], dtype=np.int64)
+    kernels.shared_shingles(sets.hashes, sets.offsets, first, second, shared)
+    sizes = sets.sizes()
+    union = sizes[first] + sizes[second] - shared
+    out = np.zeros(shared.shape[0], dtype=np.float64)
+    np.divide(shared, union, out=out, where=union > 0)
+    return out
+
+
+def jaccard_of_sets(a: U64Array, b: U64Array) -> float:
+    """Exact Jaccard of two sorted distinct fingerprint arrays (0 when both are empty).
+
+    Examples
+    --------
+    >>> jaccard_of_sets(np.array([1, 2, 3], np.uint64), np.array([2, 3, 4], np.uint64))
+    0.5
+    """
+    if a.ndim != 1 or b.ndim != 1:
+        raise ParameterError("jaccard_of_sets takes two 1-D arrays of fingerprints.")
+    shared = np.intersect1d(a, b, assume_unique=True).shape[0]
+    union = a.shape[0] + b.shape[0] - shared
+    return shared / union if union else 0.0
