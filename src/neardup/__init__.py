@@ -26,7 +26,14 @@ from neardup.lsh import (
 )
 from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
 from neardup.pipeline import DedupResult, VerifiedPairs, dedup
-from neardup.sketch import SKETCHERS, MinHasher, OPHSketcher, Signatures, make_sketcher
+from neardup.sketch import (
+    SKETCHERS,
+    MinHasher,
+    OPHSketcher,
+    Signatures,
+    make_sketcher,
+    minhash_sets,
+)
 from neardup.text import Shingler, ShingleSets, normalize
 from neardup.verify import estimate_jaccard, exact_jaccard, jaccard_of_sets
 
@@ -64,6 +71,7 @@ __all__ = [
     "exact_jaccard",
     "jaccard_of_sets",
     "make_sketcher",
+    "minhash_sets",
     "normalize",
     "s_curve",
     "threshold_of",

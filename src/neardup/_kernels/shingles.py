@@ -315,3 +315,27 @@ def shingle_sets(  # type: ignore[no-untyped-def]
                     out[base + size] = ordered[s]
                     size += 1
         out_sizes[d] = size
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def minhash_of_sets(hashes, offsets, perm_a, perm_b, modulus, sig):  # type: ignore[no-untyped-def]
+    """MinHash of integer sets: ``sig[d, i] = min over x in set d of (a_i * x + b_i) mod m``.
+
+    Set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``; ``modulus`` 0 means 2^64 (wrap-around),
+    otherwise ``m = modulus`` with every value below 2^32. This is MMDS §3.3.5 (Example 3.8).
+    An empty set keeps EMPTY. Cost: O(|set| * num_perm).
+    """
+    num_perm = perm_a.shape[0]
+    m = uint64(modulus)
+    for d in prange(offsets.shape[0] - 1):
+        row = sig[d]
+        for i in range(num_perm):
+            row[i] = EMPTY
+        for s in range(offsets[d], offsets[d + 1]):
+            x = hashes[s]
+            for i in range(num_perm):
+                v = perm_a[i] * x + perm_b[i]
+                if m != 0:
+                    v = v % m
+                if v < row[i]:
+                    row[i] = v

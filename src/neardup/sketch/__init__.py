@@ -3,7 +3,7 @@
 from neardup.errors import ParameterError
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
-from neardup.sketch.minhash import MinHasher
+from neardup.sketch.minhash import MinHasher, minhash_sets
 from neardup.sketch.oph import OPHSketcher
 from neardup.sketch.signatures import EMPTY_SLOT, FORMAT_VERSION, Signatures
 
@@ -16,6 +16,7 @@ __all__ = [
     "Signatures",
     "TextSketcher",
     "make_sketcher",
+    "minhash_sets",
 ]
 
 SKETCHERS: dict[str, type[TextSketcher]] = {"minhash": MinHasher, "oph": OPHSketcher}

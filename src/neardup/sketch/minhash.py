@@ -4,12 +4,52 @@ from __future__ import annotations
 
 import numpy as np
 
-from neardup._kernels.shingles import minhash_signatures
+from neardup._kernels.shingles import minhash_of_sets, minhash_signatures
 from neardup._types import Batch, I64Array, U64Array
+from neardup.errors import ParameterError
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
+from neardup.text.shingle import ShingleSets
 
-__all__ = ["MinHasher"]
+__all__ = ["MinHasher", "minhash_sets"]
+
+
+def minhash_sets(
+    sets: ShingleSets, perm_a: U64Array, perm_b: U64Array, modulus: int | None = None
+) -> U64Array:
+    """The MinHash signature matrix of integer sets under linear hash functions.
+
+    ``out[d, i] = min over x in set d of (perm_a[i] * x + perm_b[i]) mod modulus``, where no
+    modulus means arithmetic modulo 2^64. Computed as MMDS §3.3.5 describes, one element at a
+    time (an empty set's slots hold the maximum uint64).
+
+    Examples
+    --------
+    MMDS Example 3.8: rows 0..4, h1(x) = x + 1 mod 5, h2(x) = 3x + 1 mod 5.
+
+    >>> sets = ShingleSets(hashes=np.array([0, 3, 2, 1, 3, 4, 0, 2, 3], np.uint64),
+    ...                    offsets=np.array([0, 2, 3, 6, 9]))
+    >>> minhash_sets(sets, np.array([1, 3], np.uint64), np.array([1, 1], np.uint64), 5).T
+    array([[1, 3, 0, 1],
+           [0, 2, 0, 0]], dtype=uint64)
+    """
+    if modulus is not None and not 1 <= modulus <= 2**32:
+        raise ParameterError(f"minhash_sets modulus must be None or in [1, 2^32]; got {modulus}.")
+    if perm_a.shape != perm_b.shape or perm_a.ndim != 1:
+        raise ParameterError("minhash_sets needs perm_a and perm_b of one equal length.")
+    limit = 2**32 if modulus is not None else None
+    if limit is not None and len(sets.hashes) and int(sets.hashes.max()) >= limit:
+        raise ParameterError("minhash_sets with a modulus needs every set element below 2^32.")
+    out = np.empty((len(sets), perm_a.shape[0]), dtype=np.uint64)
+    minhash_of_sets(
+        np.ascontiguousarray(sets.hashes, dtype=np.uint64),
+        np.ascontiguousarray(sets.offsets, dtype=np.int64),
+        np.ascontiguousarray(perm_a, dtype=np.uint64),
+        np.ascontiguousarray(perm_b, dtype=np.uint64),
+        0 if modulus is None else modulus,
+        out,
+    )
+    return out
 
 
 class MinHasher(TextSketcher):

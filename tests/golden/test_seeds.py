@@ -1,0 +1,75 @@
+"""The seeds' worked examples, and frozen signatures that catch any change of hash scheme."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neardup import MinHasher, OPHSketcher, Shingler, ShingleSpec, SketchSpec, choose_bands, s_curve
+from neardup.lsh import threshold_of
+from neardup.text import ShingleSets
+from neardup.sketch import minhash_sets
+
+
+def test_mmds_example_3_8_signature_matrix() -> None:
+    # Fig. 3.4: rows 0..4; S1 = {0, 3}, S2 = {2}, S3 = {1, 3, 4}, S4 = {0, 2, 3}.
+    sets = ShingleSets(
+        hashes=np.array([0, 3, 2, 1, 3, 4, 0, 2, 3], dtype=np.uint64),
+        offsets=np.array([0, 2, 3, 6, 9], dtype=np.int64),
+    )
+    h1 = (np.array([1], np.uint64), np.array([1], np.uint64))  # x + 1 mod 5
+    h2 = (np.array([3], np.uint64), np.array([1], np.uint64))  # 3x + 1 mod 5
+    # The signature after each row of the example, as printed step by step.
+    assert minhash_sets(sets, *h1, modulus=5)[:, 0].tolist() == [1, 3, 0, 1]
+    assert minhash_sets(sets, *h2, modulus=5)[:, 0].tolist() == [0, 2, 0, 0]
+    both = minhash_sets(
+        sets, np.array([1, 3], np.uint64), np.array([1, 1], np.uint64), modulus=5
+    )
+    assert both.T.tolist() == [[1, 3, 0, 1], [0, 2, 0, 0]]
+    # Columns 1 and 4 agree everywhere (estimate 1.0, true 2/3); 1 and 3 in half; 1 and 2 never.
+    agree = lambda i, j: float(np.mean(both[i] == both[j]))  # noqa: E731
+    assert (agree(0, 3), agree(0, 2), agree(0, 1)) == (1.0, 0.5, 0.0)
+
+
+# MMDS Fig. 3.8: the S-curve 1 - (1 - s^5)^20, printed to three or four decimals.
+FIG_3_8 = [(0.2, 0.006), (0.3, 0.047), (0.4, 0.186), (0.5, 0.470), (0.6, 0.802), (0.7, 0.975), (0.8, 0.9996)]
+
+
+@pytest.mark.parametrize(("similarity", "printed"), FIG_3_8)
+def test_mmds_figure_3_8_s_curve(similarity: float, printed: float) -> None:
+    decimals = len(str(printed)) - 2
+    assert round(float(s_curve(similarity, 20, 5)), decimals) == printed
+
+
+def test_threshold_approximation() -> None:
+    assert threshold_of(16, 4) == 0.5  # MMDS: "the 4th root of 1/16 is 1/2"
+    assert 0.5 < threshold_of(20, 5) < 0.55  # "just slightly more than 0.5"
+    for threshold in (0.5, 0.7, 0.8, 0.9):
+        b, r = choose_bands(threshold, 128)
+        assert abs(threshold_of(b, r) - threshold) < 0.1
+
+
+TEXT = "A rose is a rose is a rose, said Gertrude Stein; and a rose by any other name."
+
+
+def test_frozen_shingle_fingerprints() -> None:
+    sets = Shingler(ShingleSpec(unit="word", k=3)).shingle_sets([TEXT])
+    assert [f"{h:016x}" for h in sets.set_of(0)[:3].tolist()] == FROZEN_SHINGLES
+
+
+def test_frozen_minhash_signature() -> None:
+    sig = MinHasher(SketchSpec(kind="minhash", num_perm=4, seed=1)).sketch([TEXT])
+    assert [f"{v:016x}" for v in sig.values[0].tolist()] == FROZEN_MINHASH
+    assert [f"{v:016x}" for v in sig.fingerprints[0].tolist()] == FROZEN_FINGERPRINT
+
+
+def test_frozen_oph_signature() -> None:
+    sig = OPHSketcher(SketchSpec(kind="oph", num_perm=4, seed=1)).sketch([TEXT])
+    assert [f"{v:016x}" for v in sig.values[0].tolist()] == FROZEN_OPH
+
+
+# Frozen with fingerprint scheme nd64-v1; a change here is a change of every stored signature.
+FROZEN_SHINGLES = ["02123f673155638b", "1d298d2bf18d65bd", "39e1d84a3458a4c8"]
+FROZEN_MINHASH = ["19ce815e0aa25811", "1222b1f3273ffdd1", "0638120be3f6927c", "005cafa675b9801b"]
+FROZEN_FINGERPRINT = ["af4a7bc53096e3fb", "5026e2f43d332bbd"]
+FROZEN_OPH = ["0c40e74c56539436", "491b382669fc884b", "9397fadcbf8e2a47", "c2f612fd34361ae4"]

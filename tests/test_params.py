@@ -1,0 +1,108 @@
+"""Specs: one common test feeds every field an invalid value; dict and TOML round trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from neardup import DedupConfig, LSHSpec, NormalizeSpec, ParameterError, ShingleSpec, SketchSpec
+from neardup.errors import InputError
+
+# An invalid value for each kind of rule: wrong type, out of range, unknown option.
+INVALID: dict[str, list[Any]] = {
+    "a bool": ["yes", 1, None],
+    "an int": [1.5, "3", True, -(2**70)],
+    "a float": ["0.5", float("nan"), 2.0, -0.1],
+    "one of": ["unknown", 3, None],
+    "a non-empty str": ["", 7, None],
+    "None or a non-empty str": ["", 7],
+    "None or an int": [0.5, "3", -5],
+    "None or one of": ["bogus", 1],
+}
+
+
+def _invalid_values(allowed: str) -> list[Any]:
+    for prefix, values in INVALID.items():
+        if allowed.startswith(prefix):
+            return values
+    raise AssertionError(f"no invalid values declared for rule {allowed!r}")
+
+
+SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, DedupConfig]
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [(spec, name) for spec in SPECS for name in spec._RULES],
+    ids=lambda v: v if isinstance(v, str) else v.__name__,
+)
+def test_every_field_rejects_invalid_values_with_one_message_format(spec: Any, name: str) -> None:
+    rule = spec._RULES[name]
+    for value in _invalid_values(rule.allowed):
+        with pytest.raises(ParameterError) as info:
+            spec(**{name: value})
+        assert str(info.value) == f"{spec.__name__}.{name} must be {rule.allowed}; got {value!r}."
+
+
+def test_specs_round_trip_through_dicts() -> None:
+    config = DedupConfig(
+        sketch=SketchSpec(kind="minhash", num_perm=64, shingle=ShingleSpec(unit="char", k=7)),
+        lsh=LSHSpec(threshold=0.6, num_perm=64),
+        keep="longest",
+    )
+    assert DedupConfig.from_dict(config.to_dict()) == config
+    assert hash(config) == hash(DedupConfig.from_dict(config.to_dict()))
+
+
+def test_unknown_keys_are_named() -> None:
+    with pytest.raises(ParameterError, match=r"unknown key\(s\) 'treshold' in lsh for LSHSpec"):
+        DedupConfig.from_dict({"lsh": {"treshold": 0.5}})
+
+
+def test_cross_field_rules() -> None:
+    with pytest.raises(ParameterError, match="given together"):
+        LSHSpec(num_bands=4)
+    with pytest.raises(ParameterError, match="at most num_perm"):
+        LSHSpec(num_bands=20, num_rows=10, num_perm=128)
+    with pytest.raises(ParameterError, match=r"lsh.num_perm must equal sketch.num_perm \(64\)"):
+        DedupConfig(sketch=SketchSpec(num_perm=64))
+    with pytest.raises(ParameterError, match="must be positive"):
+        LSHSpec(false_positive_weight=0.0, false_negative_weight=0.0)
+
+
+def test_given_bands_and_rows_are_used_as_they_are() -> None:
+    assert LSHSpec(num_bands=20, num_rows=5).bands_rows == (20, 5)
+
+
+@pytest.mark.parametrize("text", ["word", "word:", "5", "word:five"])
+def test_shingle_spec_parse_rejects_malformed_text(text: str) -> None:
+    with pytest.raises(ParameterError, match="UNIT:K"):
+        ShingleSpec.parse(text)
+
+
+def test_shingle_spec_parse_validates_the_parts() -> None:
+    with pytest.raises(ParameterError, match="ShingleSpec.unit must be one of"):
+        ShingleSpec.parse(":5")
+    with pytest.raises(ParameterError, match=r"ShingleSpec.k must be an int in \[1, 64\]"):
+        ShingleSpec.parse("char:0")
+
+
+def test_config_loads_from_toml_and_names_the_file_on_error(tmp_path: Path) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text('keep = "longest"\n[lsh]\nthreshold = 0.7\n[sketch.shingle]\nunit = "char"\nk = 9\n')
+    config = DedupConfig.from_toml(good)
+    assert config.lsh.threshold == 0.7
+    assert config.sketch.shingle == ShingleSpec(unit="char", k=9)
+    assert config.keep == "longest"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[lsh]\nthreshold = 0.7\nbands = 3\n")
+    with pytest.raises(ParameterError, match=rf"{bad}: unknown key\(s\) 'bands' in lsh"):
+        DedupConfig.from_toml(bad)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[lsh\n")
+    with pytest.raises(InputError, match="not valid TOML"):
+        DedupConfig.from_toml(broken)
+    with pytest.raises(InputError, match="cannot read config"):
+        DedupConfig.from_toml(tmp_path / "missing.toml")

@@ -1,0 +1,72 @@
+"""Normalisation and shingling: the kernels equal the documented rules, on any text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neardup import NormalizeSpec, Shingler, ShingleSpec, normalize
+from tests import reference
+from tests.strategies import texts, words_texts
+
+SPECS = [ShingleSpec(unit="word", k=1), ShingleSpec(unit="word", k=3), ShingleSpec(unit="char", k=4)]
+NORMS = [NormalizeSpec(), NormalizeSpec(strip_punctuation=True), NormalizeSpec(casefold=False)]
+
+
+@pytest.mark.parametrize("shingle", SPECS, ids=str)
+@pytest.mark.parametrize("norm", NORMS, ids=repr)
+@given(batch=st.lists(texts | words_texts, min_size=1, max_size=6))
+def test_shingle_sets_equal_the_reference(
+    shingle: ShingleSpec, norm: NormalizeSpec, batch: list[str]
+) -> None:
+    sets = Shingler(shingle, norm).shingle_sets(batch)
+    for doc, text in enumerate(batch):
+        expected = sorted(set(reference.shingle_fingerprints(text, shingle, norm)))
+        assert sets.set_of(doc).tolist() == expected
+
+
+@given(text=texts)
+def test_normalisation_is_idempotent(text: str) -> None:
+    spec = NormalizeSpec(strip_punctuation=True)
+    once = normalize(text, spec)
+    assert normalize(once, spec) == once
+
+
+@given(text=words_texts)
+def test_whitespace_and_case_do_not_change_shingles(text: str) -> None:
+    shingler = Shingler(ShingleSpec(k=2))
+    messy = "  \t" + text.upper().replace(" ", " \n\u3000 ") + "\r\n"
+    sets = shingler.shingle_sets([text, messy])
+    assert sets.set_of(0).tolist() == sets.set_of(1).tolist()
+
+
+def test_cjk_characters_are_words_of_their_own() -> None:
+    shingler = Shingler(ShingleSpec(unit="word", k=1))
+    assert shingler.count_tokens(["東京都に住む", "ภาษาไทย", "hello world"]).tolist() == [6, 7, 2]
+    assert reference.tokens("東京 tower", ShingleSpec(k=1), NormalizeSpec()) == ["東", "京", "tower"]
+
+
+def test_punctuation_is_kept_or_stripped_as_asked() -> None:
+    kept = Shingler(ShingleSpec(k=1))
+    stripped = Shingler(ShingleSpec(k=1), NormalizeSpec(strip_punctuation=True))
+    text = "Hello, world! (It's fine.)"
+    assert kept.count_tokens([text]).tolist() == [4]
+    assert stripped.count_tokens([text]).tolist() == [5]  # hello world it s fine
+
+
+def test_nfkc_and_casefold_unify_compatibility_forms() -> None:
+    sets = Shingler(ShingleSpec(k=2)).shingle_sets(["ﬁne ＳＴＲＡＳＳＥ", "fine straße"])
+    assert sets.set_of(0).tolist() == sets.set_of(1).tolist()
+
+
+def test_documents_shorter_than_one_shingle_have_no_shingles() -> None:
+    sets = Shingler(ShingleSpec(k=5)).shingle_sets(["one two three four", "", "a b c d e"])
+    assert sets.sizes().tolist() == [0, 0, 1]
+
+
+def test_repeated_shingles_count_once() -> None:
+    sets = Shingler(ShingleSpec(k=2)).shingle_sets(["a rose is a rose is a rose"])
+    assert len(sets.set_of(0)) == 3
+    assert np.all(np.diff(sets.set_of(0).astype(object)) > 0)
