@@ -97,11 +97,18 @@ def jaccard(a: set[object], b: set[object]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-def minhash_signature(hashes: Sequence[int], perm_a: Sequence[int], perm_b: Sequence[int]) -> list[int]:
-    return [min(((a * x + b) & MASK) for x in hashes) if hashes else MASK for a, b in zip(perm_a, perm_b)]
+def minhash_signature(
+    hashes: Sequence[int], perm_a: Sequence[int], perm_b: Sequence[int]
+) -> list[int]:
+    return [
+        min(((a * x + b) & MASK) for x in hashes) if hashes else MASK
+        for a, b in zip(perm_a, perm_b)
+    ]
 
 
-def candidate_pairs(band_rows: np.ndarray, active: Sequence[bool] | None = None) -> set[tuple[int, int]]:
+def candidate_pairs(
+    band_rows: np.ndarray, active: Sequence[bool] | None = None
+) -> set[tuple[int, int]]:
     """Pairs sharing a band value, from a dict of Python tuples (no bucket cap)."""
     pairs: set[tuple[int, int]] = set()
     for band in range(band_rows.shape[1]):
@@ -137,8 +144,11 @@ def components(num_items: int, edges: Sequence[tuple[int, int]]) -> list[int]:
     return labels
 
 
-def oph_signature(hashes: Sequence[int], key: Sequence[int], densify_key: int, num_bins: int) -> list[int]:
+def oph_signature(
+    hashes: Sequence[int], key: Sequence[int], densify_key: int, num_bins: int
+) -> list[int]:
     """One-permutation hashing with optimal densification, element by element."""
+
     def bin_of(h: int) -> int:
         return ((h >> 32) * num_bins) >> 32
 

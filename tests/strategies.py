@@ -15,7 +15,9 @@ ALPHABET = st.sampled_from(
 )
 
 texts = st.text(alphabet=ALPHABET, max_size=80)
-words_texts = st.lists(st.sampled_from(["alpha", "beta", "Gamma", "delta", "ε", "字", "x."]), max_size=30).map(" ".join)
+words_texts = st.lists(
+    st.sampled_from(["alpha", "beta", "Gamma", "delta", "ε", "字", "x."]), max_size=30
+).map(" ".join)
 
 
 @st.composite

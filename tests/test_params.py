@@ -91,7 +91,9 @@ def test_shingle_spec_parse_validates_the_parts() -> None:
 
 def test_config_loads_from_toml_and_names_the_file_on_error(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
-    good.write_text('keep = "longest"\n[lsh]\nthreshold = 0.7\n[sketch.shingle]\nunit = "char"\nk = 9\n')
+    good.write_text(
+        'keep = "longest"\n[lsh]\nthreshold = 0.7\n[sketch.shingle]\nunit = "char"\nk = 9\n'
+    )
     config = DedupConfig.from_toml(good)
     assert config.lsh.threshold == 0.7
     assert config.sketch.shingle == ShingleSpec(unit="char", k=9)

@@ -22,9 +22,7 @@ def test_mmds_example_3_8_signature_matrix() -> None:
     # The signature after each row of the example, as printed step by step.
     assert minhash_sets(sets, *h1, modulus=5)[:, 0].tolist() == [1, 3, 0, 1]
     assert minhash_sets(sets, *h2, modulus=5)[:, 0].tolist() == [0, 2, 0, 0]
-    both = minhash_sets(
-        sets, np.array([1, 3], np.uint64), np.array([1, 1], np.uint64), modulus=5
-    )
+    both = minhash_sets(sets, np.array([1, 3], np.uint64), np.array([1, 1], np.uint64), modulus=5)
     assert both.T.tolist() == [[1, 3, 0, 1], [0, 2, 0, 0]]
     # Columns 1 and 4 agree everywhere (estimate 1.0, true 2/3); 1 and 3 in half; 1 and 2 never.
     agree = lambda i, j: float(np.mean(both[i] == both[j]))  # noqa: E731
@@ -32,7 +30,15 @@ def test_mmds_example_3_8_signature_matrix() -> None:
 
 
 # MMDS Fig. 3.8: the S-curve 1 - (1 - s^5)^20, printed to three or four decimals.
-FIG_3_8 = [(0.2, 0.006), (0.3, 0.047), (0.4, 0.186), (0.5, 0.470), (0.6, 0.802), (0.7, 0.975), (0.8, 0.9996)]
+FIG_3_8 = [
+    (0.2, 0.006),
+    (0.3, 0.047),
+    (0.4, 0.186),
+    (0.5, 0.470),
+    (0.6, 0.802),
+    (0.7, 0.975),
+    (0.8, 0.9996),
+]
 
 
 @pytest.mark.parametrize(("similarity", "printed"), FIG_3_8)

@@ -42,7 +42,9 @@ def test_fused_minhash_kernel_equals_reference(batch: list[str]) -> None:
         assert sigs.num_shingles[doc] == len(hashes)
 
 
-@given(batch=st.lists(texts | words_texts, min_size=1, max_size=5), bins=st.sampled_from([1, 7, 32]))
+@given(
+    batch=st.lists(texts | words_texts, min_size=1, max_size=5), bins=st.sampled_from([1, 7, 32])
+)
 def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
     sketcher = OPHSketcher(SketchSpec(kind="oph", num_perm=bins, seed=5, shingle=SHINGLE))
     sigs = sketcher.sketch(batch)
@@ -90,7 +92,10 @@ def test_identical_normalised_texts_share_the_exact_fingerprint() -> None:
     [
         (SketchSpec(seed=43), "sketch.seed (42 != 43)"),
         (SketchSpec(num_perm=64), "sketch.num_perm (128 != 64)"),
-        (SketchSpec(shingle=ShingleSpec(unit="char", k=5)), "sketch.shingle.unit ('word' != 'char')"),
+        (
+            SketchSpec(shingle=ShingleSpec(unit="char", k=5)),
+            "sketch.shingle.unit ('word' != 'char')",
+        ),
     ],
 )
 def test_incompatible_signatures_refuse_to_mix(other: SketchSpec, field: str) -> None:

@@ -11,7 +11,11 @@ from neardup import NormalizeSpec, Shingler, ShingleSpec, normalize
 from tests import reference
 from tests.strategies import texts, words_texts
 
-SPECS = [ShingleSpec(unit="word", k=1), ShingleSpec(unit="word", k=3), ShingleSpec(unit="char", k=4)]
+SPECS = [
+    ShingleSpec(unit="word", k=1),
+    ShingleSpec(unit="word", k=3),
+    ShingleSpec(unit="char", k=4),
+]
 NORMS = [NormalizeSpec(), NormalizeSpec(strip_punctuation=True), NormalizeSpec(casefold=False)]
 
 
@@ -45,7 +49,11 @@ def test_whitespace_and_case_do_not_change_shingles(text: str) -> None:
 def test_cjk_characters_are_words_of_their_own() -> None:
     shingler = Shingler(ShingleSpec(unit="word", k=1))
     assert shingler.count_tokens(["東京都に住む", "ภาษาไทย", "hello world"]).tolist() == [6, 7, 2]
-    assert reference.tokens("東京 tower", ShingleSpec(k=1), NormalizeSpec()) == ["東", "京", "tower"]
+    assert reference.tokens("東京 tower", ShingleSpec(k=1), NormalizeSpec()) == [
+        "東",
+        "京",
+        "tower",
+    ]
 
 
 def test_punctuation_is_kept_or_stripped_as_asked() -> None:

@@ -1,0 +1,75 @@
+"""LSH banding: band keys and candidate pairs against the Python-dict reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
+from tests import reference
+
+
+@given(
+    sig=hnp.arrays(
+        np.uint64, st.tuples(st.integers(1, 30), st.just(12)), elements=st.integers(0, 3)
+    ),
+    rows=st.sampled_from([1, 2, 3, 4]),
+    active=st.lists(st.booleans(), min_size=30, max_size=30),
+)
+def test_candidate_pairs_equal_the_reference(
+    sig: np.ndarray, rows: int, active: list[bool]
+) -> None:
+    bands = 12 // rows
+    keys = band_keys(sig, bands, rows)
+    mask = np.array(active[: sig.shape[0]])
+    got = candidate_pairs(keys, active=mask, max_bucket_size=1000)
+    tuples = np.array(
+        [
+            [hash(tuple(row[b * rows : (b + 1) * rows].tolist())) for b in range(bands)]
+            for row in sig
+        ]
+    )
+    assert set(
+        zip(got.first.tolist(), got.second.tolist(), strict=True)
+    ) == reference.candidate_pairs(tuples, mask.tolist())
+    assert np.all(got.first < got.second)
+
+
+def test_band_keys_differ_between_bands_with_equal_values() -> None:
+    keys = band_keys(np.zeros((1, 8), dtype=np.uint64), 4, 2)
+    assert len(set(keys[0].tolist())) == 4
+
+
+def test_band_keys_need_enough_slots() -> None:
+    with pytest.raises(ParameterError, match="num_bands \\* num_rows <= 8"):
+        band_keys(np.zeros((1, 8), dtype=np.uint64), 3, 3)
+
+
+def test_giant_buckets_are_paired_linearly_and_reported() -> None:
+    keys = np.zeros((5000, 1), dtype=np.uint64)  # one band, one bucket of 5,000 documents
+    pairs = candidate_pairs(keys, max_bucket_size=10)
+    assert pairs.num_giant_buckets == 1
+    assert pairs.largest_bucket == 5000
+    assert len(pairs) == 45 + (5000 - 10) * 9  # all pairs of the first 10, then 9 per document
+    # Every member is still linked to the bucket: the pairs connect all 5,000 documents.
+    assert np.all(pairs.second - pairs.first <= 9)
+    assert set(pairs.second.tolist()) == set(range(1, 5000))
+
+
+def test_small_buckets_yield_all_pairs() -> None:
+    keys = np.zeros((10, 1), dtype=np.uint64)
+    assert len(candidate_pairs(keys, max_bucket_size=10)) == 45
+
+
+def test_chosen_bands_balance_both_errors() -> None:
+    b, r = choose_bands(0.8, 128)
+    grid = np.linspace(0, 1, 1001)
+    p = s_curve(grid, b, r)
+    assert b * r <= 128
+    assert p[grid >= 0.9].min() > 0.9  # pairs well above the threshold are nearly always found
+    assert p[grid >= 0.95].min() > 0.99
+    assert p[grid <= 0.6].max() < 0.02  # pairs well below are rarely candidates
+    assert choose_bands(0.8, 128, false_negative_weight=0.9, false_positive_weight=0.1) != (b, r)
