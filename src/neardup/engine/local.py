@@ -64,8 +64,10 @@ def dedup_files(
     sources = open_sources(inputs, options, config.input_format)
     timings = Timings()
     with AtomicDirectory(output, overwrite=overwrite) as directory:
-        with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
-            sink = FileMatrix(Path(work) / "signatures.u64", config.sketch.num_perm)
+        with (
+            tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work,
+            FileMatrix(Path(work) / "signatures.u64", config.sketch.num_perm) as sink,
+        ):
             with (
                 timings.stage("read_sketch"),
                 tqdm(desc="sketch", unit=" docs", disable=not show_progress) as bar,

@@ -27,6 +27,8 @@ def open_binary(path: Path) -> IO[bytes]:
     """Open ``path`` for reading bytes, decompressing gzip or zstd as its extension says."""
     _, compression = strip_compression(path)
     try:
+        if compression == "gzip":
+            return cast(IO[bytes], gzip.GzipFile(filename=path, mode="rb"))
         raw = path.open("rb")
     except FileNotFoundError:
         raise InputError("no such file; check the path", path=path) from None
@@ -34,8 +36,6 @@ def open_binary(path: Path) -> IO[bytes]:
         raise InputError("is a directory, expected a file", path=path) from None
     except PermissionError:
         raise InputError("permission denied; check the file's permissions", path=path) from None
-    if compression == "gzip":
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
     if compression == "zstd":
         import zstandard
 
@@ -45,9 +45,9 @@ def open_binary(path: Path) -> IO[bytes]:
 
 def open_binary_write(path: Path, compression: Literal["none", "gzip", "zstd"]) -> IO[bytes]:
     """Open ``path`` for writing bytes, compressing as asked."""
-    raw = path.open("wb")
     if compression == "gzip":
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="wb", mtime=0))
+        return cast(IO[bytes], gzip.GzipFile(filename=path, mode="wb", mtime=0))
+    raw = path.open("wb")
     if compression == "zstd":
         import zstandard
 

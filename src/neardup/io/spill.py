@@ -45,13 +45,22 @@ class MemoryMatrix:
 
 
 class FileMatrix:
-    """A :class:`MatrixSink` in a raw little-endian ``uint64`` file, read back memory-mapped."""
+    """A :class:`MatrixSink` in a raw little-endian ``uint64`` file, read back memory-mapped.
+
+    A context manager: leaving it closes the file, also when the job failed.
+    """
 
     def __init__(self, path: Path, width: int) -> None:
         self.path = path
         self.width = width
         self._num_rows = 0
         self._file = path.open("wb")
+
+    def __enter__(self) -> FileMatrix:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._file.close()
 
     def append(self, rows: U64Array) -> None:
         """Append a block of rows to the file."""

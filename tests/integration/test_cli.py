@@ -1,0 +1,137 @@
+"""The installed ``neardup`` command, run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE
+
+NEARDUP = Path(sys.executable).parent / "neardup"
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(NEARDUP), *map(str, args)], capture_output=True, text=True, cwd=cwd, check=False
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _installed() -> None:
+    if not NEARDUP.exists():
+        pytest.skip(f"the neardup command is not installed next to {sys.executable}")
+
+
+@pytest.mark.parametrize("command", [[], ["dedup"]])
+def test_help_is_clear_and_shows_an_example(command: list[str]) -> None:
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    assert "neardup dedup corpus.jsonl" in result.stdout
+    assert "Example" in result.stdout
+
+
+def test_dedup_of_the_bundled_sample(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("dedup", SAMPLE, "-o", out, "--keep", "longest")
+    assert result.returncode == 0, result.stderr
+    assert "2,310 documents" in result.stdout
+    assert "biggest clusters" in result.stdout
+    assert f"outputs in {out}/" in result.stdout
+    clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
+    assert len(clusters) == 2310
+    summary = json.loads((out / "summary.json").read_text())
+    kept = (out / "kept.jsonl").read_bytes().splitlines()  # bytes: texts hold U+2028
+    assert len(kept) == sum(c["keep"] for c in clusters) == summary["counts"]["kept"]
+    assert summary["lsh"] == {
+        "num_bands": 9,
+        "num_rows": 13,
+        "candidate_probability_at_threshold": pytest.approx(0.4, abs=0.15),
+    }
+    assert summary["config"]["keep"] == "longest"
+    for stage in ("read_sketch", "exact", "candidates", "verify", "cluster", "write"):
+        assert stage in summary["timings_s"]
+    # Every near pair reported verifies: exact Jaccard at or above the threshold.
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert pairs
+    assert all(p["jaccard"] >= 0.8 for p in pairs)
+
+
+def test_flags_override_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "dedup.toml"
+    config.write_text('keep = "longest"\n[lsh]\nthreshold = 0.5\n')
+    out = tmp_path / "out"
+    result = run(
+        "dedup",
+        SAMPLE,
+        "-o",
+        out,
+        "--config",
+        config,
+        "--threshold",
+        "0.9",
+        "--shingle",
+        "char:9",
+        "-q",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["lsh"]["threshold"] == 0.9
+    assert summary["config"]["keep"] == "longest"
+    assert summary["config"]["sketch"]["shingle"] == {"unit": "char", "k": 9}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["dedup", "missing.jsonl", "-o", "out"],
+            1,
+            "error: missing.jsonl: no such file or directory; check the path",
+        ),
+        (
+            ["dedup", str(SAMPLE), "-o", "out", "--threshold", "1.5"],
+            2,
+            "error: LSHSpec.threshold must be a float in (0.0, 1.0]; got 1.5.",
+        ),
+        (
+            ["dedup", str(SAMPLE), "-o", "out", "--shingle", "words"],
+            2,
+            "error: ShingleSpec must be written UNIT:K",
+        ),
+        (
+            ["dedup", str(SAMPLE), "-o", "out", "--sketch", "nope"],
+            2,
+            "Invalid value for '--sketch'",
+        ),
+        (["dedup", str(SAMPLE)], 2, "Missing option '-o' / '--output'"),
+    ],
+)
+def test_errors_are_one_line_with_an_exit_code(
+    tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == code
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    result = run("--debug", "dedup", "missing.jsonl", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr
+
+
+def test_a_failing_run_leaves_nothing_behind(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    good = '{"id": "1", "text": "one two three four five six"}\n'
+    source.write_text(good * 50 + "{broken\n")
+    result = run("dedup", source, "-o", tmp_path / "out")
+    assert result.returncode == 1
+    assert f"error: {source}:51: malformed JSON" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
