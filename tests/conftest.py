@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled sample and the real corpora of ../shared/data (skipped when absent)."""
+"""Shared fixtures: the bundled sample and the real corpora of ../shared/data (skip if absent)."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def minhash_signature(
 ) -> list[int]:
     return [
         min(((a * x + b) & MASK) for x in hashes) if hashes else MASK
-        for a, b in zip(perm_a, perm_b)
+        for a, b in zip(perm_a, perm_b, strict=True)
     ]
 
 
@@ -162,8 +162,8 @@ def oph_signature(
     if not hashes:
         return [MASK] * num_bins
     out = []
-    for i, value in enumerate(bins):
-        attempt = 0
+    for i, own in enumerate(bins):
+        value, attempt = own, 0
         while value is None:
             value = bins[bin_of(fmix64((densify_key + (i << 32) + attempt) & MASK))]
             attempt += 1

@@ -83,7 +83,7 @@ def test_shingle_spec_parse_rejects_malformed_text(text: str) -> None:
 
 
 def test_shingle_spec_parse_validates_the_parts() -> None:
-    with pytest.raises(ParameterError, match="ShingleSpec.unit must be one of"):
+    with pytest.raises(ParameterError, match=r"ShingleSpec\.unit must be one of"):
         ShingleSpec.parse(":5")
     with pytest.raises(ParameterError, match=r"ShingleSpec.k must be an int in \[1, 64\]"):
         ShingleSpec.parse("char:0")

@@ -60,11 +60,9 @@ def test_recall_is_at_least_what_the_s_curve_predicts(
         expected += p
         variance += p * (1 - p)
         found += (ra, rb) in reported
-    # Observed recall is at least the S-curve's prediction, less three binomial standard deviations.
+    # Observed recall is at least the S-curve's prediction, less three binomial deviations.
     assert found >= expected - 3 * math.sqrt(variance), (found, expected, near)
-    print(
-        f"threshold {threshold}: found {found} of {near} near pairs, S-curve predicts {expected:.1f}"
-    )
+    print(f"threshold {threshold}: found {found} of {near} near pairs; S-curve: {expected:.1f}")
 
     # Every reported pair verifies: its exact Jaccard reaches the threshold, recomputed here.
     for a, b, jac in zip(

@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 
 from neardup import DedupConfig, InputError, dedup_files
 
-BASE = "the licence grants every person a perpetual worldwide royalty free right to use copy and modify the work"
+BASE = (
+    "the licence grants every person a perpetual worldwide royalty free right to use copy and "
+    "modify the work"
+)
 RECORDS = [
     {"id": "a", "text": BASE, "extra": 1},
     {"id": "b", "text": BASE + " forever", "extra": 2},
@@ -215,7 +218,9 @@ def test_mixed_formats_are_refused(tmp_path: Path) -> None:
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
 @given(
-    lines=st.lists(st.binary(max_size=30) | st.sampled_from([l for l, _ in BAD_LINES]), max_size=8)
+    lines=st.lists(
+        st.binary(max_size=30) | st.sampled_from([line for line, _ in BAD_LINES]), max_size=8
+    )
 )
 def test_arbitrary_bytes_never_escape_as_other_errors(
     tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]

@@ -109,7 +109,7 @@ def test_incompatible_signatures_refuse_to_mix(other: SketchSpec, field: str) ->
 
 
 def test_a_sketcher_needs_a_spec_of_its_kind() -> None:
-    with pytest.raises(ValueError, match="MinHasher needs SketchSpec.kind == 'minhash'"):
+    with pytest.raises(ValueError, match=r"MinHasher needs SketchSpec\.kind == 'minhash'"):
         MinHasher(SketchSpec(kind="oph"))
 
 

@@ -337,5 +337,4 @@ def minhash_of_sets(hashes, offsets, perm_a, perm_b, modulus, sig):  # type: ign
                 v = perm_a[i] * x + perm_b[i]
                 if m != 0:
                     v = v % m
-                if v < row[i]:
-                    row[i] = v
+                row[i] = min(row[i], v)

@@ -61,20 +61,24 @@ def choose_bands(
     threshold: float,
     num_perm: int,
     *,
-    false_positive_weight: float = 0.5,
-    false_negative_weight: float = 0.5,
+    false_positive_weight: float = 0.05,
+    false_negative_weight: float = 0.95,
 ) -> tuple[int, int]:
     """The (num_bands, num_rows) with ``b * r <= num_perm`` minimising the weighted error mass.
 
     The false-positive mass is the area under the S-curve below ``threshold``; the
-    false-negative mass is the area above the S-curve beyond it. Ties go to fewer bands.
+    false-negative mass is the area above the S-curve beyond it. Ties go to fewer bands. The
+    default weights favour recall (see :class:`~neardup.params.LSHSpec`); equal weights give
+    the classic balanced choice.
 
     Examples
     --------
     >>> choose_bands(0.8, 128)
+    (16, 8)
+    >>> choose_bands(0.8, 128, false_positive_weight=0.5, false_negative_weight=0.5)
     (9, 13)
     >>> choose_bands(0.5, 128)
-    (25, 5)
+    (26, 3)
     """
     if not 0.0 < threshold <= 1.0:
         raise ParameterError(f"choose_bands threshold must be a float in (0, 1]; got {threshold}.")
