@@ -36,10 +36,11 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.reference_allpairs import all_pairs_above  # noqa: E402
+
 import neardup  # noqa: E402
 from neardup import DedupConfig, Shingler, SketchSpec  # noqa: E402
 from neardup.text import normalize_batch  # noqa: E402
-from tests.reference_allpairs import all_pairs_above  # noqa: E402
 
 THRESHOLD = 0.8
 NUM_PERM = 128
@@ -199,10 +200,11 @@ def main() -> None:
     if not args.rfc.exists():
         sys.exit(f"RFC corpus not found at {args.rfc}")
 
-    ids, texts = load_rfcs(args.rfc, args.limit)
+    _, texts = load_rfcs(args.rfc, args.limit)
     megabytes = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(
-        f"corpus: {len(texts):,} RFCs, {megabytes:,.1f} MB; word {K}-shingles, {NUM_PERM} permutations, threshold {THRESHOLD}"
+        f"corpus: {len(texts):,} RFCs, {megabytes:,.1f} MB; word {K}-shingles, "
+        f"{NUM_PERM} permutations, threshold {THRESHOLD}"
     )
 
     truth = set(all_pairs_above(Shingler().shingle_sets(texts), THRESHOLD))
@@ -234,18 +236,21 @@ def main() -> None:
     base = rows[0][1]
     print()
     print(
-        "| pipeline | wall s (median) | MB/s | peak RSS growth MB | time vs neardup | pairs | recall vs exact | precision vs exact |"
+        "| pipeline | wall s (median) | MB/s | peak RSS growth MB | time vs neardup | pairs "
+        "| recall vs exact | precision vs exact |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, seconds, peak, num_pairs, recall, precision in rows:
         print(
-            f"| {name} | {seconds:.2f} | {megabytes / seconds:.1f} | {peak:,.0f} | {seconds / base:.1f}x "
+            f"| {name} | {seconds:.2f} | {megabytes / seconds:.1f} | {peak:,.0f} "
+            f"| {seconds / base:.1f}x "
             f"| {num_pairs:,} | {recall:.3f} | {precision:.3f} |"
         )
     print()
     for kind in ("oph", "minhash"):
+        rate = signature_throughput(texts, kind, args.repeat)
         print(
-            f"neardup signatures from raw text, {kind}: {signature_throughput(texts, kind, args.repeat):.0f} MB/s (median of {args.repeat})"
+            f"neardup signatures from raw text, {kind}: {rate:.0f} MB/s (median of {args.repeat})"
         )
 
 
