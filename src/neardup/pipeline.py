@@ -39,11 +39,13 @@ from neardup.verify import estimate_jaccard, exact_jaccard
 __all__ = [
     "DedupResult",
     "Sketched",
+    "Timings",
     "VerifiedPairs",
     "cluster_pairs",
     "dedup",
     "exact_groups",
     "find_candidates",
+    "find_duplicates",
     "sketch_records",
     "verify_candidates",
 ]

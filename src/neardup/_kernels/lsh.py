@@ -10,6 +10,11 @@ BAND_SALT = uint64(0x2545F4914F6CDD1D)
 
 @njit(cache=True, nogil=True, inline="always")
 def _fmix64(x: np.uint64) -> np.uint64:
+    """MurmurHash3's finaliser.
+
+    A copy of ``shingles.fmix64``: numba's on-disk cache does not notice changes to a kernel
+    called from another file.
+    """
     x ^= x >> uint64(33)
     x *= uint64(0xFF51AFD7ED558CCD)
     x ^= x >> uint64(33)

@@ -60,7 +60,6 @@ class Source(ABC):
         self.path = path
         self.options = options
         self.num_bad = 0
-        self.first_bad: InputError | None = None
 
     def records(self) -> Iterator[tuple[str, str]]:
         """The usable records ``(id, text)`` in input order; bad ones raise or are counted."""
@@ -75,8 +74,6 @@ class Source(ABC):
         if not self.options.skip_bad_records:
             raise error
         self.num_bad += 1
-        if self.first_bad is None:
-            self.first_bad = error
 
     @abstractmethod
     def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
