@@ -1,0 +1,16 @@
+"""The persistent near-duplicate index: an :class:`LSHIndex` over a memory or SQLite store."""
+
+from neardup.index.lsh_index import CheckResult, IndexedDocument, LSHIndex, Match
+from neardup.index.sqlite import SCHEMA_VERSION, SQLiteStore
+from neardup.index.store import MemoryStore, Store
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CheckResult",
+    "IndexedDocument",
+    "LSHIndex",
+    "Match",
+    "MemoryStore",
+    "SQLiteStore",
+    "Store",
+]

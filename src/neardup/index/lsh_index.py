@@ -1,0 +1,428 @@
+"""The persistent near-duplicate index: "what is this a near-copy of?", answered in milliseconds.
+
+An :class:`LSHIndex` sketches documents exactly as ``neardup dedup`` does, stores their
+signatures and LSH band postings in a :class:`~neardup.index.store.Store`, and answers queries
+from point lookups of the query's band keys plus an in-process cache of signatures. The
+parameters live in the store's header, written once at creation: an index opened later uses
+them, whatever the caller has, and refuses explicit parameters that differ.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from neardup._types import U64Array
+from neardup._version import __version__
+from neardup.errors import IncompatibleError, ParameterError, StoreError
+from neardup.index.sqlite import SQLiteStore
+from neardup.index.store import DocumentRows, Store, StoredDocument
+from neardup.lsh.banding import band_keys
+from neardup.params import LSHSpec, SketchSpec
+from neardup.sketch import make_sketcher
+from neardup.sketch.signatures import FORMAT_VERSION, Signatures
+from neardup.text.normalize import UNICODE_VERSION
+from neardup.text.shingle import FINGERPRINT_SCHEME
+
+__all__ = ["CheckResult", "IndexedDocument", "LSHIndex", "Match"]
+
+HEADER_KIND = "neardup-lsh-index"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A stored document similar to a query, with its estimated Jaccard similarity."""
+
+    id: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of "insert if new" for one document."""
+
+    id: str
+    inserted: bool
+    matches: list[Match] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedDocument:
+    """What the index holds about a document (its text is not stored)."""
+
+    id: str
+    num_shingles: int
+    metadata: Any
+
+
+def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
+    num_bands, num_rows = lsh.bands_rows
+    return {
+        "kind": HEADER_KIND,
+        "sketch": sketch.to_dict(),
+        "lsh": lsh.to_dict(),
+        "num_bands": num_bands,
+        "num_rows": num_rows,
+        "fingerprint_scheme": FINGERPRINT_SCHEME,
+        "unicode_version": UNICODE_VERSION,
+        "signature_format": FORMAT_VERSION,
+        "created_with": __version__,
+    }
+
+
+_COMPARED = ("kind", "sketch", "lsh", "num_bands", "num_rows", "fingerprint_scheme",
+             "unicode_version", "signature_format")  # fmt: skip
+
+
+def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in _COMPARED:
+        a, b = stored.get(key), wanted.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.extend(
+                f"{key}.{sub} (index has {a.get(sub)!r}, asked for {b.get(sub)!r})"
+                for sub in sorted(set(a) | set(b))
+                if a.get(sub) != b.get(sub)
+            )
+        elif a != b:
+            out.append(f"{key} (index has {a!r}, this neardup uses {b!r})")
+    return out
+
+
+class LSHIndex:
+    """A near-duplicate index over a :class:`Store`; a context manager.
+
+    Parameters
+    ----------
+    store
+        Where documents live: :class:`~neardup.index.MemoryStore` or
+        :class:`~neardup.index.SQLiteStore`.
+    sketch, lsh
+        Parameters of a new index. For an existing one, leave them out (the header's are used);
+        given and different, they raise :class:`IncompatibleError` naming the fields.
+    cache_size
+        Signatures kept in memory between queries.
+
+    Examples
+    --------
+    >>> from neardup.index import MemoryStore
+    >>> base = "the quick brown fox jumps over the lazy dog near the quiet river bank"
+    >>> with LSHIndex(MemoryStore()) as index:
+    ...     index.add(["a", "b"], [base, "something else entirely, about the weather today"])
+    ...     index.query([base + " again"])
+    [[Match(id='a', similarity=0.9296875)]]
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        sketch: SketchSpec | None = None,
+        lsh: LSHSpec | None = None,
+        cache_size: int = 100_000,
+    ) -> None:
+        self.store = store
+        header = store.read_header()
+        if header is None:
+            sketch = sketch if sketch is not None else SketchSpec()
+            lsh = lsh if lsh is not None else LSHSpec(num_perm=sketch.num_perm)
+            header = _header(sketch, lsh)
+            store.write_header(header)
+        else:
+            if header.get("kind") != HEADER_KIND:
+                raise StoreError(f"not a neardup LSH index (header kind {header.get('kind')!r})")
+            stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
+            wanted = _header(sketch or stored[0], lsh or stored[1])
+            diffs = _differences(header, wanted)
+            if diffs:
+                raise IncompatibleError(
+                    "the index was made with other parameters: " + "; ".join(diffs)
+                )
+            sketch, lsh = stored
+        self.sketch_spec: SketchSpec = sketch
+        self.lsh_spec: LSHSpec = lsh
+        self.header = header
+        self.num_bands, self.num_rows = int(header["num_bands"]), int(header["num_rows"])
+        self._sketcher = make_sketcher(sketch)
+        self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls, path: Path | str, *, sketch: SketchSpec | None = None, lsh: LSHSpec | None = None
+    ) -> LSHIndex:
+        """Open (or create) the index file at ``path``, backed by :class:`SQLiteStore`."""
+        return cls(SQLiteStore(path), sketch=sketch, lsh=lsh)
+
+    def __enter__(self) -> LSHIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __len__(self) -> int:
+        return self.store.count()
+
+    # writing -----------------------------------------------------------------------------
+
+    def _rows(
+        self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None
+    ) -> DocumentRows:
+        if len(ids) != len(texts):
+            raise ParameterError(f"got {len(texts)} texts for {len(ids)} ids.")
+        if metadata is not None and len(metadata) != len(ids):
+            raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
+        if len(set(ids)) != len(ids):
+            repeated = next(i for n, i in enumerate(ids) if i in ids[:n])
+            raise ParameterError(f"id {repeated!r} appears twice in one batch.")
+        for doc_id in ids:
+            if not isinstance(doc_id, str) or not doc_id:
+                raise ParameterError(f"document ids must be non-empty strings; got {doc_id!r}.")
+        signatures = self._sketcher.sketch(texts)
+        return DocumentRows(
+            ids=list(ids),
+            fingerprints=signatures.fingerprints,
+            signatures=signatures.values,
+            num_shingles=signatures.num_shingles,
+            keys=band_keys(signatures.values, self.num_bands, self.num_rows),
+            metadata=[None if m is None else json.dumps(m) for m in metadata]
+            if metadata is not None
+            else [None] * len(ids),
+        )
+
+    def add(
+        self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
+    ) -> None:
+        """Add new documents in one transaction (all or none); an id already stored is an error.
+
+        Cost: sketching, plus ``num_bands`` posting inserts per document, in key order.
+        """
+        rows = self._rows(ids, texts, metadata)
+        with self.store.transaction():
+            present = self.store.docs_of(rows.ids)
+            if present:
+                shown = ", ".join(map(repr, list(present)[:5]))
+                raise ParameterError(
+                    f"{len(present)} id(s) already in the index ({shown}); use upsert to replace."
+                )
+            self.store.insert(rows)
+
+    def upsert(
+        self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
+    ) -> None:
+        """Add documents, replacing stored ones with the same ids, in one transaction."""
+        rows = self._rows(ids, texts, metadata)
+        with self.store.transaction():
+            self.store.delete(rows.ids)
+            self.store.insert(rows)
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove documents; return the ids that were present. Cost: O(num_bands) each."""
+        with self.store.transaction():
+            return self.store.delete(list(ids))
+
+    def check(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        *,
+        threshold: float | None = None,
+        metadata: Sequence[Any] | None = None,
+    ) -> list[CheckResult]:
+        """Insert each document that has no near-copy (similarity >= threshold), atomically.
+
+        Documents are checked in order, each against the index and against the documents of
+        the batch inserted before it; the whole batch commits in one transaction.
+        """
+        rows = self._rows(ids, texts, metadata)
+        limit = self._threshold(threshold)
+        results: list[CheckResult] = []
+        with self.store.transaction():
+            present = self.store.docs_of(rows.ids)
+            if present:
+                raise ParameterError(
+                    f"id {next(iter(present))!r} is already in the index; check needs new ids."
+                )
+            for i in range(len(rows)):
+                matches = self._matches(
+                    rows.signatures[i],
+                    rows.keys[i],
+                    rows.fingerprints[i],
+                    threshold=limit,
+                    top_k=None,
+                )
+                if not matches:
+                    self.store.insert(_row(rows, i))
+                results.append(CheckResult(id=rows.ids[i], inserted=not matches, matches=matches))
+        return results
+
+    # reading -----------------------------------------------------------------------------
+
+    def get(self, doc_id: str) -> IndexedDocument | None:
+        """The stored facts of ``doc_id``, or None. Cost: one point lookup."""
+        row = self.store.get(doc_id)
+        if row is None:
+            return None
+        metadata = None if row.metadata is None else json.loads(row.metadata)
+        return IndexedDocument(id=row.id, num_shingles=row.num_shingles, metadata=metadata)
+
+    def query(
+        self, texts: Sequence[str], *, threshold: float | None = None, top_k: int | None = None
+    ) -> list[list[Match]]:
+        """The stored near-copies of each text, best first.
+
+        With ``top_k`` alone: the ``top_k`` candidates of highest estimated similarity. Otherwise
+        every candidate whose estimate reaches ``threshold`` (default: the index's), cut to
+        ``top_k`` when both are given. Cost: ``num_bands`` point lookups per text plus the
+        candidates' signatures (cached).
+        """
+        return self.query_signatures(self._sketcher.sketch(texts), threshold=threshold, top_k=top_k)
+
+    def query_signatures(
+        self, signatures: Signatures, *, threshold: float | None = None, top_k: int | None = None
+    ) -> list[list[Match]]:
+        """:meth:`query` for signatures made with this index's sketch spec."""
+        if signatures.spec != self.sketch_spec:
+            raise IncompatibleError(
+                "signatures were made with another sketch spec than the index's: "
+                f"{signatures.spec} != {self.sketch_spec}"
+            )
+        if top_k is not None and top_k < 1:
+            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        limit = self._threshold(threshold) if threshold is not None or top_k is None else None
+        keys = band_keys(signatures.values, self.num_bands, self.num_rows)
+        return [
+            self._matches(
+                signatures.values[i],
+                keys[i],
+                signatures.fingerprints[i],
+                threshold=limit,
+                top_k=top_k,
+            )
+            for i in range(signatures.num_docs)
+        ]
+
+    def _threshold(self, threshold: float | None) -> float:
+        value = self.lsh_spec.threshold if threshold is None else threshold
+        if not 0.0 <= value <= 1.0:
+            raise ParameterError(f"threshold must be a float in [0, 1]; got {value}.")
+        return value
+
+    def _matches(
+        self,
+        signature: U64Array,
+        keys: U64Array,
+        fingerprint: U64Array,
+        *,
+        threshold: float | None,
+        top_k: int | None,
+    ) -> list[Match]:
+        docs = self.store.candidates(keys, fingerprint)
+        rows = self._rows_of(docs)
+        if not rows:
+            return []
+        fp = fingerprint.astype("<u8").tobytes()
+        stacked = np.stack([r.signature for r in rows])
+        similarity = np.mean(stacked == signature, axis=1)
+        for i, row in enumerate(rows):
+            if row.fingerprint == fp:
+                similarity[i] = 1.0
+        order = sorted(range(len(rows)), key=lambda i: (-similarity[i], rows[i].id))
+        matches = [Match(rows[i].id, float(similarity[i])) for i in order]
+        if threshold is not None:
+            matches = [m for m in matches if m.similarity >= threshold]
+        return matches[:top_k] if top_k is not None else matches
+
+    def _rows_of(self, docs: list[int]) -> list[StoredDocument]:
+        with self._cache_lock:
+            cached = {d: self._cache[d] for d in docs if d in self._cache}
+            for d in cached:
+                self._cache.move_to_end(d)
+        missing = [d for d in docs if d not in cached]
+        if missing:
+            fetched = self.store.documents(missing)
+            with self._cache_lock:
+                for row in fetched:
+                    cached[row.doc] = row
+                    self._cache[row.doc] = row
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return [cached[d] for d in docs if d in cached]
+
+    # integrity ---------------------------------------------------------------------------
+
+    def verify_integrity(self) -> list[str]:
+        """Every inconsistency between documents and postings (empty when sound).
+
+        Recomputes every stored document's band keys from its signature and compares them with
+        the postings; also checks signature and fingerprint sizes and SQLite's own integrity.
+        Cost: a full scan.
+        """
+        problems: list[str] = []
+        check_file = getattr(self.store, "integrity_problems", None)
+        if check_file is not None:
+            problems.extend(check_file())
+        expected: list[tuple[int, int, int]] = []
+        for row in self.store.all_documents():
+            if row.signature.shape != (self.sketch_spec.num_perm,):
+                problems.append(f"document {row.id!r}: signature of {row.signature.shape[0]} slots")
+                continue
+            if len(row.fingerprint) != 16:
+                problems.append(f"document {row.id!r}: fingerprint of {len(row.fingerprint)} bytes")
+            if row.num_shingles > 0:
+                keys = band_keys(row.signature[None, :], self.num_bands, self.num_rows)[0]
+                expected.extend((b, int(k), row.doc) for b, k in enumerate(keys.tolist()))
+        expected.sort()
+        band, key, doc = self.store.all_postings()
+        actual = sorted(zip(band.tolist(), key.tolist(), doc.tolist(), strict=True))
+        if actual != expected:
+            missing = sorted(set(expected) - set(actual))
+            extra = sorted(set(actual) - set(expected))
+            problems.append(
+                f"postings do not match documents: {len(missing)} missing, {len(extra)} extra"
+            )
+        return problems
+
+    def _check(self) -> None:
+        """Assert every internal invariant (for tests)."""
+        problems = self.verify_integrity()
+        assert not problems, problems
+
+    def info(self) -> dict[str, Any]:
+        """The header, the document count and, for a file, its size."""
+        out: dict[str, Any] = {"documents": len(self), "header": self.header}
+        size = getattr(self.store, "file_bytes", None)
+        if size is not None:
+            num_bytes = size()
+            out["bytes"] = num_bytes
+            out["bytes_per_document"] = round(num_bytes / max(out["documents"], 1), 1)
+        return out
+
+
+def _row(rows: DocumentRows, i: int) -> DocumentRows:
+    return DocumentRows(
+        ids=[rows.ids[i]],
+        fingerprints=rows.fingerprints[i : i + 1],
+        signatures=rows.signatures[i : i + 1],
+        num_shingles=rows.num_shingles[i : i + 1],
+        keys=rows.keys[i : i + 1],
+        metadata=[rows.metadata[i]],
+    )

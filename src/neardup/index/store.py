@@ -1,0 +1,222 @@
+"""Where an :class:`~neardup.index.LSHIndex` keeps its documents and band postings.
+
+A store is a small protocol with two real implementations: :class:`MemoryStore` (dicts, for
+tests and short-lived use) and :class:`~neardup.index.sqlite.SQLiteStore` (an embedded file).
+
+Documents are numbered by the store (``doc``), and a number is never reused: a row, once
+written, never changes, so a reader may cache it by number. Replacing a document deletes the
+old row and writes a new one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from neardup._types import I64Array, U64Array
+
+__all__ = ["DocumentRows", "MemoryStore", "Store", "StoredDocument"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRows:
+    """A batch of documents to store, with their band keys."""
+
+    ids: Sequence[str]
+    fingerprints: U64Array
+    """``uint64[n, 2]``: the 128-bit exact fingerprints."""
+    signatures: U64Array
+    """``uint64[n, num_perm]``."""
+    num_shingles: I64Array
+    keys: U64Array
+    """``uint64[n, num_bands]``: band keys; short documents (no shingle) get no postings."""
+    metadata: Sequence[str | None]
+    """JSON text per document, or None."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """One stored document, as a store returns it."""
+
+    doc: int
+    id: str
+    fingerprint: bytes
+    signature: U64Array
+    num_shingles: int
+    metadata: str | None
+
+
+class Store(Protocol):
+    """The storage an index runs on. Every write happens inside :meth:`transaction`."""
+
+    def read_header(self) -> dict[str, Any] | None:
+        """The header written at creation, or None for a new, empty store."""
+
+    def write_header(self, header: dict[str, Any]) -> None:
+        """Write the header once, at creation."""
+
+    def transaction(self) -> Any:
+        """A context manager: the writes inside it are all kept, or none (on an exception)."""
+
+    def insert(self, rows: DocumentRows) -> None:
+        """Store new documents and their postings (ids must not be stored yet)."""
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove documents and their postings; return the ids that were stored."""
+
+    def docs_of(self, ids: Sequence[str]) -> dict[str, int]:
+        """The document numbers of the given ids that are stored."""
+
+    def candidates(self, keys: U64Array, fingerprint: U64Array) -> list[int]:
+        """Documents sharing a band key (``keys[band]``) or the exact fingerprint."""
+
+    def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
+        """The stored rows of the given document numbers (missing ones are left out)."""
+
+    def get(self, doc_id: str) -> StoredDocument | None:
+        """The stored row of ``doc_id``, or None."""
+
+    def count(self) -> int:
+        """How many documents are stored."""
+
+    def all_documents(self) -> Iterator[StoredDocument]:
+        """Every stored document, by document number."""
+
+    def all_postings(self) -> tuple[I64Array, U64Array, I64Array]:
+        """Every posting as arrays ``(band, key, doc)``, in no particular order."""
+
+    def close(self) -> None:
+        """Release the store's resources."""
+
+
+class MemoryStore:
+    """A :class:`Store` in Python dicts: real, small, lost when the process ends.
+
+    A transaction snapshots the dicts and restores them on an exception (O(size) per
+    transaction), so writes are all-or-nothing as with SQLite.
+    """
+
+    def __init__(self) -> None:
+        self._header: dict[str, Any] | None = None
+        self._rows: dict[int, StoredDocument] = {}
+        self._ids: dict[str, int] = {}
+        self._postings: dict[tuple[int, int], set[int]] = {}
+        self._keys: dict[int, list[tuple[int, int]]] = {}
+        self._fingerprints: dict[bytes, set[int]] = {}
+        self._next_doc = 1
+
+    def read_header(self) -> dict[str, Any] | None:
+        """The header, or None."""
+        return None if self._header is None else dict(self._header)
+
+    def write_header(self, header: dict[str, Any]) -> None:
+        """Keep the header."""
+        self._header = dict(header)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing writes (the state is restored on an exception)."""
+        saved = copy.deepcopy(
+            (self._rows, self._ids, self._postings, self._keys, self._fingerprints, self._next_doc)
+        )
+        try:
+            yield
+        except BaseException:
+            (
+                self._rows,
+                self._ids,
+                self._postings,
+                self._keys,
+                self._fingerprints,
+                self._next_doc,
+            ) = saved
+            raise
+
+    def insert(self, rows: DocumentRows) -> None:
+        """Store new documents and their postings."""
+        for i, doc_id in enumerate(rows.ids):
+            if doc_id in self._ids:
+                raise KeyError(doc_id)
+            doc = self._next_doc
+            self._next_doc += 1
+            fingerprint = rows.fingerprints[i].astype("<u8").tobytes()
+            self._rows[doc] = StoredDocument(
+                doc=doc,
+                id=doc_id,
+                fingerprint=fingerprint,
+                signature=rows.signatures[i].copy(),
+                num_shingles=int(rows.num_shingles[i]),
+                metadata=rows.metadata[i],
+            )
+            self._ids[doc_id] = doc
+            self._fingerprints.setdefault(fingerprint, set()).add(doc)
+            keys: list[tuple[int, int]] = []
+            if rows.num_shingles[i] > 0:
+                keys = [(band, int(key)) for band, key in enumerate(rows.keys[i].tolist())]
+            for posting in keys:
+                self._postings.setdefault(posting, set()).add(doc)
+            self._keys[doc] = keys
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove documents and their postings."""
+        deleted = []
+        for doc_id in ids:
+            doc = self._ids.pop(doc_id, None)
+            if doc is None:
+                continue
+            row = self._rows.pop(doc)
+            self._fingerprints[row.fingerprint].discard(doc)
+            for posting in self._keys.pop(doc):
+                self._postings[posting].discard(doc)
+            deleted.append(doc_id)
+        return deleted
+
+    def docs_of(self, ids: Sequence[str]) -> dict[str, int]:
+        """The document numbers of stored ids."""
+        return {i: self._ids[i] for i in ids if i in self._ids}
+
+    def candidates(self, keys: U64Array, fingerprint: U64Array) -> list[int]:
+        """Documents sharing a band key or the fingerprint."""
+        found = set(self._fingerprints.get(fingerprint.astype("<u8").tobytes(), set()))
+        for band, key in enumerate(keys.tolist()):
+            found |= self._postings.get((band, key), set())
+        return sorted(found)
+
+    def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
+        """Stored rows by number."""
+        return [self._rows[d] for d in docs if d in self._rows]
+
+    def get(self, doc_id: str) -> StoredDocument | None:
+        """The stored row of an id."""
+        doc = self._ids.get(doc_id)
+        return None if doc is None else self._rows[doc]
+
+    def count(self) -> int:
+        """Stored documents."""
+        return len(self._rows)
+
+    def all_documents(self) -> Iterator[StoredDocument]:
+        """Every stored row, by number."""
+        for doc in sorted(self._rows):
+            yield self._rows[doc]
+
+    def all_postings(self) -> tuple[I64Array, U64Array, I64Array]:
+        """Every posting."""
+        triples = sorted(
+            (band, key, doc) for (band, key), docs in self._postings.items() for doc in docs
+        )
+        band = np.array([t[0] for t in triples], dtype=np.int64)
+        key = np.array([t[1] for t in triples], dtype=np.uint64)
+        doc = np.array([t[2] for t in triples], dtype=np.int64)
+        return band, key, doc
+
+    def close(self) -> None:
+        """Nothing to release."""
