@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
+from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
 from neardup.engine.local import dedup_files
-from neardup.params import DedupConfig, ShingleSpec
-from neardup.sketch import SKETCHERS
+from neardup.index import LSHIndex
+from neardup.params import DedupConfig
 
 __all__ = ["dedup_command"]
 
@@ -21,7 +22,8 @@ Examples:
   neardup dedup corpus.jsonl.gz -o out/
   neardup dedup shards/*.parquet -o out/ --text-field content --id-field url
   neardup dedup docs/ -o out/ --shingle char:9 --threshold 0.7 --keep longest
-  neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet""",
+  neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet
+  neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index""",
 )
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -38,44 +40,8 @@ Examples:
     type=click.Path(path_type=Path),
     help="TOML file of parameters; flags given here override it.",
 )
-@click.option(
-    "--format",
-    "input_format",
-    type=click.Choice(["auto", "jsonl", "parquet", "csv", "txt"]),
-    help="Input format [default: from the extension].",
-)
-@click.option("--text-field", help="Field or column holding the text [default: text].")
-@click.option(
-    "--id-field",
-    help="Field or column holding the id [default: id; without it FILE:LINE]. "
-    "Pass '' to always use FILE:LINE.",
-)
-@click.option("--shingle", help="Shingles as UNIT:K, e.g. word:5 or char:9 [default: word:5].")
-@click.option(
-    "--strip-punctuation/--keep-punctuation",
-    default=None,
-    help="Treat punctuation as whitespace [default: keep].",
-)
-@click.option(
-    "--sketch",
-    "sketch_kind",
-    type=click.Choice(sorted(SKETCHERS)),
-    help="oph: one-permutation hashing (fast); minhash: k permutations [default: oph].",
-)
-@click.option("--num-perm", type=int, help="Signature slots [default: 128].")
-@click.option("--seed", type=int, help="Seed of every random choice [default: 42].")
-@click.option(
-    "--threshold", type=float, help="Jaccard similarity of a near duplicate [default: 0.8]."
-)
-@click.option(
-    "--bands", type=int, help="LSH bands (with --rows) instead of choosing from the threshold."
-)
-@click.option("--rows", type=int, help="LSH rows per band (with --bands).")
-@click.option(
-    "--max-bucket-size",
-    type=int,
-    help="LSH buckets larger than this are paired linearly [default: 1000].",
-)
+@input_options
+@sketch_options
 @click.option(
     "--verify",
     type=click.Choice(["exact", "signature", "none"]),
@@ -93,17 +59,20 @@ Examples:
     help="Compression of the kept corpus [default: none].",
 )
 @click.option(
-    "--skip-bad-records",
-    is_flag=True,
-    default=None,
-    help="Skip malformed records (counted in the summary) instead of stopping.",
+    "--against",
+    type=click.Path(path_type=Path),
+    help="An index (neardup index create): also drop documents with a near-copy in it; "
+    "the index's parameters are used.",
 )
+@click.option("--add-to-index", is_flag=True, help="With --against: add the kept documents to it.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def dedup_command(
     inputs: tuple[Path, ...],
     output: Path,
     overwrite: bool,
     config_path: Path | None,
+    against: Path | None,
+    add_to_index: bool,
     quiet: bool,
     **flags: Any,
 ) -> None:
@@ -115,44 +84,32 @@ def dedup_command(
     parameter, count and timing).
     """
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
-    config = _apply_flags(base, flags)
-    result = dedup_files(inputs, output, config, overwrite=overwrite, show_progress=not quiet)
+    if add_to_index and against is None:
+        raise click.UsageError("--add-to-index needs --against INDEX")
+    if against is None:
+        config = apply_flags(base, flags)
+        result = dedup_files(inputs, output, config, overwrite=overwrite, show_progress=not quiet)
+    else:
+        with LSHIndex.open(existing_index(against)) as index:
+            base = DedupConfig.from_dict(
+                {
+                    **base.to_dict(),
+                    "sketch": index.sketch_spec.to_dict(),
+                    "lsh": index.lsh_spec.to_dict(),
+                }
+            )
+            config = apply_flags(base, flags)
+            result = dedup_files(
+                inputs,
+                output,
+                config,
+                overwrite=overwrite,
+                show_progress=not quiet,
+                against=index,
+                add_to_index=add_to_index,
+            )
     if not quiet:
         _print_summary(result.summary, output)
-
-
-def _apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
-    """``base`` with every flag that was given on the command line applied on top."""
-    data = base.to_dict()
-    sketch, lsh, normalize = data["sketch"], data["lsh"], data["sketch"]["normalize"]
-    if flags["shingle"] is not None:
-        sketch["shingle"] = ShingleSpec.parse(flags["shingle"]).to_dict()
-    if flags["strip_punctuation"] is not None:
-        normalize["strip_punctuation"] = flags["strip_punctuation"]
-    for flag, section, key in [
-        ("sketch_kind", sketch, "kind"),
-        ("num_perm", sketch, "num_perm"),
-        ("seed", sketch, "seed"),
-        ("threshold", lsh, "threshold"),
-        ("bands", lsh, "num_bands"),
-        ("rows", lsh, "num_rows"),
-        ("max_bucket_size", lsh, "max_bucket_size"),
-        ("verify", data, "verify"),
-        ("keep", data, "keep"),
-        ("compress", data, "compress"),
-        ("input_format", data, "input_format"),
-        ("text_field", data, "text_field"),
-        ("skip_bad_records", data, "skip_bad_records"),
-    ]:
-        if flags[flag] is not None:
-            section[key] = flags[flag]
-    if flags["num_perm"] is not None:
-        lsh["num_perm"] = flags["num_perm"]
-    if flags["id_field"] is not None:
-        data["id_field"] = flags["id_field"] or None
-    if flags["batch_mb"] is not None:
-        data["batch_bytes"] = max(1, int(flags["batch_mb"] * 2**20))
-    return DedupConfig.from_dict(data)
 
 
 def _print_summary(summary: dict[str, Any], output: Path) -> None:
@@ -174,6 +131,8 @@ def _print_summary(summary: dict[str, Any], output: Path) -> None:
         f"{counts['documents_in_clusters']:,} documents"
     )
     echo(f"  removed / kept      : {counts['removed']:,} / {counts['kept']:,}")
+    if "against_index" in counts:
+        echo(f"  near-copies in index: {counts['against_index']:,} removed")
     if counts["giant_buckets"]:
         echo(
             f"  giant LSH buckets   : {counts['giant_buckets']:,} "

@@ -15,6 +15,7 @@ import click
 
 from neardup._version import __version__
 from neardup.cli.dedup import dedup_command
+from neardup.cli.index import index_group
 from neardup.errors import NeardupError, ParameterError
 
 __all__ = ["cli", "main"]
@@ -23,8 +24,9 @@ __all__ = ["cli", "main"]
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
-Example:
+Examples:
   neardup dedup corpus.jsonl.gz --output out/
+  neardup index create seen.ndx && neardup index add seen.ndx corpus.jsonl.gz
   neardup dedup --help""",
 )
 @click.version_option(__version__, prog_name="neardup")
@@ -38,6 +40,7 @@ def cli(debug: bool) -> None:
 
 
 cli.add_command(dedup_command)
+cli.add_command(index_group)
 
 
 def _show_warning(

@@ -10,18 +10,23 @@ from __future__ import annotations
 import itertools
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
-from neardup._types import I64Array
+from neardup._types import BoolArray, I64Array
+from neardup.cluster import Clusters
+from neardup.index import LSHIndex, Match
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import ReadOptions, Source, open_sources
-from neardup.io.results import write_clusters, write_json, write_pairs
+from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.spill import FileMatrix
 from neardup.params import DedupConfig
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_records
+from neardup.sketch.signatures import Signatures
 
 __all__ = ["dedup_files"]
 
@@ -37,6 +42,8 @@ def dedup_files(
     *,
     overwrite: bool = False,
     show_progress: bool = False,
+    against: LSHIndex | None = None,
+    add_to_index: bool = False,
 ) -> DedupResult:
     """Deduplicate files into ``output``: clusters, pairs, the kept corpus and a summary.
 
@@ -52,6 +59,11 @@ def dedup_files(
         Every parameter (:class:`~neardup.params.DedupConfig`).
     show_progress
         Draw a progress bar on stderr.
+    against
+        An index of documents seen before: documents with a near-copy in it are dropped too
+        (listed in ``index_matches.jsonl``). ``config.sketch`` must be the index's.
+    add_to_index
+        Add the documents finally kept to ``against``, after the outputs are written.
 
     Raises
     ------
@@ -87,6 +99,10 @@ def dedup_files(
                     return texts
 
             result = find_duplicates(sketched, config, load_texts, timings)
+            index_matches: dict[int, list[Match]] = {}
+            if against is not None:
+                with timings.stage("against_index"):
+                    result, index_matches = _drop_indexed(result, sketched.signatures, against)
         with timings.stage("write"):
             clusters = result.clusters
             write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
@@ -98,6 +114,8 @@ def dedup_files(
                 (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
             )
             kept_path = write_kept(sources, clusters.keep, directory, config.compress)
+            if against is not None:
+                write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         summary = result.summary
         summary.update(timings.report(summary["counts"]["bytes"]))
         summary["inputs"] = [str(s.path) for s in sources]
@@ -108,5 +126,47 @@ def dedup_files(
             "kept": kept_path.name,
             "summary": "summary.json",
         }
+        if against is not None:
+            summary["outputs"]["index_matches"] = "index_matches.jsonl"
         write_json(directory / "summary.json", summary)
+        if against is not None and add_to_index:
+            with timings.stage("add_to_index"):
+                _add_kept(sources, clusters.keep, against, config.batch_bytes)
     return result
+
+
+def _drop_indexed(
+    result: DedupResult, signatures: Signatures, index: LSHIndex
+) -> tuple[DedupResult, dict[int, list[Match]]]:
+    """Unkeep every kept document that has a near-copy in ``index``."""
+    kept = np.flatnonzero(result.clusters.keep)
+    matches = index.query_signatures(signatures.take(kept))
+    found = {int(doc): m for doc, m in zip(kept.tolist(), matches, strict=True) if m}
+    keep = result.clusters.keep.copy()
+    keep[list(found)] = False
+    counts = dict(result.summary["counts"])
+    counts["against_index"] = len(found)
+    counts["kept"] = int(keep.sum())
+    counts["removed"] = int(keep.shape[0] - keep.sum())
+    summary = {**result.summary, "counts": counts, "against": index.info()["header"]}
+    clusters = Clusters(labels=result.clusters.labels, keep=keep)
+    return replace(result, clusters=clusters, summary=summary), found
+
+
+def _add_kept(
+    sources: Sequence[Source], keep: BoolArray, index: LSHIndex, batch_bytes: int
+) -> None:
+    """Add the kept records to ``index``, batch by batch (each batch one transaction)."""
+    flags = iter(keep.tolist())
+    batch: list[tuple[str, str]] = []
+    size = 0
+    for doc_id, text in _records(sources):
+        if not next(flags):
+            continue
+        batch.append((doc_id, text))
+        size += len(text)
+        if size >= batch_bytes:
+            index.add([i for i, _ in batch], [t for _, t in batch])
+            batch, size = [], 0
+    if batch:
+        index.add([i for i, _ in batch], [t for _, t in batch])

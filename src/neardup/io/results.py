@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from neardup._types import BoolArray, F64Array, I64Array
 
-__all__ = ["write_clusters", "write_json", "write_pairs"]
+__all__ = ["write_clusters", "write_index_matches", "write_json", "write_pairs"]
 
 
 def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolArray) -> None:
@@ -59,3 +59,16 @@ def write_pairs(
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON."""
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_index_matches(
+    path: Path, ids: Sequence[str], matches: Mapping[int, Sequence[Any]]
+) -> None:
+    """Write ``index_matches.jsonl``, one line per document dropped for a near-copy in the index.
+
+    Each line is ``{"id", "matches": [{"id", "similarity"}, ...]}``, in input order.
+    """
+    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+        for doc in sorted(matches):
+            found = [{"id": m.id, "similarity": round(m.similarity, 6)} for m in matches[doc]]
+            f.write(json.dumps({"id": ids[doc], "matches": found}, ensure_ascii=False) + "\n")

@@ -1,0 +1,121 @@
+"""Click options shared by several commands, and how their values become specs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from neardup.params import DedupConfig, ShingleSpec
+from neardup.sketch import SKETCHERS
+
+__all__ = ["apply_flags", "input_options", "sketch_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+input_options = _stack(
+    click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(["auto", "jsonl", "parquet", "csv", "txt"]),
+        help="Input format [default: from the extension].",
+    ),
+    click.option("--text-field", help="Field or column holding the text [default: text]."),
+    click.option(
+        "--id-field",
+        help="Field or column holding the id [default: id; without it FILE:LINE]. "
+        "Pass '' to always use FILE:LINE.",
+    ),
+    click.option(
+        "--skip-bad-records",
+        is_flag=True,
+        default=None,
+        help="Skip malformed records (counted) instead of stopping.",
+    ),
+)
+
+sketch_options = _stack(
+    click.option("--shingle", help="Shingles as UNIT:K, e.g. word:5 or char:9 [default: word:5]."),
+    click.option(
+        "--strip-punctuation/--keep-punctuation",
+        default=None,
+        help="Treat punctuation as whitespace [default: keep].",
+    ),
+    click.option(
+        "--sketch",
+        "sketch_kind",
+        type=click.Choice(sorted(SKETCHERS)),
+        help="oph: one-permutation hashing (fast); minhash: k permutations [default: oph].",
+    ),
+    click.option("--num-perm", type=int, help="Signature slots [default: 128]."),
+    click.option("--seed", type=int, help="Seed of every random choice [default: 42]."),
+    click.option(
+        "--threshold", type=float, help="Jaccard similarity of a near duplicate [default: 0.8]."
+    ),
+    click.option(
+        "--bands", type=int, help="LSH bands (with --rows) instead of choosing from the threshold."
+    ),
+    click.option("--rows", type=int, help="LSH rows per band (with --bands)."),
+    click.option(
+        "--max-bucket-size",
+        type=int,
+        help="LSH buckets larger than this are paired linearly [default: 1000].",
+    ),
+)
+
+_FLAG_PLACES = [
+    ("sketch_kind", ("sketch", "kind")),
+    ("num_perm", ("sketch", "num_perm")),
+    ("seed", ("sketch", "seed")),
+    ("threshold", ("lsh", "threshold")),
+    ("bands", ("lsh", "num_bands")),
+    ("rows", ("lsh", "num_rows")),
+    ("max_bucket_size", ("lsh", "max_bucket_size")),
+    ("verify", ("verify",)),
+    ("keep", ("keep",)),
+    ("compress", ("compress",)),
+    ("input_format", ("input_format",)),
+    ("text_field", ("text_field",)),
+    ("skip_bad_records", ("skip_bad_records",)),
+]
+
+
+def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
+    """``base`` with every flag that was given on the command line applied on top."""
+    data = base.to_dict()
+    if flags.get("shingle") is not None:
+        data["sketch"]["shingle"] = ShingleSpec.parse(flags["shingle"]).to_dict()
+    if flags.get("strip_punctuation") is not None:
+        data["sketch"]["normalize"]["strip_punctuation"] = flags["strip_punctuation"]
+    for flag, place in _FLAG_PLACES:
+        if flags.get(flag) is not None:
+            section = data
+            for key in place[:-1]:
+                section = section[key]
+            section[place[-1]] = flags[flag]
+    if flags.get("num_perm") is not None:
+        data["lsh"]["num_perm"] = flags["num_perm"]
+    if flags.get("id_field") is not None:
+        data["id_field"] = flags["id_field"] or None
+    if flags.get("batch_mb") is not None:
+        data["batch_bytes"] = max(1, int(flags["batch_mb"] * 2**20))
+    return DedupConfig.from_dict(data)
+
+
+def existing_index(path: Path) -> Path:
+    """``path`` if an index file is there; otherwise a usage error saying how to make one."""
+    if not path.exists():
+        raise click.UsageError(f"no index at {path}; create one with: neardup index create {path}")
+    return path
