@@ -1,0 +1,1 @@
+"""The HTTP service (FastAPI): install with ``pip install 'neardup[service]'``."""

@@ -1,0 +1,194 @@
+"""The HTTP service, driven over real HTTP on loopback: results equal the library's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neardup.index import LSHIndex
+from tests.service.conftest import Server
+
+pytestmark = pytest.mark.service
+
+BASE = "the licence grants every person a perpetual worldwide royalty free right to use the work"
+
+
+def test_add_query_get_check_delete(server: Server, licenses: list[dict[str, object]]) -> None:
+    docs = [
+        {"id": str(r["id"]), "text": str(r["text"]), "metadata": {"n": i}}
+        for i, r in enumerate(licenses[:120])
+    ]
+    with server.client() as http:
+        for start in range(0, len(docs), 40):
+            response = http.post("/v1/documents", json={"documents": docs[start : start + 40]})
+            assert response.status_code == 201, response.text
+            assert response.json() == {"added": len(docs[start : start + 40])}
+        assert http.get("/v1/info").json()["documents"] == 120
+        got = http.get(f"/v1/documents/{docs[3]['id']}").json()
+        assert got["id"] == docs[3]["id"]
+        assert got["metadata"] == {"n": 3}
+        queries = [d["text"] for d in docs[:30]]
+        answer = http.post("/v1/query", json={"texts": queries, "top_k": 3}).json()["results"]
+        with LSHIndex.open(server.index_path) as library:
+            expected = library.query(queries, top_k=3)
+        assert [[(m["id"], m["similarity"]) for m in r["matches"]] for r in answer] == [
+            [(m.id, m.similarity) for m in ms] for ms in expected
+        ]
+        check = http.post(
+            "/v1/check",
+            json={
+                "documents": [
+                    {"id": "new-1", "text": docs[5]["text"]},
+                    {"id": "new-2", "text": BASE},
+                ]
+            },
+        )
+        assert check.status_code == 200
+        results = check.json()["results"]
+        assert [r["inserted"] for r in results] == [False, True]
+        assert results[0]["matches"][0]["similarity"] == 1.0
+        assert http.delete("/v1/documents/new-2").json() == {"deleted": "new-2"}
+        assert http.delete("/v1/documents/new-2").status_code == 404
+        assert http.get("/v1/documents/new-2").status_code == 404
+
+
+def test_writes_need_a_token_and_reads_are_open(server: Server) -> None:
+    body = {"documents": [{"id": "a", "text": BASE}]}
+    with server.client(token=None) as anonymous, server.client(token="wrong") as wrong:
+        for http in (anonymous, wrong):
+            for response in (
+                http.post("/v1/documents", json=body),
+                http.post("/v1/check", json=body),
+                http.delete("/v1/documents/a"),
+            ):
+                assert response.status_code == 401
+                assert response.json()["error"]["code"] == "unauthorized"
+                assert response.headers["WWW-Authenticate"] == "Bearer"
+        assert anonymous.post("/v1/query", json={"texts": [BASE]}).status_code == 200
+        assert anonymous.get("/v1/info").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("post", "/v1/documents", b"{not json", 422, "invalid_request"),
+        ("post", "/v1/documents", json.dumps({"documents": []}).encode(), 422, "invalid_request"),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps({"documents": [{"id": 5, "text": "x"}]}).encode(),
+            422,
+            "invalid_request",
+        ),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps({"documents": [{"id": "", "text": "x"}]}).encode(),
+            422,
+            "invalid_request",
+        ),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps({"documents": [{"id": "x"}]}).encode(),
+            422,
+            "invalid_request",
+        ),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps({"documents": [{"id": f"d{i}", "text": "t"} for i in range(51)]}).encode(),
+            413,
+            "too_large",
+        ),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps({"documents": [{"id": "big", "text": "x" * 2_000_000}]}).encode(),
+            413,
+            "too_large",
+        ),
+        (
+            "post",
+            "/v1/documents",
+            json.dumps(
+                {"documents": [{"id": "d", "text": "t"}, {"id": "d", "text": "t"}]}
+            ).encode(),
+            400,
+            "bad_request",
+        ),
+        (
+            "post",
+            "/v1/query",
+            json.dumps({"texts": ["a"], "top_k": 0}).encode(),
+            422,
+            "invalid_request",
+        ),
+        (
+            "post",
+            "/v1/query",
+            json.dumps({"texts": ["a"], "threshold": 2}).encode(),
+            422,
+            "invalid_request",
+        ),
+        ("post", "/v1/query", json.dumps({}).encode(), 422, "invalid_request"),
+        ("post", "/v1/query", b"[1, 2]", 422, "invalid_request"),
+        ("get", "/v1/nowhere", None, 404, "not_found"),
+        ("put", "/v1/info", None, 405, "method_not_allowed"),
+    ],
+)
+def test_bad_requests_get_a_4xx_with_a_json_body(
+    shared_server: Server, method: str, path: str, body: bytes | None, status: int, code: str
+) -> None:
+    with shared_server.client() as http:
+        response = http.request(
+            method, path, content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert response.json()["error"]["message"]
+
+
+def test_a_streamed_oversized_body_is_refused(server: Server) -> None:
+    def chunks():  # no Content-Length: the limit must hold on the bytes actually sent
+        yield b'{"documents": [{"id": "x", "text": "'
+        for _ in range(40):
+            yield b"y" * 50_000
+        yield b'"}]}'
+
+    with server.client() as http:
+        response = http.post(
+            "/v1/documents", content=chunks(), headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 413
+
+
+def test_an_existing_id_is_a_conflict_and_upsert_replaces(server: Server) -> None:
+    with server.client() as http:
+        assert (
+            http.post("/v1/documents", json={"documents": [{"id": "a", "text": BASE}]}).status_code
+            == 201
+        )
+        again = http.post("/v1/documents", json={"documents": [{"id": "a", "text": BASE}]})
+        assert again.status_code == 409
+        assert again.json()["error"]["code"] == "conflict"
+        replaced = http.post(
+            "/v1/documents",
+            json={"documents": [{"id": "a", "text": "other words entirely now"}], "upsert": True},
+        )
+        assert replaced.status_code == 201
+        assert http.post("/v1/query", json={"texts": [BASE]}).json()["results"][0]["matches"] == []
+
+
+def test_openapi_document_lists_the_api(server: Server) -> None:
+    with server.client() as http:
+        paths = http.get("/openapi.json").json()["paths"]
+    assert {
+        "/v1/documents",
+        "/v1/query",
+        "/v1/check",
+        "/v1/documents/{doc_id}",
+        "/v1/info",
+        "/healthz",
+    } <= set(paths)
