@@ -21,10 +21,8 @@ Run: ``make bench`` (or ``.venv/bin/python bench/dedup_vs_peers.py --limit 2000`
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
-import tarfile
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from tests.reference_allpairs import all_pairs_above  # noqa: E402
 
 import neardup  # noqa: E402
+from bench.corpora import load_rfcs  # noqa: E402
 from neardup import DedupConfig, Shingler, SketchSpec  # noqa: E402
 from neardup.text import normalize_batch  # noqa: E402
 
@@ -46,22 +45,6 @@ THRESHOLD = 0.8
 NUM_PERM = 128
 K = 5
 Pairs = set[tuple[int, int]]
-
-
-def load_rfcs(archive: Path, limit: int | None) -> tuple[list[str], list[str]]:
-    ids, texts = [], []
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar:
-            match = re.search(r"/rfc(\d+)\.txt$", member.name)
-            if not match or not member.isfile():
-                continue
-            f = tar.extractfile(member)
-            assert f is not None
-            ids.append(f"rfc{match.group(1)}")
-            texts.append(f.read().decode("utf-8", "replace"))
-            if limit is not None and len(ids) >= limit:
-                break
-    return ids, texts
 
 
 def python_shingles(text: str) -> list[str]:

@@ -1,0 +1,71 @@
+"""Durability: a writer killed with SIGKILL at random points loses no acknowledged batch and
+never leaves half a batch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup.index import LSHIndex
+
+NEARDUP = Path(sys.executable).parent / "neardup"
+BATCH = 25
+
+WRITER = f"""
+import sys
+from neardup.index import LSHIndex
+path, prefix = sys.argv[1], sys.argv[2]
+words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron".split()
+with LSHIndex.open(path) as index:
+    for batch in range(10_000):
+        ids = [f"{{prefix}}-{{batch}}-{{i}}" for i in range({BATCH})]
+        texts = [" ".join(words[(batch + i + j) % 15] + str(batch * 31 + i) for j in range(40))
+                 for i in range({BATCH})]
+        index.add(ids, texts)
+        print(batch, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_acknowledged_batches_survive_sigkill(tmp_path: Path) -> None:
+    path = tmp_path / "crash.ndx"
+    LSHIndex.open(path).close()
+    rng = np.random.default_rng(11)
+    acknowledged: dict[str, list[int]] = {}
+    for round_ in range(6):
+        prefix = f"r{round_}"
+        child = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), prefix], stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None
+        acks = [int(child.stdout.readline())]  # wait until the writer is really writing
+        time.sleep(float(rng.uniform(0.0, 0.4)))
+        os.kill(child.pid, signal.SIGKILL)
+        acks.extend(int(line) for line in child.stdout.read().split())
+        child.wait()
+        child.stdout.close()
+        acknowledged[prefix] = acks
+
+        with LSHIndex.open(path) as index:
+            assert index.verify_integrity() == []
+            for name, batches in acknowledged.items():
+                for batch in batches:
+                    assert index.get(f"{name}-{batch}-0") is not None
+                    assert index.get(f"{name}-{batch}-{BATCH - 1}") is not None
+            # A batch is all in or all out: the stored documents of this round form whole batches.
+            stored = [i for i in range(max(acks) + 3) if index.get(f"{prefix}-{i}-0") is not None]
+            for batch in stored:
+                assert all(index.get(f"{prefix}-{batch}-{i}") is not None for i in range(BATCH))
+            assert len(index) % BATCH == 0
+    check = subprocess.run(
+        [str(NEARDUP), "index", "check", str(path)], check=False, capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.startswith("ok:")
