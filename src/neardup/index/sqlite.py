@@ -10,9 +10,12 @@ Schema version 1::
     postings  (band INTEGER, key INTEGER, doc INTEGER, PRIMARY KEY (band, key, doc))
               WITHOUT ROWID                            key: the uint64 band key as int64
 
-The database runs in WAL mode with ``synchronous=FULL``: a committed transaction survives a crash
-of the process (and of the machine), and a crash inside a transaction leaves nothing of it.
-Readers never block the writer; each thread has its own connection.
+The database runs in WAL mode. A committed transaction survives a crash of the process (``kill
+-9``), and a crash inside a transaction leaves nothing of it. With ``sync="normal"`` (default)
+the write-ahead log is not flushed to the disk at every commit, so the last transactions before
+a power failure or an operating-system crash may be lost (never the file's consistency); with
+``sync="full"`` every commit waits for the disk. Readers never block the writer; each thread has
+its own connection.
 """
 
 from __future__ import annotations
@@ -23,12 +26,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from neardup._types import I64Array, U64Array
-from neardup.errors import StoreError
+from neardup.errors import ParameterError, StoreError
 from neardup.index.store import DocumentRows, StoredDocument
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -68,8 +71,13 @@ class SQLiteStore:
         The file is not an SQLite database, not a neardup index, or of a newer schema version.
     """
 
-    def __init__(self, path: Path | str, *, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, path: Path | str, *, sync: Literal["normal", "full"] = "normal", timeout_s: float = 30.0
+    ) -> None:
+        if sync not in ("normal", "full"):
+            raise ParameterError(f"SQLiteStore sync must be 'normal' or 'full'; got {sync!r}.")
         self.path = Path(path)
+        self.sync = sync
         self.timeout_s = timeout_s
         self._local = threading.local()
         self._write_lock = threading.RLock()
@@ -84,7 +92,7 @@ class SQLiteStore:
                 self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA synchronous={self.sync.upper()}")
             self._local.conn = conn
             self._local.depth = 0
             with self._connections_lock:
@@ -227,11 +235,13 @@ class SQLiteStore:
     def candidates(self, keys: U64Array, fingerprint: U64Array) -> list[int]:
         """Documents sharing a band key or the exact fingerprint: point lookups."""
         signed = keys.astype(np.uint64).view(np.int64).tolist()
-        values = ",".join("(?, ?)" for _ in signed)
+        # An OR of (band, key) terms: SQLite answers it with one primary-key search per band
+        # (a row-value IN over VALUES would scan the table).
+        terms = " OR ".join("(band = ? AND key = ?)" for _ in signed)
         params: list[Any] = [v for band, key in enumerate(signed) for v in (band, key)]
         params.append(fingerprint.astype("<u8").tobytes())
         rows = self._connection().execute(
-            f"SELECT doc FROM postings WHERE (band, key) IN (VALUES {values}) "  # noqa: S608
+            f"SELECT doc FROM postings WHERE {terms} "  # noqa: S608 - only placeholders
             "UNION SELECT doc FROM documents WHERE fingerprint = ?",
             params,
         )
