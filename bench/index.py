@@ -166,7 +166,8 @@ def main() -> None:
     print(f"| query p99 | {np.percentile(latencies_ms, 99):.3f} ms |")
     print(f"| queries with a match | {hits / len(queries):.1%} |")
     print(
-        f"| index file | {info['bytes'] / 2**20:,.0f} MiB, {info['bytes_per_document']:,.0f} bytes/document |"
+        f"| index file | {info['bytes'] / 2**20:,.0f} MiB, "
+        f"{info['bytes_per_document']:,.0f} bytes/document |"
     )
     shutil.rmtree(work)
 

@@ -201,6 +201,34 @@ def test_integrity_check_finds_tampered_postings(tmp_path: Path) -> None:
         )
         assert index.verify_integrity() == []
     with sqlite3.connect(path) as conn:
-        conn.execute("DELETE FROM postings WHERE band = 0")
+        conn.execute("DELETE FROM recent_postings WHERE band = 0")
     with LSHIndex.open(path) as index:
         assert index.verify_integrity() == ["postings do not match documents: 2 missing, 0 extra"]
+
+
+def test_recent_postings_merge_into_the_main_table(
+    tmp_path: Path, corpus: tuple[list[str], list[str]]
+) -> None:
+    ids, texts = corpus
+    store = SQLiteStore(tmp_path / "x.ndx", merge_rows=16 * 30)  # merge every 30 documents
+    with LSHIndex(store) as index:
+        for start in range(0, 200, 20):
+            index.add(ids[start : start + 20], texts[start : start + 20])
+        conn = store._connection()
+        main = conn.execute("SELECT count(*) FROM postings").fetchone()[0]
+        recent = conn.execute("SELECT count(*) FROM recent_postings").fetchone()[0]
+        assert main > 0
+        assert recent < 16 * 30
+        assert (
+            int(conn.execute("SELECT value FROM meta WHERE key = 'recent_postings'").fetchone()[0])
+            == recent
+        )
+        index.add(
+            ids[200:300], texts[200:300]
+        )  # 1,600 postings at once: straight to the main table
+        assert conn.execute("SELECT count(*) FROM recent_postings").fetchone()[0] == recent
+        index.delete(ids[:50])
+        index._check()
+        memory = LSHIndex(MemoryStore())
+        memory.add(ids[50:300], texts[50:300])
+        assert index.query(texts[:300], top_k=3) == memory.query(texts[:300], top_k=3)

@@ -2,13 +2,22 @@
 
 Schema version 1::
 
-    meta      (key TEXT PRIMARY KEY, value TEXT)       'schema_version', 'header' (JSON)
+    meta      (key TEXT PRIMARY KEY, value TEXT)       'schema_version', 'header' (JSON),
+                                                       'recent_postings' (a count)
     documents (doc INTEGER PRIMARY KEY AUTOINCREMENT,  never reused
                id TEXT UNIQUE, fingerprint BLOB(16),   128-bit exact fingerprint, little-endian
                signature BLOB(8 * num_perm),           uint64 little-endian
-               num_shingles INTEGER, metadata TEXT)    metadata: JSON text or NULL
-    postings  (band INTEGER, key INTEGER, doc INTEGER, PRIMARY KEY (band, key, doc))
+               num_shingles INTEGER, metadata TEXT,    metadata: JSON text or NULL
+               keys BLOB(8 * num_bands))               band keys, uint64 little-endian (empty
+                                                       for a document without shingles)
+    postings, recent_postings
+              (band INTEGER, key INTEGER, doc INTEGER, PRIMARY KEY (band, key, doc))
               WITHOUT ROWID                            key: the uint64 band key as int64
+
+Band postings are kept like a two-level LSM tree: small batches go to ``recent_postings``, whose
+pages stay hot, so an online add rewrites few pages; when it holds ``merge_rows`` postings they
+are merged into ``postings`` in key order in one transaction. Large batches go straight to
+``postings``, sorted. A query searches both tables by primary key.
 
 The database runs in WAL mode. A committed transaction survives a crash of the process (``kill
 -9``), and a crash inside a transaction leaves nothing of it. With ``sync="normal"`` (default)
@@ -46,7 +55,8 @@ CREATE TABLE documents (
     fingerprint BLOB NOT NULL,
     signature BLOB NOT NULL,
     num_shingles INTEGER NOT NULL,
-    metadata TEXT
+    metadata TEXT,
+    keys BLOB NOT NULL
 );
 CREATE INDEX documents_fingerprint ON documents (fingerprint);
 CREATE TABLE postings (
@@ -55,8 +65,17 @@ CREATE TABLE postings (
     doc INTEGER NOT NULL,
     PRIMARY KEY (band, key, doc)
 ) WITHOUT ROWID;
-CREATE INDEX postings_doc ON postings (doc);
+CREATE TABLE recent_postings (
+    band INTEGER NOT NULL,
+    key INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    PRIMARY KEY (band, key, doc)
+) WITHOUT ROWID;
+INSERT INTO meta VALUES ('recent_postings', '0')
 """
+
+_POSTING_TABLES = ("postings", "recent_postings")
+_COLUMNS = "doc, id, fingerprint, signature, num_shingles, metadata"
 
 # Upgrades from an older schema version to the next, applied in order inside one transaction.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
@@ -72,12 +91,18 @@ class SQLiteStore:
     """
 
     def __init__(
-        self, path: Path | str, *, sync: Literal["normal", "full"] = "normal", timeout_s: float = 30.0
+        self,
+        path: Path | str,
+        *,
+        sync: Literal["normal", "full"] = "normal",
+        merge_rows: int = 2_000_000,
+        timeout_s: float = 30.0,
     ) -> None:
         if sync not in ("normal", "full"):
             raise ParameterError(f"SQLiteStore sync must be 'normal' or 'full'; got {sync!r}.")
         self.path = Path(path)
         self.sync = sync
+        self.merge_rows = merge_rows
         self.timeout_s = timeout_s
         self._local = threading.local()
         self._write_lock = threading.RLock()
@@ -178,15 +203,21 @@ class SQLiteStore:
                 self._local.depth = 0
 
     def insert(self, rows: DocumentRows) -> None:
-        """Store new documents, then their postings in key order."""
+        """Store new documents and their postings, in key order.
+
+        The postings go to the recent table, or, for a batch of at least ``merge_rows``
+        postings, straight to the main table.
+        """
         conn = self._connection()
         row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'documents'").fetchone()
         first = (0 if row is None else int(row[0])) + 1
         docs = np.arange(first, first + len(rows), dtype=np.int64)
         fingerprints = rows.fingerprints.astype("<u8")
         signatures = rows.signatures.astype("<u8")
+        has_postings = rows.num_shingles > 0
+        keys = rows.keys.astype("<u8")
         conn.executemany(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 (
                     int(docs[i]),
@@ -195,26 +226,60 @@ class SQLiteStore:
                     signatures[i].tobytes(),
                     int(rows.num_shingles[i]),
                     rows.metadata[i],
+                    keys[i].tobytes() if has_postings[i] else b"",
                 )
                 for i in range(len(rows))
             ),
         )
-        has_postings = rows.num_shingles > 0
         num_bands = rows.keys.shape[1]
         band = np.tile(np.arange(num_bands, dtype=np.int64), int(has_postings.sum()))
         key = rows.keys[has_postings].reshape(-1).view(np.int64)
         doc = np.repeat(docs[has_postings], num_bands)
         order = np.lexsort((doc, key, band))
+        table = "postings" if key.shape[0] >= self.merge_rows else "recent_postings"
         conn.executemany(
-            "INSERT INTO postings VALUES (?, ?, ?)",
+            f"INSERT INTO {table} VALUES (?, ?, ?)",  # noqa: S608 - a fixed table name
             zip(band[order].tolist(), key[order].tolist(), doc[order].tolist(), strict=True),
         )
+        if table == "recent_postings":
+            recent = int(self._meta("recent_postings") or 0) + key.shape[0]
+            if recent >= self.merge_rows:
+                self.merge()
+            else:
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'recent_postings'", (str(recent),)
+                )
+
+    def merge(self) -> None:
+        """Move the recent postings into the main table, in key order (one transaction)."""
+        with self.transaction():
+            conn = self._connection()
+            conn.execute(
+                "INSERT INTO postings SELECT band, key, doc FROM recent_postings "
+                "ORDER BY band, key, doc"
+            )
+            conn.execute("DELETE FROM recent_postings")
+            conn.execute("UPDATE meta SET value = '0' WHERE key = 'recent_postings'")
 
     def delete(self, ids: Sequence[str]) -> list[str]:
-        """Remove documents and their postings."""
+        """Remove documents and their postings (found by primary key from the stored keys)."""
         conn = self._connection()
         found = self.docs_of(ids)
-        conn.executemany("DELETE FROM postings WHERE doc = ?", ((d,) for d in found.values()))
+        removed: list[tuple[int, int, int]] = []
+        for start in range(0, len(found), 500):
+            chunk = list(found.values())[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for doc, blob in conn.execute(
+                f"SELECT doc, keys FROM documents WHERE doc IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                band_keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
+                removed.extend((band, key, int(doc)) for band, key in enumerate(band_keys))
+        for table in _POSTING_TABLES:
+            conn.executemany(
+                f"DELETE FROM {table} WHERE band = ? AND key = ? AND doc = ?",  # noqa: S608
+                removed,
+            )
         conn.executemany("DELETE FROM documents WHERE doc = ?", ((d,) for d in found.values()))
         return [i for i in ids if i in found]
 
@@ -242,8 +307,9 @@ class SQLiteStore:
         params.append(fingerprint.astype("<u8").tobytes())
         rows = self._connection().execute(
             f"SELECT doc FROM postings WHERE {terms} "  # noqa: S608 - only placeholders
+            f"UNION SELECT doc FROM recent_postings WHERE {terms} "
             "UNION SELECT doc FROM documents WHERE fingerprint = ?",
-            params,
+            params[:-1] + params,
         )
         return [int(r[0]) for r in rows]
 
@@ -255,7 +321,7 @@ class SQLiteStore:
             chunk = list(docs[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
-                f"SELECT * FROM documents WHERE doc IN ({marks}) ORDER BY doc",  # noqa: S608
+                f"SELECT {_COLUMNS} FROM documents WHERE doc IN ({marks}) ORDER BY doc",  # noqa: S608
                 chunk,
             )
             out.extend(_stored(r) for r in rows)
@@ -263,7 +329,10 @@ class SQLiteStore:
 
     def get(self, doc_id: str) -> StoredDocument | None:
         """The stored row of an id."""
-        row = self._connection().execute("SELECT * FROM documents WHERE id = ?", (doc_id,))
+        row = self._connection().execute(
+            f"SELECT {_COLUMNS} FROM documents WHERE id = ?",  # noqa: S608 - fixed columns
+            (doc_id,),
+        )
         found = row.fetchone()
         return None if found is None else _stored(found)
 
@@ -273,12 +342,17 @@ class SQLiteStore:
 
     def all_documents(self) -> Iterator[StoredDocument]:
         """Every stored row, by number."""
-        for row in self._connection().execute("SELECT * FROM documents ORDER BY doc"):
+        for row in self._connection().execute(
+            f"SELECT {_COLUMNS} FROM documents ORDER BY doc"  # noqa: S608 - fixed columns
+        ):
             yield _stored(row)
 
     def all_postings(self) -> tuple[I64Array, U64Array, I64Array]:
-        """Every posting."""
-        rows = self._connection().execute("SELECT band, key, doc FROM postings")
+        """Every posting of both tables."""
+        rows = self._connection().execute(
+            "SELECT band, key, doc FROM postings "
+            "UNION ALL SELECT band, key, doc FROM recent_postings"
+        )
         table = np.array(rows.fetchall(), dtype=np.int64).reshape(-1, 3)
         return table[:, 0].copy(), table[:, 1].view(np.uint64).copy(), table[:, 2].copy()
 
