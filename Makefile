@@ -35,7 +35,9 @@ pytest: $(VENV)/.installed
 test: lint typecheck pytest
 
 bench: $(VENV)/.installed-bench
+	command -v redis-server >/dev/null || (apt-get update -q && apt-get install -y -q redis-server)
 	$(BIN)/python bench/dedup_vs_peers.py
+	$(BIN)/python bench/index.py
 
 clean:
 	rm -rf $(VENV) .numba_cache out .pytest_cache .mypy_cache .ruff_cache
