@@ -118,6 +118,7 @@ class SQLiteStore:
             )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self.sync.upper()}")
+            conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: the recent postings stay hot
             self._local.conn = conn
             self._local.depth = 0
             with self._connections_lock:
