@@ -106,6 +106,7 @@ def main() -> None:
     parser.add_argument(
         "--work", type=Path, help="directory for the index files (default: a temp dir)"
     )
+    parser.add_argument("--part", choices=["all", "rfc", "large"], default="all")
     args = parser.parse_args()
 
     _, rfcs = load_rfcs()

@@ -203,7 +203,7 @@ class LSHIndex:
             signatures=signatures.values,
             num_shingles=signatures.num_shingles,
             keys=band_keys(signatures.values, self.num_bands, self.num_rows),
-            metadata=[None if m is None else json.dumps(m) for m in metadata]
+            metadata=[_metadata_json(m) for m in metadata]
             if metadata is not None
             else [None] * len(ids),
         )
@@ -415,6 +415,15 @@ class LSHIndex:
             out["bytes"] = num_bytes
             out["bytes_per_document"] = round(num_bytes / max(out["documents"], 1), 1)
         return out
+
+
+def _metadata_json(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"document metadata must be JSON-serialisable; {exc}.") from None
 
 
 def _row(rows: DocumentRows, i: int) -> DocumentRows:
