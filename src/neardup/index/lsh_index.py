@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,7 +191,7 @@ class LSHIndex:
         if metadata is not None and len(metadata) != len(ids):
             raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
         if len(set(ids)) != len(ids):
-            repeated = next(i for n, i in enumerate(ids) if i in ids[:n])
+            repeated = next(i for i, count in Counter(ids).items() if count > 1)
             raise ParameterError(f"id {repeated!r} appears twice in one batch.")
         for doc_id in ids:
             if not isinstance(doc_id, str) or not doc_id:
