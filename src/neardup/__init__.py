@@ -8,6 +8,7 @@ from neardup._version import __version__
 from neardup.cluster import Clusters, connected_components
 from neardup.engine.local import dedup_files
 from neardup.errors import (
+    IdExistsError,
     IncompatibleError,
     InputError,
     MissingExtraError,
@@ -43,6 +44,7 @@ __all__ = [
     "Clusters",
     "DedupConfig",
     "DedupResult",
+    "IdExistsError",
     "IncompatibleError",
     "InputError",
     "LSHSpec",

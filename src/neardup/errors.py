@@ -6,7 +6,8 @@ exception it refines, so ``except ValueError`` keeps working::
 
     NeardupError                                   the CLI and the service catch only this
      ├─ ParameterError(NeardupError, ValueError)   names the field, what is allowed, what it got
-     │   └─ IncompatibleError                      artefacts made with different specs or versions
+     │   ├─ IncompatibleError                      artefacts made with different specs or versions
+     │   └─ IdExistsError                          an id is already in the index (add, check)
      ├─ InputError(NeardupError, ValueError)       carries path and line/record; says what to do
      ├─ StoreError(NeardupError)                   an index that is corrupt, locked, or foreign
      └─ MissingExtraError(NeardupError, ImportError)  an optional dependency is missing
@@ -19,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "IdExistsError",
     "IncompatibleError",
     "InputError",
     "MissingExtraError",
@@ -39,6 +41,10 @@ class ParameterError(NeardupError, ValueError):
 
 class IncompatibleError(ParameterError):
     """Two artefacts were made with different specs or format versions and cannot be mixed."""
+
+
+class IdExistsError(ParameterError):
+    """A document id given to ``add`` or ``check`` is already in the index; use ``upsert``."""
 
 
 class InputError(NeardupError, ValueError):

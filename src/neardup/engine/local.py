@@ -63,7 +63,7 @@ def dedup_files(
         An index of documents seen before: documents with a near-copy in it are dropped too
         (listed in ``index_matches.jsonl``). ``config.sketch`` must be the index's.
     add_to_index
-        Add the documents finally kept to ``against``, after the outputs are written.
+        Upsert the documents finally kept into ``against``, after the outputs are written.
 
     Raises
     ------
@@ -130,8 +130,7 @@ def dedup_files(
             summary["outputs"]["index_matches"] = "index_matches.jsonl"
         write_json(directory / "summary.json", summary)
         if against is not None and add_to_index:
-            with timings.stage("add_to_index"):
-                _add_kept(sources, clusters.keep, against, config.batch_bytes)
+            _add_kept(sources, clusters.keep, against, config.batch_bytes)
     return result
 
 
@@ -156,7 +155,11 @@ def _drop_indexed(
 def _add_kept(
     sources: Sequence[Source], keep: BoolArray, index: LSHIndex, batch_bytes: int
 ) -> None:
-    """Add the kept records to ``index``, batch by batch (each batch one transaction)."""
+    """Upsert the kept records into ``index``, batch by batch (each batch one transaction).
+
+    Upsert, not add: a kept document whose id is already indexed (with a text that is no
+    near-copy of the new one) replaces it.
+    """
     flags = iter(keep.tolist())
     batch: list[tuple[str, str]] = []
     size = 0
@@ -166,7 +169,7 @@ def _add_kept(
         batch.append((doc_id, text))
         size += len(text)
         if size >= batch_bytes:
-            index.add([i for i, _ in batch], [t for _, t in batch])
+            index.upsert([i for i, _ in batch], [t for _, t in batch])
             batch, size = [], 0
     if batch:
-        index.add([i for i, _ in batch], [t for _, t in batch])
+        index.upsert([i for i, _ in batch], [t for _, t in batch])

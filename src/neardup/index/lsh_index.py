@@ -22,7 +22,7 @@ import numpy as np
 
 from neardup._types import U64Array
 from neardup._version import __version__
-from neardup.errors import IncompatibleError, ParameterError, StoreError
+from neardup.errors import IdExistsError, IncompatibleError, ParameterError, StoreError
 from neardup.index.sqlite import SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
 from neardup.lsh.banding import band_keys
@@ -220,7 +220,7 @@ class LSHIndex:
             present = self.store.docs_of(rows.ids)
             if present:
                 shown = ", ".join(map(repr, list(present)[:5]))
-                raise ParameterError(
+                raise IdExistsError(
                     f"{len(present)} id(s) already in the index ({shown}); use upsert to replace."
                 )
             self.store.insert(rows)
@@ -258,7 +258,7 @@ class LSHIndex:
         with self.store.transaction():
             present = self.store.docs_of(rows.ids)
             if present:
-                raise ParameterError(
+                raise IdExistsError(
                     f"id {next(iter(present))!r} is already in the index; check needs new ids."
                 )
             for i in range(len(rows)):

@@ -13,7 +13,14 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from neardup.errors import IncompatibleError, MissingExtraError, NeardupError, ParameterError
+from neardup._version import __version__
+from neardup.errors import (
+    IdExistsError,
+    IncompatibleError,
+    MissingExtraError,
+    NeardupError,
+    ParameterError,
+)
 from neardup.index import LSHIndex
 
 try:
@@ -156,7 +163,7 @@ def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
     app = FastAPI(
         title="neardup",
         summary="Near-duplicate lookup over a persistent LSH index.",
-        version=str(index.header.get("created_with", "")),
+        version=__version__,
     )
     bearer = HTTPBearer(auto_error=False)
     write_access = Depends(_authorizer(settings, bearer, required=True))
@@ -280,7 +287,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(NeardupError)
     async def neardup_error(request: Request, exc: NeardupError) -> JSONResponse:
-        if isinstance(exc, ParameterError) and "already in the index" in str(exc):
+        if isinstance(exc, IdExistsError):
             return _error(409, "conflict", str(exc))
         if isinstance(exc, ParameterError | IncompatibleError):
             return _error(400, "bad_request", str(exc))
