@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels import verify as kernels
+from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
@@ -32,7 +33,8 @@ def estimate_jaccard(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
     first, second = _pair_arrays(pairs)
     counts = np.empty(first.shape[0], dtype=np.int64)
     values = np.ascontiguousarray(signatures.values)
-    kernels.agreeing_slots(values, first, second, counts)
+    with parallel_section:
+        kernels.agreeing_slots(values, first, second, counts)
     return counts / signatures.num_perm
 
 
@@ -43,7 +45,8 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     """
     first, second = _pair_arrays(pairs)
     shared = np.empty(first.shape[0], dtype=np.int64)
-    kernels.shared_shingles(sets.hashes, sets.offsets, first, second, shared)
+    with parallel_section:
+        kernels.shared_shingles(sets.hashes, sets.offsets, first, second, shared)
     sizes = sets.sizes()
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)

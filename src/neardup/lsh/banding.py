@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from neardup._kernels import lsh as kernels
+from neardup._parallel import parallel_section
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 
@@ -105,7 +106,8 @@ def band_keys(values: U64Array, num_bands: int, num_rows: int) -> U64Array:
         )
     values = np.ascontiguousarray(values, dtype=np.uint64)
     out = np.empty((values.shape[0], num_bands), dtype=np.uint64)
-    kernels.band_keys(values, num_bands, num_rows, out)
+    with parallel_section:
+        kernels.band_keys(values, num_bands, num_rows, out)
     return out
 
 

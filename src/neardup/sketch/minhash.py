@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels.shingles import minhash_of_sets, minhash_signatures
+from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.params import SketchSpec
@@ -41,14 +42,15 @@ def minhash_sets(
     if limit is not None and len(sets.hashes) and int(sets.hashes.max()) >= limit:
         raise ParameterError("minhash_sets with a modulus needs every set element below 2^32.")
     out = np.empty((len(sets), perm_a.shape[0]), dtype=np.uint64)
-    minhash_of_sets(
-        np.ascontiguousarray(sets.hashes, dtype=np.uint64),
-        np.ascontiguousarray(sets.offsets, dtype=np.int64),
-        np.ascontiguousarray(perm_a, dtype=np.uint64),
-        np.ascontiguousarray(perm_b, dtype=np.uint64),
-        0 if modulus is None else modulus,
-        out,
-    )
+    with parallel_section:
+        minhash_of_sets(
+            np.ascontiguousarray(sets.hashes, dtype=np.uint64),
+            np.ascontiguousarray(sets.offsets, dtype=np.int64),
+            np.ascontiguousarray(perm_a, dtype=np.uint64),
+            np.ascontiguousarray(perm_b, dtype=np.uint64),
+            0 if modulus is None else modulus,
+            out,
+        )
     return out
 
 

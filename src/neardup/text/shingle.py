@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neardup._kernels import shingles as kernels
+from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.params import NormalizeSpec, ShingleSpec
 from neardup.text.normalize import codepoint_classes, normalize_batch
@@ -98,7 +99,8 @@ class Shingler:
         batch = as_batch(texts, self.normalize)
         kt = self._kernel_text
         out = np.empty(batch.num_docs, dtype=np.int64)
-        kernels.count_tokens(batch.data, batch.offsets, *kt.tokenizer, out)
+        with parallel_section:
+            kernels.count_tokens(batch.data, batch.offsets, *kt.tokenizer, out)
         return out
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
@@ -110,9 +112,10 @@ class Shingler:
         np.cumsum(room, out=room_offsets[1:])
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
-        kernels.shingle_sets(
-            batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, sizes
-        )
+        with parallel_section:
+            kernels.shingle_sets(
+                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, sizes
+            )
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         used = np.arange(scratch.shape[0]) - np.repeat(room_offsets[:-1], room) < np.repeat(
