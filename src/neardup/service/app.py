@@ -160,6 +160,8 @@ def _authorizer(
 def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
     """The FastAPI application serving ``index`` (run it with uvicorn, or ``neardup serve``)."""
     settings = settings if settings is not None else ServiceSettings()
+    # Load the compiled kernels now, so that the first requests do not wait for them.
+    index.query(["warm up the sketching kernels before the first request"])
     app = FastAPI(
         title="neardup",
         summary="Near-duplicate lookup over a persistent LSH index.",
