@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from neardup import MinHasher, OPHSketcher, Shingler, ShingleSpec, SketchSpec, choose_bands, s_curve
-from neardup.lsh import threshold_of
+from neardup.lsh import CandidatePairs, threshold_of
 from neardup.sketch import minhash_sets
+from neardup.sketch.bbit import BBitSignatures, bbit_estimate
 from neardup.text import ShingleSets
 
 
@@ -80,3 +81,19 @@ FROZEN_SHINGLES = ["02123f673155638b", "1d298d2bf18d65bd", "39e1d84a3458a4c8"]
 FROZEN_MINHASH = ["19ce815e0aa25811", "1222b1f3273ffdd1", "0638120be3f6927c", "005cafa675b9801b"]
 FROZEN_FINGERPRINT = ["af4a7bc53096e3fb", "5026e2f43d332bbd"]
 FROZEN_OPH = ["0c40e74c56539436", "491b382669fc884b", "9397fadcbf8e2a47", "c2f612fd34361ae4"]
+
+
+@pytest.mark.parametrize("agreeing", [0, 32, 57, 80, 128])
+def test_bbit_estimator_is_seed_000s_m_minus_32_over_96(agreeing: int) -> None:
+    # Two rows of 128 two-bit codes that agree in exactly `agreeing` slots.
+    codes_a = np.zeros(128, dtype=np.uint8)
+    codes_b = np.zeros(128, dtype=np.uint8)
+    codes_b[agreeing:] = 1
+    pack = lambda codes: np.array(  # noqa: E731
+        [sum(int(codes[4 * i + j]) << (2 * j) for j in range(4)) for i in range(32)], np.uint8
+    )
+    signatures = BBitSignatures(
+        packed=np.stack([pack(codes_a), pack(codes_b)]), num_perm=128, num_bits=2, source={}
+    )
+    pairs = CandidatePairs(first=np.array([0]), second=np.array([1]))
+    assert bbit_estimate(signatures, pairs)[0] == (agreeing - 32) / 96

@@ -1,0 +1,67 @@
+"""Numba kernels for b-bit MinHash: keep b pseudo-random bits of each slot's winner, packed."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fmix64(x: np.uint64) -> np.uint64:
+    """MurmurHash3's finaliser (a copy: numba's cache does not track other files)."""
+    x ^= x >> uint64(33)
+    x *= uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> uint64(33)
+    x *= uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> uint64(33)
+    return x
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pack_bits(values, key, num_bits, out):  # type: ignore[no-untyped-def]
+    """Pack ``num_bits`` bits of ``fmix64(value ^ key)`` per slot, little-endian within bytes.
+
+    Slot ``i`` of row ``d`` occupies bits ``i*b .. i*b + b - 1`` of ``out[d]`` (b divides 8).
+    Hashing the winner first makes the kept bits independent of how the value was formed
+    (seed 000: "pick a pseudo random 2 bits keyed off of the winning feature").
+    """
+    mask = uint64((1 << num_bits) - 1)
+    per_byte = 8 // num_bits
+    for d in prange(values.shape[0]):
+        for byte in range(out.shape[1]):
+            acc = 0
+            for j in range(per_byte):
+                slot = byte * per_byte + j
+                if slot < values.shape[1]:
+                    code = _fmix64(values[d, slot] ^ key) & mask
+                    acc |= np.int64(code) << (j * num_bits)
+            out[d, byte] = acc
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def matching_codes(packed, num_slots, num_bits, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = slots whose b-bit codes agree between rows ``first[p]`` and ``second[p]``."""
+    mask = (1 << num_bits) - 1
+    per_byte = 8 // num_bits
+    for p in prange(first.shape[0]):
+        a = packed[first[p]]
+        b = packed[second[p]]
+        count = 0
+        for slot in range(num_slots):
+            byte = slot // per_byte
+            shift = (slot % per_byte) * num_bits
+            if ((a[byte] >> shift) & mask) == ((b[byte] >> shift) & mask):
+                count += 1
+        out[p] = count
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def unpack_codes(packed, num_slots, num_bits, out):  # type: ignore[no-untyped-def]
+    """``out[d, i]`` = the b-bit code of slot ``i`` of row ``d``, as uint64 (for banding)."""
+    mask = (1 << num_bits) - 1
+    per_byte = 8 // num_bits
+    for d in prange(packed.shape[0]):
+        for slot in range(num_slots):
+            byte = slot // per_byte
+            shift = (slot % per_byte) * num_bits
+            out[d, slot] = uint64((packed[d, byte] >> shift) & mask)
