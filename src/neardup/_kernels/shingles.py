@@ -338,3 +338,36 @@ def minhash_of_sets(hashes, offsets, perm_a, perm_b, modulus, sig):  # type: ign
                 if m != 0:
                     v = v % m
                 row[i] = min(row[i], v)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bottom_k_sketches(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, strip_punct, fold_ascii, is_char, k, key, sketch, sizes
+):
+    """Bottom-k sketches: the smallest distinct ``h(x) = fmix64((x ^ key[0]) * key[1])``.
+
+    Row ``d`` of ``sketch`` holds its ``sketch.shape[1]`` smallest ascending, padded with
+    EMPTY; ``sizes[d]`` says how many there are. Broder 2000 §4 (seed 003).
+    Cost: O(s log s) for s shingles.
+    """
+    width = sketch.shape[1]
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, _, _ = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+        )
+        hashed = np.empty(num, dtype=np.uint64)
+        for s in range(num):
+            hashed[s] = fmix64((shingles[s] ^ key[0]) * key[1])
+        ordered = np.sort(hashed)
+        row = sketch[d]
+        for i in range(width):
+            row[i] = EMPTY
+        count = 0
+        for s in range(num):
+            if count == width:
+                break
+            if s > 0 and ordered[s] == ordered[s - 1]:
+                continue
+            row[count] = ordered[s]
+            count += 1
+        sizes[d] = count

@@ -1,0 +1,59 @@
+"""Numba kernels for bottom-k sketch estimators: merges of sorted hash rows."""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bottom_k_counts(sketch, sizes, first, second, k, out):  # type: ignore[no-untyped-def]
+    """Per pair, the counts the resemblance and containment estimators need.
+
+    With ``S(A)``, ``S(B)`` the sorted sketches and ``U`` the ``k`` smallest of their union:
+    ``out[p, 0] = |U|``, ``out[p, 1] = |U ∩ S(A) ∩ S(B)|`` (resemblance), ``out[p, 2]`` =
+    elements of S(A) not above B's threshold, ``out[p, 3]`` = those also in S(B) (containment
+    of A in B), and ``out[p, 4]``, ``out[p, 5]`` the same for B in A. A sketch with fewer than
+    ``k`` elements holds its whole set, so its threshold is infinite.
+    """
+    for p in prange(first.shape[0]):
+        a = sketch[first[p]]
+        b = sketch[second[p]]
+        na = sizes[first[p]]
+        nb = sizes[second[p]]
+        i = 0
+        j = 0
+        union = 0
+        both = 0
+        while union < k and (i < na or j < nb):
+            if j >= nb or (i < na and a[i] < b[j]):
+                i += 1
+            elif i >= na or b[j] < a[i]:
+                j += 1
+            else:
+                both += 1
+                i += 1
+                j += 1
+            union += 1
+        out[p, 0] = union
+        out[p, 1] = both
+        for side in range(2):
+            x = a if side == 0 else b
+            y = b if side == 0 else a
+            nx = na if side == 0 else nb
+            ny = nb if side == 0 else na
+            full = ny < k
+            limit = y[ny - 1] if ny > 0 else 0
+            seen = 0
+            shared = 0
+            jj = 0
+            for ii in range(nx):
+                v = x[ii]
+                if not full and v > limit:
+                    break
+                seen += 1
+                while jj < ny and y[jj] < v:
+                    jj += 1
+                if jj < ny and y[jj] == v:
+                    shared += 1
+            out[p, 2 + 2 * side] = seen
+            out[p, 3 + 2 * side] = shared
