@@ -135,3 +135,30 @@ def test_a_failing_run_leaves_nothing_behind(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert f"error: {source}:51: malformed JSON" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    text = str(licenses[50]["text"])
+    a.write_text(text)
+    b.write_text(str(licenses[51]["text"]) + "\n" + text)
+    table = run("compare", a, b)
+    assert table.returncode == 0, table.stderr
+    assert "containment of A in B" in table.stdout
+    assert "estimate: bottomk-containment" in table.stdout
+    result = json.loads(run("compare", a, b, "--json", "--shingle", "char:9").stdout)
+    assert result["shingle"] == "char:9"
+    assert result["containment_a_in_b"] > 0.99
+    assert set(result["estimates"]) == {
+        "minhash",
+        "oph",
+        "bbit1",
+        "bbit2",
+        "bbit4",
+        "bbit8",
+        "bottomk",
+        "bottomk-containment",
+    }
+    missing = run("compare", a, tmp_path / "nope.txt")
+    assert missing.returncode == 1
+    assert "nope.txt: no such file" in missing.stderr

@@ -293,12 +293,23 @@ def count_tokens(buf, offsets, classes, strip_punct, fold_ascii, is_char, out): 
 
 @njit(cache=True, nogil=True, parallel=True)
 def shingle_sets(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, strip_punct, fold_ascii, is_char, k, out_offsets, out, out_sizes
+    buf,
+    offsets,
+    classes,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    k,
+    out_offsets,
+    out,
+    out_counts,
+    out_sizes,
 ):
-    """Write each document's sorted, distinct shingle fingerprints to ``out``.
+    """Write each document's sorted, distinct shingle fingerprints to ``out``, with counts.
 
     Document ``d`` owns ``out[out_offsets[d]:out_offsets[d + 1]]`` (room for every shingle)
-    and fills its first ``out_sizes[d]`` entries. Cost: O(s log s) for s shingles.
+    and fills its first ``out_sizes[d]`` entries; ``out_counts`` holds how many times each
+    occurs in the document. Cost: O(s log s) for s shingles.
     """
     for d in prange(offsets.shape[0] - 1):
         shingles, num, _, _ = _doc_shingles(
@@ -309,11 +320,15 @@ def shingle_sets(  # type: ignore[no-untyped-def]
             ordered = np.sort(shingles[:num])
             base = out_offsets[d]
             out[base] = ordered[0]
+            out_counts[base] = 1
             size = 1
             for s in range(1, num):
                 if ordered[s] != ordered[s - 1]:
                     out[base + size] = ordered[s]
+                    out_counts[base + size] = 1
                     size += 1
+                else:
+                    out_counts[base + size - 1] += 1
         out_sizes[d] = size
 
 

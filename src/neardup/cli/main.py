@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import click
 
 from neardup._version import __version__
+from neardup.cli.compare import compare_command
 from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.serve import serve_command
@@ -41,6 +42,7 @@ def cli(debug: bool) -> None:
 
 
 cli.add_command(dedup_command)
+cli.add_command(compare_command)
 cli.add_command(index_group)
 cli.add_command(serve_command)
 

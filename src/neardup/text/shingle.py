@@ -105,20 +105,32 @@ class Shingler:
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
         """The sorted distinct shingle fingerprints of every document."""
+        return self.shingle_counts(texts)[0]
+
+    def shingle_counts(self, texts: Sequence[str] | Batch) -> tuple[ShingleSets, I64Array]:
+        """The shingle sets, and how many times each shingle occurs in its document (a bag).
+
+        Examples
+        --------
+        >>> sets, counts = Shingler(ShingleSpec(k=1)).shingle_counts(["a rose is a rose"])
+        >>> sorted(counts.tolist())
+        [1, 2, 2]
+        """
         batch = as_batch(texts, self.normalize)
         kt = self._kernel_text
         room = np.maximum(self.count_tokens(batch) - kt.k + 1, 0)
         room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         np.cumsum(room, out=room_offsets[1:])
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
+        counts = np.empty(int(room_offsets[-1]), dtype=np.int64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
         with parallel_section:
             kernels.shingle_sets(
-                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, sizes
+                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, counts, sizes
             )
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         used = np.arange(scratch.shape[0]) - np.repeat(room_offsets[:-1], room) < np.repeat(
             sizes, room
         )
-        return ShingleSets(hashes=scratch[used], offsets=offsets)
+        return ShingleSets(hashes=scratch[used], offsets=offsets), counts[used]
