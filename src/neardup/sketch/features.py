@@ -1,0 +1,149 @@
+"""Broder's feature filter: supershingles, megashingles, and their acceptance probabilities.
+
+A MinHash sketch of ``t = k * s`` samples is cut into ``k`` groups of ``s`` samples; each group
+is fingerprinted into a *feature* (a supershingle). Two documents are *fungible* when they share
+at least ``r`` features: with ``r = 1`` candidates come from one lookup per feature, with
+``r >= 2`` from the C(k, 2) *megashingles* (hashes of feature pairs). Seed 003 ("the filtering
+mechanism") gives the probability that two documents of resemblance rho are accepted, with the
+full sketch and with features; :func:`acceptance_full` and :func:`acceptance_features` compute
+them for plotting and for choosing parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+from neardup._kernels import features as kernels
+from neardup._parallel import parallel_section
+from neardup._types import F64Array, I64Array, U64Array
+from neardup.errors import ParameterError
+from neardup.lsh.banding import CandidatePairs, band_keys, candidate_pairs
+from neardup.sketch.signatures import Signatures
+
+__all__ = [
+    "PRESETS",
+    "FeaturePreset",
+    "acceptance_features",
+    "acceptance_full",
+    "fungible_pairs",
+    "supershingles",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FeaturePreset:
+    """Feature-filter parameters.
+
+    ``num_groups`` features of ``group_size`` samples each, fingerprints of ``feature_bits``
+    bits; two documents are fungible at ``min_shared`` common features.
+    """
+
+    num_groups: int
+    group_size: int
+    min_shared: int
+    feature_bits: int = 64
+
+    @property
+    def num_samples(self) -> int:
+        """Sketch samples the features are made from (``k * s``)."""
+        return self.num_groups * self.group_size
+
+
+PRESETS: dict[str, FeaturePreset] = {
+    # AltaVista: 84 samples in 6 groups of 14, fungible at 2 common features (seed 003).
+    "altavista": FeaturePreset(num_groups=6, group_size=14, min_shared=2),
+    # The variant: 200 samples in 8 groups of 25, fungible at 1 (seed 003).
+    "altavista-variant": FeaturePreset(num_groups=8, group_size=25, min_shared=1),
+    # Bing: groups of about 5 samples, at least 4 matches (seed 000); 25 groups of 5 here.
+    "bing": FeaturePreset(num_groups=25, group_size=5, min_shared=4),
+    # "8 bytes are enough": 8 one-byte samples, 3 of 8 at small scale, 7 of 8 at large scale.
+    "8bytes-small": FeaturePreset(num_groups=8, group_size=1, min_shared=3, feature_bits=8),
+    "8bytes-large": FeaturePreset(num_groups=8, group_size=1, min_shared=7, feature_bits=8),
+}
+
+
+def acceptance_full(rho: float | F64Array, num_samples: int, min_agreeing: int) -> F64Array:
+    """P(at least ``min_agreeing`` of ``num_samples`` independent samples agree).
+
+    Seed 003: ``sum_{i=min}^{t} C(t, i) rho^i (1 - rho)^(t - i)``.
+
+    Examples
+    --------
+    >>> float(acceptance_full(0.5, 2, 1))
+    0.75
+    """
+    r = np.asarray(rho, dtype=np.float64)
+    return np.asarray(
+        sum(comb(num_samples, i) * r**i * (1 - r) ** (num_samples - i)
+            for i in range(min_agreeing, num_samples + 1)),
+        dtype=np.float64,
+    )  # fmt: skip
+
+
+def acceptance_features(rho: float | F64Array, preset: FeaturePreset) -> F64Array:
+    """P(at least ``min_shared`` of ``num_groups`` features agree) at resemblance ``rho``.
+
+    A feature agrees when its ``group_size`` samples all agree (``rho^s``), or, for short
+    fingerprints, by chance (``2^-bits``). Seed 003:
+    ``sum_{i=r}^{k} C(k, i) p^i (1 - p)^(k - i)`` with ``p = rho^s`` for 64-bit features.
+
+    Examples
+    --------
+    >>> round(float(acceptance_features(0.9, PRESETS["altavista"])), 4)
+    0.4151
+    """
+    r = np.asarray(rho, dtype=np.float64)
+    chance = 2.0**-preset.feature_bits
+    p = r**preset.group_size + (1 - r**preset.group_size) * chance
+    k = preset.num_groups
+    return np.asarray(
+        sum(comb(k, i) * p**i * (1 - p) ** (k - i) for i in range(preset.min_shared, k + 1)),
+        dtype=np.float64,
+    )
+
+
+def supershingles(signatures: Signatures, preset: FeaturePreset) -> U64Array:
+    """``uint64[num_docs, num_groups]``: the features (fingerprints of groups of samples)."""
+    if preset.num_samples > signatures.num_perm:
+        raise ParameterError(
+            f"the preset needs {preset.num_samples} samples; the signatures have "
+            f"{signatures.num_perm} (raise num_perm)."
+        )
+    features = band_keys(signatures.values, preset.num_groups, preset.group_size)
+    if preset.feature_bits < 64:
+        features &= np.uint64((1 << preset.feature_bits) - 1)
+    return features
+
+
+def fungible_pairs(
+    features: U64Array, min_shared: int, *, active: np.ndarray | None = None
+) -> tuple[CandidatePairs, I64Array]:
+    """Pairs of documents sharing at least ``min_shared`` features, and how many they share.
+
+    ``min_shared = 1`` looks up each feature; ``min_shared >= 2`` looks up megashingles (pairs
+    of features) and then counts the shared features of each candidate exactly.
+    """
+    num_groups = features.shape[1]
+    if not 1 <= min_shared <= num_groups:
+        raise ParameterError(f"min_shared must be in [1, {num_groups}]; got {min_shared}.")
+    features = np.ascontiguousarray(features, dtype=np.uint64)
+    if min_shared == 1:
+        keys = features
+    else:
+        keys = np.empty((features.shape[0], num_groups * (num_groups - 1) // 2), dtype=np.uint64)
+        with parallel_section:
+            kernels.megashingles(features, keys)
+    # Position-tagged keys, so that equal features at different positions do not collide.
+    tagged = band_keys(keys, keys.shape[1], 1)
+    candidates = candidate_pairs(tagged, active=active, max_bucket_size=2**31 - 1)
+    shared = np.empty(len(candidates), dtype=np.int64)
+    with parallel_section:
+        kernels.shared_features(features, candidates.first, candidates.second, shared)
+    keep = shared >= min_shared
+    return (
+        CandidatePairs(first=candidates.first[keep], second=candidates.second[keep]),
+        shared[keep],
+    )
