@@ -1,0 +1,169 @@
+"""Weighted sets: Jaccard of bags and of weighted sets, and weighted MinHash (ICWS).
+
+A document as a bag counts each shingle's occurrences; as a weighted set it gives each shingle
+a non-negative real weight (a count, or TF-IDF with :class:`IDFWeights`). Two similarities
+(MMDS §3.1.3): the *max* definition ``sum min / sum max`` (the weighted Jaccard), and the *sum*
+definition ``|A ∩ B| / (|A| + |B|)`` of bag intersection over the bag sum (at most 1/2).
+Integer weights can be handled by replication (seed 000, "important features": a feature of
+weight w becomes w distinct features), real weights by consistent weighted sampling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from neardup._kernels.weighted import icws_samples
+from neardup._parallel import parallel_section
+from neardup._types import F64Array, U64Array
+from neardup.errors import ParameterError
+from neardup.lsh.banding import CandidatePairs
+from neardup.params import SketchSpec
+from neardup.text.shingle import Shingler, ShingleSets
+
+__all__ = [
+    "IDFWeights",
+    "WeightedMinHasher",
+    "WeightedSets",
+    "bag_jaccard_sum",
+    "estimate_weighted_jaccard",
+    "replicate",
+    "term_counts",
+    "weighted_jaccard",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedSets:
+    """Sorted distinct features per document, each with a weight.
+
+    ``weights`` aligns with ``sets.hashes``.
+    """
+
+    sets: ShingleSets
+    weights: F64Array
+
+    def of(self, doc: int) -> tuple[U64Array, F64Array]:
+        """Document ``doc``'s features and weights."""
+        start, end = self.sets.offsets[doc], self.sets.offsets[doc + 1]
+        return self.sets.hashes[start:end], self.weights[start:end]
+
+
+def term_counts(texts: Sequence[str], spec: SketchSpec | None = None) -> WeightedSets:
+    """Shingles weighted by how often they occur in their document."""
+    spec = spec if spec is not None else SketchSpec()
+    sets, counts = Shingler(spec.shingle, spec.normalize).shingle_counts(texts)
+    return WeightedSets(sets=sets, weights=counts.astype(np.float64))
+
+
+class IDFWeights:
+    """Inverse document frequency of shingles, learned from a corpus: ``log(N / df)``.
+
+    Attributes
+    ----------
+    features_, idf_
+        Sorted shingle fingerprints seen in ``fit`` and their IDF.
+    """
+
+    def __init__(self, spec: SketchSpec | None = None) -> None:
+        self.spec = spec if spec is not None else SketchSpec()
+
+    def fit(self, corpus: Sequence[str]) -> IDFWeights:
+        """Learn document frequencies from ``corpus``."""
+        sets = Shingler(self.spec.shingle, self.spec.normalize).shingle_sets(corpus)
+        self.features_, df = np.unique(sets.hashes, return_counts=True)
+        self.idf_ = np.log(len(corpus) / df)
+        self.num_docs_ = len(corpus)
+        return self
+
+    def transform(self, texts: Sequence[str]) -> WeightedSets:
+        """TF-IDF weights of the texts' shingles; unseen shingles get ``log(N + 1)``."""
+        if not hasattr(self, "idf_"):
+            raise ParameterError("IDFWeights must be fitted before transform; call fit(corpus).")
+        counts = term_counts(texts, self.spec)
+        position = np.searchsorted(self.features_, counts.sets.hashes)
+        position = np.minimum(position, len(self.features_) - 1)
+        seen = self.features_[position] == counts.sets.hashes
+        idf = np.where(seen, self.idf_[position], np.log(self.num_docs_ + 1))
+        return WeightedSets(sets=counts.sets, weights=counts.weights * idf)
+
+
+def weighted_jaccard(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
+    """Exact ``sum min(w_a, w_b) / sum max(w_a, w_b)`` of each pair (the max definition)."""
+    out = np.zeros(len(pairs), dtype=np.float64)
+    for p, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)):
+        fa, wa = weighted.of(a)
+        fb, wb = weighted.of(b)
+        _, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
+        low = np.minimum(wa[ia], wb[ib]).sum()
+        high = wa.sum() + wb.sum() - low  # sum of max = sum a + sum b - sum of min
+        out[p] = low / high if high > 0 else 0.0
+    return out
+
+
+def bag_jaccard_sum(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
+    """Bag similarity with the *sum* definition of union: ``sum min / (sum a + sum b)``."""
+    out = np.zeros(len(pairs), dtype=np.float64)
+    for p, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)):
+        fa, wa = weighted.of(a)
+        fb, wb = weighted.of(b)
+        _, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
+        total = wa.sum() + wb.sum()
+        out[p] = np.minimum(wa[ia], wb[ib]).sum() / total if total > 0 else 0.0
+    return out
+
+
+def replicate(weighted: WeightedSets) -> ShingleSets:
+    """Integer weights by replication: a feature of weight ``w`` becomes ``w`` features.
+
+    The plain Jaccard of the replicated sets is the weighted Jaccard of the originals, so any
+    set sketch then estimates it (seed 000, "important features").
+    """
+    counts = np.rint(weighted.weights).astype(np.int64)
+    if np.any(counts < 0) or not np.allclose(counts, weighted.weights):
+        raise ParameterError("replicate needs non-negative integer weights; use ICWS otherwise.")
+    features = np.repeat(weighted.sets.hashes, counts)
+    copy = np.arange(features.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+    replicated = features ^ (copy.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    doc = np.repeat(np.repeat(np.arange(len(weighted.sets)), weighted.sets.sizes()), counts)
+    order = np.lexsort((replicated, doc))
+    sizes = np.bincount(doc, minlength=len(weighted.sets))
+    offsets = np.zeros(len(weighted.sets) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return ShingleSets(hashes=replicated[order], offsets=offsets)
+
+
+class WeightedMinHasher:
+    """Weighted MinHash by ICWS: ``num_perm`` consistent samples of a weighted set.
+
+    The fraction of equal samples estimates the weighted Jaccard ``sum min / sum max``.
+    """
+
+    def __init__(self, spec: SketchSpec | None = None) -> None:
+        self.spec = spec if spec is not None else SketchSpec()
+        rng = np.random.default_rng([self.spec.seed, 5])
+        self.seed = rng.integers(0, 2**64, dtype=np.uint64, endpoint=False)
+
+    def sketch(self, weighted: WeightedSets) -> U64Array:
+        """``uint64[num_docs, num_perm]`` samples."""
+        if np.any(weighted.weights < 0) or not np.all(np.isfinite(weighted.weights)):
+            raise ParameterError("weights must be finite and non-negative.")
+        out = np.zeros((len(weighted.sets), self.spec.num_perm), dtype=np.uint64)
+        with parallel_section:
+            icws_samples(
+                weighted.sets.hashes,
+                np.ascontiguousarray(weighted.weights, dtype=np.float64),
+                weighted.sets.offsets,
+                self.spec.num_perm,
+                self.seed,
+                out,
+            )
+        return out
+
+
+def estimate_weighted_jaccard(samples: U64Array, pairs: CandidatePairs) -> F64Array:
+    """The fraction of equal ICWS samples of each pair."""
+    agree: F64Array = np.mean(samples[pairs.first] == samples[pairs.second], axis=1)
+    return agree
