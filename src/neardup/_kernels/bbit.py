@@ -5,16 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's finaliser (a copy: numba's cache does not track other files)."""
-    x ^= x >> uint64(33)
-    x *= uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> uint64(33)
-    x *= uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> uint64(33)
-    return x
+from neardup._kernels.mix import fmix64
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -33,7 +24,7 @@ def pack_bits(values, key, num_bits, out):  # type: ignore[no-untyped-def]
             for j in range(per_byte):
                 slot = byte * per_byte + j
                 if slot < values.shape[1]:
-                    code = _fmix64(values[d, slot] ^ key) & mask
+                    code = fmix64(values[d, slot] ^ key) & mask
                     acc |= np.int64(code) << (j * num_bits)
             out[d, byte] = acc
 

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange, uint64
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's finaliser (a copy: numba's cache does not track other files)."""
-    x ^= x >> uint64(33)
-    x *= uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> uint64(33)
-    x *= uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> uint64(33)
-    return x
+from neardup._kernels.mix import fmix64
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -30,9 +20,9 @@ def megashingles(features, out):  # type: ignore[no-untyped-def]
         p = 0
         for i in range(num):
             for j in range(i + 1, num):
-                h = _fmix64(uint64(i * 4096 + j) ^ uint64(0x6A09E667F3BCC908))
-                h = _fmix64(h ^ features[d, i])
-                out[d, p] = _fmix64(h ^ features[d, j])
+                h = fmix64(uint64(i * 4096 + j) ^ uint64(0x6A09E667F3BCC908))
+                h = fmix64(h ^ features[d, i])
+                out[d, p] = fmix64(h ^ features[d, j])
                 p += 1
 
 

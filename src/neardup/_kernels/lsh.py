@@ -5,22 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
+from neardup._kernels.mix import fmix64
+
 BAND_SALT = uint64(0x2545F4914F6CDD1D)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's finaliser.
-
-    A copy of ``shingles.fmix64``: numba's on-disk cache does not notice changes to a kernel
-    called from another file.
-    """
-    x ^= x >> uint64(33)
-    x *= uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> uint64(33)
-    x *= uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> uint64(33)
-    return x
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -32,10 +19,10 @@ def band_keys(sig, num_bands, num_rows, out):  # type: ignore[no-untyped-def]
     """
     for d in prange(sig.shape[0]):
         for j in range(num_bands):
-            h = _fmix64(uint64(j) + BAND_SALT)
+            h = fmix64(uint64(j) + BAND_SALT)
             base = j * num_rows
             for i in range(num_rows):
-                h = _fmix64(h ^ sig[d, base + i])
+                h = fmix64(h ^ sig[d, base + i])
             out[d, j] = h
 
 

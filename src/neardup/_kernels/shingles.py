@@ -2,8 +2,8 @@
 
 A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
 ``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
-over documents, and keeps its whole call chain inside this file (numba's on-disk cache does not
-notice changes to kernels called from other files).
+over documents, and keeps its whole call chain inside this file but for ``mix.fmix64`` (numba's
+on-disk cache does not notice changes to kernels called from other files: see ``mix``).
 
 The fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
+from neardup._kernels.mix import fmix64
+
 WORD = 0
 SPACE = 1
 PUNCT = 2
@@ -38,17 +40,6 @@ CHAR_SALT = uint64(0x51ED270B27A3D5B1)
 FOLD_A = uint64(0xFF51AFD7ED558CCD)
 FOLD_B = uint64(0xC4CEB9FE1A85EC53)
 EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's 64-bit finaliser: a bijection with full avalanche."""
-    x ^= x >> uint64(33)
-    x *= uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> uint64(33)
-    x *= uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> uint64(33)
-    return x
 
 
 @njit(cache=True, nogil=True)

@@ -5,22 +5,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's finaliser (a copy: numba's cache does not track other files)."""
-    x ^= x >> uint64(33)
-    x *= uint64(0xFF51AFD7ED558CCD)
-    x ^= x >> uint64(33)
-    x *= uint64(0xC4CEB9FE1A85EC53)
-    x ^= x >> uint64(33)
-    return x
+from neardup._kernels.mix import fmix64
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _uniform(feature: np.uint64, sample: int, stream: int, seed: np.uint64) -> float:
     """A uniform in (0, 1) that depends only on (feature, sample, stream, seed)."""
-    h = _fmix64(_fmix64(feature ^ seed) + uint64(sample * 8 + stream) * uint64(0x9E3779B97F4A7C15))
+    h = fmix64(fmix64(feature ^ seed) + uint64(sample * 8 + stream) * uint64(0x9E3779B97F4A7C15))
     return ((h >> uint64(11)) + 0.5) / 9007199254740992.0  # 2^53
 
 
@@ -53,5 +44,5 @@ def icws_samples(features, weights, offsets, num_samples, seed, out):  # type: i
                 a = c / (y * np.exp(r))
                 if a < best:
                     best = a
-                    chosen = _fmix64(feature ^ uint64(np.int64(t) * 0x632BE59BD9B4E019))
+                    chosen = fmix64(feature ^ uint64(np.int64(t) * 0x632BE59BD9B4E019))
             out[d, i] = chosen
