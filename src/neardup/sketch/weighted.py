@@ -90,29 +90,35 @@ class IDFWeights:
         return WeightedSets(sets=counts.sets, weights=counts.weights * idf)
 
 
-def weighted_jaccard(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
-    """Exact ``sum min(w_a, w_b) / sum max(w_a, w_b)`` of each pair (the max definition)."""
-    out = np.zeros(len(pairs), dtype=np.float64)
+def _overlaps(weighted: WeightedSets, pairs: CandidatePairs) -> tuple[F64Array, F64Array]:
+    """Per pair: the sum of the smaller weights of shared features, and the sum of all weights."""
+    low = np.zeros(len(pairs), dtype=np.float64)
+    total = np.zeros(len(pairs), dtype=np.float64)
     for p, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)):
         fa, wa = weighted.of(a)
         fb, wb = weighted.of(b)
         _, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
-        low = np.minimum(wa[ia], wb[ib]).sum()
-        high = wa.sum() + wb.sum() - low  # sum of max = sum a + sum b - sum of min
-        out[p] = low / high if high > 0 else 0.0
+        low[p] = np.minimum(wa[ia], wb[ib]).sum()
+        total[p] = wa.sum() + wb.sum()
+    return low, total
+
+
+def _ratio(numerator: F64Array, denominator: F64Array) -> F64Array:
+    out = np.zeros(numerator.shape[0], dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
+
+
+def weighted_jaccard(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
+    """Exact ``sum min(w_a, w_b) / sum max(w_a, w_b)`` of each pair (the max definition)."""
+    low, total = _overlaps(weighted, pairs)
+    return _ratio(low, total - low)  # sum of max = sum a + sum b - sum of min
 
 
 def bag_jaccard_sum(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
     """Bag similarity with the *sum* definition of union: ``sum min / (sum a + sum b)``."""
-    out = np.zeros(len(pairs), dtype=np.float64)
-    for p, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)):
-        fa, wa = weighted.of(a)
-        fb, wb = weighted.of(b)
-        _, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
-        total = wa.sum() + wb.sum()
-        out[p] = np.minimum(wa[ia], wb[ib]).sum() / total if total > 0 else 0.0
-    return out
+    low, total = _overlaps(weighted, pairs)
+    return _ratio(low, total)
 
 
 def replicate(weighted: WeightedSets) -> ShingleSets:
