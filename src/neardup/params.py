@@ -29,6 +29,7 @@ __all__ = [
 
 ShingleUnit = Literal["word", "char"]
 SketchKind = Literal["minhash", "oph"]
+FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
 Compression = Literal["none", "gzip", "zstd"]
@@ -179,25 +180,53 @@ class NormalizeSpec(_Spec):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShingleSpec(_Spec):
-    """Which shingles represent a document: word k-shingles or character k-shingles.
+    """Which shingles represent a document, and how each is fingerprinted into 64 bits.
 
     Words are maximal runs of non-whitespace characters; every character of a script written
     without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, ...) is a word of its own.
     Character shingles are taken over the normalised text with whitespace collapsed to one space.
 
+    Parameters
+    ----------
+    unit, k
+        Word or character shingles of ``k`` tokens.
+    fingerprint
+        ``"nd64"``: FNV-1a + fmix64 token hashes combined by a rolling polynomial (the default,
+        fastest); ``"rabin"``: Rabin fingerprints modulo ``polynomial`` (seed 003).
+    polynomial
+        The irreducible degree-64 polynomial of ``"rabin"``, as 17 hex digits (``None`` picks
+        :data:`neardup.hashing.DEFAULT_POLYNOMIAL`; it is recorded either way).
+
     Examples
     --------
     >>> ShingleSpec.parse("char:9")
-    ShingleSpec(unit='char', k=9)
+    ShingleSpec(unit='char', k=9, fingerprint='nd64', polynomial=None)
     """
 
     unit: ShingleUnit = "word"
     k: int = 5
+    fingerprint: FingerprintKind = "nd64"
+    polynomial: str | None = None
 
-    _RULES: ClassVar[Mapping[str, Rule]] = {"unit": one_of("word", "char"), "k": integer(1, 64)}
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "unit": one_of("word", "char"),
+        "k": integer(1, 64),
+        "fingerprint": one_of("nd64", "rabin"),
+        "polynomial": Rule(
+            "None or a hex string of 17 digits starting 0x1 (a degree-64 polynomial)",
+            lambda v: v is None or _is_polynomial(v),
+        ),
+    }
 
     def __post_init__(self) -> None:
         self._validate()
+        if self.fingerprint == "nd64" and self.polynomial is not None:
+            raise ParameterError(
+                "ShingleSpec.polynomial is only used with fingerprint='rabin'; "
+                f"got polynomial={self.polynomial!r} with fingerprint='nd64'."
+            )
+        if self.fingerprint == "rabin" and self.polynomial is None:
+            object.__setattr__(self, "polynomial", DEFAULT_RABIN_POLYNOMIAL)
 
     @classmethod
     def parse(cls, value: str) -> ShingleSpec:
@@ -211,6 +240,16 @@ class ShingleSpec(_Spec):
 
     def __str__(self) -> str:
         return f"{self.unit}:{self.k}"
+
+
+DEFAULT_RABIN_POLYNOMIAL = "0x1123a0ec875b778cd"
+"""The Rabin polynomial a spec records when it names none (``random_irreducible(seed=0)``)."""
+
+
+def _is_polynomial(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) != 19 or not value.startswith("0x1"):
+        return False
+    return all(c in "0123456789abcdef" for c in value[2:])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

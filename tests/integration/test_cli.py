@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from neardup.hashing import DEFAULT_POLYNOMIAL
 from tests.conftest import SAMPLE
 
 NEARDUP = Path(sys.executable).parent / "neardup"
@@ -75,6 +76,8 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
         "0.9",
         "--shingle",
         "char:9",
+        "--fingerprint",
+        "rabin",
         "-q",
     )
     assert result.returncode == 0, result.stderr
@@ -82,7 +85,13 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["config"]["lsh"]["threshold"] == 0.9
     assert summary["config"]["keep"] == "longest"
-    assert summary["config"]["sketch"]["shingle"] == {"unit": "char", "k": 9}
+    assert summary["config"]["sketch"]["shingle"] == {
+        "unit": "char",
+        "k": 9,
+        "fingerprint": "rabin",
+        "polynomial": DEFAULT_POLYNOMIAL,
+    }
+    assert summary["signatures"]["fingerprint_scheme"] == "rabin-v1"
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import pytest
 from neardup import (
     CandidatePairs,
     Shingler,
+    ShingleSpec,
     SketchSpec,
     estimate_jaccard,
     exact_jaccard,
@@ -51,8 +52,12 @@ def licence_pairs(licenses: list[dict[str, object]]) -> list[tuple[str, str, flo
     return pairs
 
 
-def _estimates(pairs: list[tuple[str, str, float]], kind: str, seed: int) -> np.ndarray:
-    sketcher = make_sketcher(SketchSpec(kind=kind, num_perm=NUM_PERM, seed=seed))  # type: ignore[arg-type]
+def _estimates(
+    pairs: list[tuple[str, str, float]], kind: str, seed: int, fingerprint: str = "nd64"
+) -> np.ndarray:
+    shingle = ShingleSpec(fingerprint=fingerprint)  # type: ignore[arg-type]
+    spec = SketchSpec(kind=kind, num_perm=NUM_PERM, seed=seed, shingle=shingle)  # type: ignore[arg-type]
+    sketcher = make_sketcher(spec)
     texts = [t for a, b, _ in pairs for t in (a, b)]
     sigs = sketcher.sketch(texts)
     first = np.arange(0, len(texts), 2, dtype=np.int64)
@@ -69,12 +74,13 @@ def test_each_estimate_is_within_four_sigma(
         assert abs(est - j) <= 4 * sigma + 1 / NUM_PERM, (kind, j, est)
 
 
+@pytest.mark.parametrize("fingerprint", ["nd64", "rabin"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_estimates_are_unbiased_with_the_theoretical_spread(
-    kind: str, licence_pairs: list[tuple[str, str, float]]
+    kind: str, fingerprint: str, licence_pairs: list[tuple[str, str, float]]
 ) -> None:
     seeds = 150
-    runs = np.stack([_estimates(licence_pairs, kind, seed) for seed in range(seeds)])
+    runs = np.stack([_estimates(licence_pairs, kind, seed, fingerprint) for seed in range(seeds)])
     exact = np.array([j for _, _, j in licence_pairs])
     sigma = np.sqrt(exact * (1 - exact) / NUM_PERM)
     # Unbiased: the mean over seeds is within 3 standard errors of the exact value (each pair).
@@ -86,6 +92,23 @@ def test_estimates_are_unbiased_with_the_theoretical_spread(
         assert 0.85 <= ratio <= 1.15, ratio
     else:
         assert 0.5 <= ratio <= 1.1, ratio
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rabin_and_nd64_fingerprints_give_equivalent_estimates(
+    kind: str, licence_pairs: list[tuple[str, str, float]]
+) -> None:
+    # Same pairs, 100 seeds each: the squared errors of the two schemes have equal means
+    # (a two-sample z-test at 3 standard errors), and so do the estimates themselves.
+    exact = np.array([j for _, _, j in licence_pairs])
+    errors = {
+        fp: np.stack([_estimates(licence_pairs, kind, s, fp) - exact for s in range(100)])
+        for fp in ("nd64", "rabin")
+    }
+    for stat in (lambda e: e**2, lambda e: e):
+        a, b = stat(errors["nd64"]).ravel(), stat(errors["rabin"]).ravel()
+        z = (a.mean() - b.mean()) / math.sqrt(a.var() / a.size + b.var() / b.size)
+        assert abs(z) < 3, z
 
 
 def test_oph_is_at_least_as_accurate_as_minhash(

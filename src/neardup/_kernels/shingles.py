@@ -2,10 +2,11 @@
 
 A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
 ``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
-over documents, and keeps its whole call chain inside this file but for ``mix.fmix64`` (numba's
-on-disk cache does not notice changes to kernels called from other files: see ``mix``).
+over documents, and keeps its whole call chain inside this file but for ``mix.fmix64`` and the
+Rabin steps of ``rabin`` (numba's on-disk cache does not notice changes to kernels called from
+other files: see ``mix``).
 
-The fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
+The default fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
 
 * a *token* is a word (word shingling) or a code point (character shingling), see
   :func:`_tokens`; a word's hash is 64-bit FNV-1a over its UTF-8 bytes, finalised with
@@ -15,6 +16,10 @@ The fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signatur
   per shingle (the sliding-window idea of Rabin fingerprints, seed 003 §2);
 * the *exact fingerprint* of a document is a 128-bit fold of its token hashes, so documents
   whose normalised texts are identical (up to whitespace) share it.
+
+Every kernel takes ``rabin``, a ``uint64[9, 256]`` table set from :mod:`neardup.hashing.rabin`
+selecting the Rabin scheme (``"rabin-v1"``: tokens and shingles are Rabin fingerprints, see
+:func:`_tokens` and :func:`_shingles`), or an empty ``uint64[0, 256]`` for ``nd64``.
 
 Code-point classes (an ``uint8`` table over all of Unicode, built in ``neardup.text``):
 ``WORD`` joins a word, ``SPACE`` separates, ``PUNCT`` separates only when punctuation is
@@ -27,6 +32,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
+from neardup._kernels.rabin import outgoing, push_byte, push_word
 
 WORD = 0
 SPACE = 1
@@ -42,22 +48,44 @@ FOLD_B = uint64(0xC4CEB9FE1A85EC53)
 EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _token_start(rabin):  # type: ignore[no-untyped-def]
+    """The hash state before a token's first byte."""
+    return uint64(0) if rabin.shape[0] else FNV_OFFSET
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_byte(h, byte, rabin):  # type: ignore[no-untyped-def]
+    """Add one byte to a token's hash: a Rabin step, or an FNV-1a step."""
+    if rabin.shape[0]:
+        return push_byte(h, uint64(byte), rabin[0])
+    return (h ^ uint64(byte)) * FNV_PRIME
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_end(h, rabin):  # type: ignore[no-untyped-def]
+    """The token hash: the Rabin residue as it is, or the FNV-1a state finalised by fmix64."""
+    return h if rabin.shape[0] else fmix64(h)
+
+
 @njit(cache=True, nogil=True)
-def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, out):  # type: ignore[no-untyped-def]
+def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
 
     ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
     texts untouched, see ``neardup.text.normalize_batch``). Words are maximal runs of WORD code
     points (and PUNCT ones unless ``strip_punct``); each ALONE code point is a word of its own.
     In character mode every code point is a token, with each run of separators collapsed to one
-    space and leading and trailing ones dropped.
+    space and leading and trailing ones dropped. A token's hash is FNV-1a + fmix64 of its UTF-8
+    bytes, or with ``rabin`` tables its Rabin fingerprint (a code point's in character mode too).
     Cost: O(bytes).
     """
     n = 0
     i = start
     in_word = False
     pending_space = False
-    h = FNV_OFFSET
+    use_rabin = rabin.shape[0] > 0
+    h = _token_start(rabin)
     while i < end:
         b0 = buf[i]
         if b0 < 0x80:
@@ -91,47 +119,68 @@ def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, out):  #
                 pending_space = n > 0
             else:
                 if pending_space:
-                    out[n] = fmix64(uint64(32) + CHAR_SALT)
+                    out[n] = uint64(32) if use_rabin else fmix64(uint64(32) + CHAR_SALT)
                     n += 1
                     pending_space = False
-                out[n] = fmix64(uint64(cp) + CHAR_SALT)
+                if not use_rabin:
+                    out[n] = fmix64(uint64(cp) + CHAR_SALT)
+                elif size == 1:
+                    out[n] = uint64(cp)
+                else:
+                    h = uint64(0)
+                    for j in range(i, i + size):
+                        h = _token_byte(h, buf[j], rabin)
+                    out[n] = h
                 n += 1
         elif cls == WORD:
             if not in_word:
-                h = FNV_OFFSET
+                h = _token_start(rabin)
                 in_word = True
             if size == 1:
-                h = (h ^ uint64(cp)) * FNV_PRIME
+                h = _token_byte(h, cp, rabin)
             else:
                 for j in range(i, i + size):
-                    h = (h ^ uint64(buf[j])) * FNV_PRIME
+                    h = _token_byte(h, buf[j], rabin)
         else:
             if in_word:
-                out[n] = fmix64(h)
+                out[n] = _token_end(h, rabin)
                 n += 1
                 in_word = False
             if cls == ALONE:
-                h = FNV_OFFSET
+                h = _token_start(rabin)
                 for j in range(i, i + size):
-                    h = (h ^ uint64(buf[j])) * FNV_PRIME
-                out[n] = fmix64(h)
+                    h = _token_byte(h, buf[j], rabin)
+                out[n] = _token_end(h, rabin)
                 n += 1
         i += size
     if in_word:
-        out[n] = fmix64(h)
+        out[n] = _token_end(h, rabin)
         n += 1
     return n
 
 
 @njit(cache=True, nogil=True)
-def _shingles(tokens, num_tokens, k, out):  # type: ignore[no-untyped-def]
+def _shingles(tokens, num_tokens, k, rabin, out):  # type: ignore[no-untyped-def]
     """Write the fingerprints of the ``num_tokens - k + 1`` k-shingles of ``tokens`` to ``out``.
 
-    Rolling polynomial over the token hashes, then ``fmix64``; O(1) per shingle.
+    Default: a rolling polynomial over the token hashes, then ``fmix64``. With ``rabin`` tables:
+    the Rabin fingerprint of the shingle's token fingerprints as consecutive 8-byte symbols,
+    ``f(f(w_1) . f(w_2) ... f(w_k))`` (the extension property lets a fingerprint stand for its
+    word), slid one token at a time by appending the new symbol and dropping the oldest.
+    O(1) per shingle either way.
     """
     num = num_tokens - k + 1
     if num <= 0:
         return 0
+    if rabin.shape[0]:
+        acc = uint64(0)
+        for j in range(k):
+            acc = push_word(acc, tokens[j], rabin[0])
+        out[0] = acc
+        for i in range(1, num):
+            acc = push_word(acc, tokens[i + k - 1], rabin[0]) ^ outgoing(tokens[i - 1], rabin)
+            out[i] = acc
+        return num
     top = uint64(1)  # P^(k-1)
     for _ in range(k - 1):
         top *= POLY_BASE
@@ -160,14 +209,14 @@ def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _doc_shingles(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, strip_punct, fold_ascii, is_char, k
+    buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, k
 ):
     """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
     size = end - start + 1
     tokens = np.empty(size, dtype=np.uint64)
-    num_tokens = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, tokens)
+    num_tokens = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, tokens)
     shingles = np.empty(max(num_tokens - k + 1, 1), dtype=np.uint64)
-    num = _shingles(tokens, num_tokens, k, shingles)
+    num = _shingles(tokens, num_tokens, k, rabin, shingles)
     fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
     return shingles, num, fp_hi, fp_lo
 
@@ -180,6 +229,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     strip_punct,
     fold_ascii,
     is_char,
+    rabin,
     k,
     perm_a,
     perm_b,
@@ -197,7 +247,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     num_perm = perm_a.shape[0]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
         row = sig[d]
         for i in range(num_perm):
@@ -226,6 +276,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     strip_punct,
     fold_ascii,
     is_char,
+    rabin,
     k,
     key,
     densify_key,
@@ -246,7 +297,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     num_bins = sig.shape[1]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
         row = sig[d]
         for i in range(num_bins):
@@ -274,12 +325,12 @@ def oph_signatures(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_tokens(buf, offsets, classes, strip_punct, fold_ascii, is_char, out):  # type: ignore[no-untyped-def]
+def count_tokens(buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write each document's token count to ``out``. Cost: O(bytes)."""
     for d in prange(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         scratch = np.empty(end - start + 1, dtype=np.uint64)
-        out[d] = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, scratch)
+        out[d] = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, scratch)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -290,6 +341,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     strip_punct,
     fold_ascii,
     is_char,
+    rabin,
     k,
     out_offsets,
     out,
@@ -304,7 +356,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     """
     for d in prange(offsets.shape[0] - 1):
         shingles, num, _, _ = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
         size = 0
         if num > 0:
@@ -348,7 +400,7 @@ def minhash_of_sets(hashes, offsets, perm_a, perm_b, modulus, sig):  # type: ign
 
 @njit(cache=True, nogil=True, parallel=True)
 def bottom_k_sketches(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, strip_punct, fold_ascii, is_char, k, key, sketch, sizes
+    buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, k, key, sketch, sizes
 ):
     """Bottom-k sketches: the smallest distinct ``h(x) = fmix64((x ^ key[0]) * key[1])``.
 
@@ -359,7 +411,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     width = sketch.shape[1]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, _, _ = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, k
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
         hashed = np.empty(num, dtype=np.uint64)
         for s in range(num):
@@ -377,3 +429,62 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
             row[count] = ordered[s]
             count += 1
         sizes[d] = count
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    k,
+    lead_tables,
+    perm_a,
+    perm_b,
+    sig,
+    num_shingles,
+    fingerprint,
+):
+    """MinHash by left-to-right minima: a lead byte per permutation first, the full value if needed.
+
+    Slot ``i`` ranks shingles by the injection ``(lead_i(x), a_i * x + b_i)``: the lead bytes of
+    eight permutations come at once from a random GF(2)-linear map of ``x`` (``lead_tables[g]``:
+    eight byte-indexed tables per group of eight slots), and the 64-bit value is computed only
+    for a shingle whose lead byte ties or beats the slot's current one (seed 003, "one trick
+    based on left-to-right minima"; seed 000, "improving sampling"). Slot values are the full
+    values of the winners, so two documents agree in a slot exactly when their winners agree.
+    Cost: O(shingles * num_perm) compares, O(shingles * (num_perm / 8) * 8) lookups, and about
+    ``H_256 + shingles / 256`` full values per slot.
+    """
+    num_perm = perm_a.shape[0]
+    num_groups = lead_tables.shape[0]
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, fp_hi, fp_lo = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+        )
+        row = sig[d]
+        lead = np.full(num_perm, 256, dtype=np.int64)
+        words = np.empty(num_groups, dtype=np.uint64)
+        lead_bytes = words.view(np.uint8)  # little-endian: byte 8g + b is slot 8g + b's lead
+        for i in range(num_perm):
+            row[i] = EMPTY
+        for s in range(num):
+            x = shingles[s]
+            for g in range(num_groups):
+                leads = uint64(0)
+                for j in range(8):
+                    leads ^= lead_tables[g, j, (x >> uint64(8 * j)) & uint64(0xFF)]
+                words[g] = leads
+            for i in range(num_perm):
+                byte = np.int64(lead_bytes[i])
+                if byte < lead[i]:
+                    lead[i] = byte
+                    row[i] = perm_a[i] * x + perm_b[i]
+                elif byte == lead[i]:
+                    row[i] = min(row[i], perm_a[i] * x + perm_b[i])
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo

@@ -49,6 +49,12 @@ input_options = _stack(
 sketch_options = _stack(
     click.option("--shingle", help="Shingles as UNIT:K, e.g. word:5 or char:9 [default: word:5]."),
     click.option(
+        "--fingerprint",
+        type=click.Choice(["nd64", "rabin"]),
+        help="Shingle fingerprints: nd64 (FNV-1a + fmix64, fastest) or rabin (Rabin "
+        "fingerprints modulo an irreducible polynomial, recorded in the output) [default: nd64].",
+    ),
+    click.option(
         "--strip-punctuation/--keep-punctuation",
         default=None,
         help="Treat punctuation as whitespace [default: keep].",
@@ -96,7 +102,13 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     """``base`` with every flag that was given on the command line applied on top."""
     data = base.to_dict()
     if flags.get("shingle") is not None:
-        data["sketch"]["shingle"] = ShingleSpec.parse(flags["shingle"]).to_dict()
+        parsed = ShingleSpec.parse(flags["shingle"])
+        data["sketch"]["shingle"].update(unit=parsed.unit, k=parsed.k)
+    if (
+        flags.get("fingerprint") is not None
+        and flags["fingerprint"] != (data["sketch"]["shingle"]["fingerprint"])
+    ):
+        data["sketch"]["shingle"].update(fingerprint=flags["fingerprint"], polynomial=None)
     if flags.get("strip_punctuation") is not None:
         data["sketch"]["normalize"]["strip_punctuation"] = flags["strip_punctuation"]
     for flag, place in _FLAG_PLACES:

@@ -30,7 +30,7 @@ from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import FORMAT_VERSION, Signatures
 from neardup.text.normalize import UNICODE_VERSION
-from neardup.text.shingle import FINGERPRINT_SCHEME
+from neardup.text.shingle import fingerprint_scheme
 
 __all__ = ["CheckResult", "IndexedDocument", "LSHIndex", "Match"]
 
@@ -71,7 +71,7 @@ def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
         "lsh": lsh.to_dict(),
         "num_bands": num_bands,
         "num_rows": num_rows,
-        "fingerprint_scheme": FINGERPRINT_SCHEME,
+        "fingerprint_scheme": fingerprint_scheme(sketch.shingle),
         "unicode_version": UNICODE_VERSION,
         "signature_format": FORMAT_VERSION,
         "created_with": __version__,
@@ -140,6 +140,8 @@ class LSHIndex:
             if header.get("kind") != HEADER_KIND:
                 raise StoreError(f"not a neardup LSH index (header kind {header.get('kind')!r})")
             stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
+            # Specs gain fields with defaults over versions: compare in today's full form.
+            header = {**header, "sketch": stored[0].to_dict(), "lsh": stored[1].to_dict()}
             wanted = _header(sketch or stored[0], lsh or stored[1])
             diffs = _differences(header, wanted)
             if diffs:

@@ -19,7 +19,7 @@ from neardup._types import BoolArray, I64Array, U64Array
 from neardup.errors import IncompatibleError
 from neardup.params import SketchSpec
 from neardup.text.normalize import UNICODE_VERSION
-from neardup.text.shingle import FINGERPRINT_SCHEME
+from neardup.text.shingle import fingerprint_scheme
 
 __all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures"]
 
@@ -48,10 +48,14 @@ class Signatures:
     num_shingles: I64Array
     fingerprints: U64Array
     spec: SketchSpec
-    fingerprint_scheme: str = FINGERPRINT_SCHEME
     unicode_version: str = UNICODE_VERSION
     format_version: int = FORMAT_VERSION
     _provenance: dict[str, Any] = field(init=False, repr=False)
+
+    @property
+    def fingerprint_scheme(self) -> str:
+        """The versioned shingle fingerprint scheme, e.g. ``"nd64-v1"``."""
+        return fingerprint_scheme(self.spec.shingle)
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -109,7 +113,6 @@ class Signatures:
             num_shingles=self.num_shingles[index],
             fingerprints=self.fingerprints[index],
             spec=self.spec,
-            fingerprint_scheme=self.fingerprint_scheme,
             unicode_version=self.unicode_version,
             format_version=self.format_version,
         )
@@ -127,7 +130,6 @@ class Signatures:
             num_shingles=np.concatenate([p.num_shingles for p in parts]),
             fingerprints=np.concatenate([p.fingerprints for p in parts]),
             spec=first.spec,
-            fingerprint_scheme=first.fingerprint_scheme,
             unicode_version=first.unicode_version,
             format_version=first.format_version,
         )

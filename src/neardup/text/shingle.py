@@ -1,7 +1,7 @@
 """Shingling: from a :class:`Batch` of normalised text to sets of 64-bit shingle fingerprints.
 
-The fingerprint scheme is described in :mod:`neardup._kernels.shingles`; its name is
-:data:`FINGERPRINT_SCHEME`, stored with every signature so that a change of scheme is caught.
+The fingerprint schemes are described in :mod:`neardup._kernels.shingles`; a scheme's versioned
+name (:func:`fingerprint_scheme`) is stored with every signature, so that a change is caught.
 """
 
 from __future__ import annotations
@@ -14,12 +14,19 @@ import numpy as np
 from neardup._kernels import shingles as kernels
 from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
+from neardup.hashing.rabin import RabinFingerprinter
 from neardup.params import NormalizeSpec, ShingleSpec
 from neardup.text.normalize import codepoint_classes, normalize_batch
 
-__all__ = ["FINGERPRINT_SCHEME", "KernelText", "ShingleSets", "Shingler", "as_batch"]
+__all__ = ["KernelText", "ShingleSets", "Shingler", "as_batch", "fingerprint_scheme"]
 
-FINGERPRINT_SCHEME = "nd64-v1"
+_SCHEME_VERSIONS = {"nd64": "nd64-v1", "rabin": "rabin-v1"}
+_NO_RABIN = np.empty((0, 256), dtype=np.uint64)
+
+
+def fingerprint_scheme(shingle: ShingleSpec) -> str:
+    """The versioned name of the shingle fingerprint scheme, e.g. ``"nd64-v1"``."""
+    return _SCHEME_VERSIONS[shingle.fingerprint]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,8 @@ class KernelText:
     fold_ascii: bool
     is_char: bool
     k: int
+    rabin: U64Array
+    """Rabin tables for windows of ``k`` 8-byte token fingerprints, or empty for ``nd64``."""
 
     @classmethod
     def of(cls, shingle: ShingleSpec, normalize: NormalizeSpec) -> KernelText:
@@ -41,12 +50,17 @@ class KernelText:
             fold_ascii=normalize.casefold,
             is_char=shingle.unit == "char",
             k=shingle.k,
+            rabin=(
+                RabinFingerprinter(shingle.polynomial).tables(8 * shingle.k)
+                if shingle.fingerprint == "rabin" and shingle.polynomial is not None
+                else _NO_RABIN
+            ),
         )
 
     @property
-    def tokenizer(self) -> tuple[U8Array, bool, bool, bool]:
-        """The tokenising arguments, in kernel order: classes, strip, fold ASCII, char mode."""
-        return self.classes, self.strip_punctuation, self.fold_ascii, self.is_char
+    def tokenizer(self) -> tuple[U8Array, bool, bool, bool, U64Array]:
+        """The tokenising arguments in kernel order (classes, strip, fold, char, Rabin)."""
+        return self.classes, self.strip_punctuation, self.fold_ascii, self.is_char, self.rabin
 
 
 def as_batch(texts: Sequence[str] | Batch, normalize: NormalizeSpec) -> Batch:
