@@ -1,15 +1,15 @@
 """Every sketch side by side: speed from raw text, bytes per document, accuracy at equal storage.
 
-1. Throughput on the RFC corpus (9,823 documents, 537 MB) from raw text, word 5-shingles:
-   neardup's MinHash, OPH, b-bit OPH, bottom-k and weighted MinHash (ICWS, term counts), and
-   datasketch's MinHash (Python tokenisation + ``update_batch``) on the first ``--peer-docs``
-   RFCs (it is ~50x slower), in documents/s and MB/s.
+1. Throughput on the RFC corpus (9,823 documents, 537 MB) from raw text, word 5-shingles: every
+   neardup sketch kind (MinHash and OPH also with Rabin fingerprints; MinHash also by lead
+   bytes, the left-to-right-minima trick), and datasketch's MinHash (Python tokenisation +
+   ``update_batch``); the slow ones (datasketch, ICWS) on the first ``--peer-docs`` RFCs.
 2. Accuracy at equal storage (128 bytes per document): RMSE of the Jaccard estimate against the
    exact Jaccard over the RFC obsoletes/updates pairs of ``../shared/data/rfc`` (exact values
    computed here from the shingle sets), over ``--seeds`` seeds; datasketch's MinHash (4-byte
-   values as its ``LeanMinHash`` stores them) and ``bBitMinHash`` alongside. neardup's weighted
-   MinHash is measured against the exact weighted Jaccard (datasketch's
-   ``WeightedMinHashGenerator`` needs dense vectors over the whole vocabulary and is not run).
+   values as its ``LeanMinHash`` stores them) and ``bBitMinHash`` alongside.
+3. Weighted MinHash (ICWS) against the exact weighted Jaccard of term counts, beside
+   datasketch's ``WeightedMinHash`` on the same pairs (dense vectors per pair).
 
 Run: ``.venv/bin/python bench/sketches.py``.
 """
@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.corpora import RFC_ARCHIVE, load_rfcs  # noqa: E402
-from neardup import CandidatePairs, Shingler, SketchSpec, exact_jaccard, make_sketcher  # noqa: E402
+from neardup import (  # noqa: E402
+    CandidatePairs,
+    Shingler,
+    ShingleSpec,
+    SketchSpec,
+    exact_jaccard,
+    make_sketcher,
+)
 from neardup.sketch.bbit import bbit_estimate, pack_bbit  # noqa: E402
 from neardup.sketch.bottomk import BottomKSketcher, resemblance  # noqa: E402
 from neardup.sketch.weighted import (  # noqa: E402
@@ -60,40 +67,40 @@ def median_time(run: Callable[[], object], repeat: int) -> float:
 
 def throughput(texts: list[str], peer_docs: int, repeat: int) -> None:
     megabytes = sum(len(t.encode()) for t in texts) / 1e6
-    spec = SketchSpec()
     batches = [texts[i : i + 2000] for i in range(0, len(texts), 2000)]
+    subset = texts[:peer_docs]
+    sub_mb = sum(len(t.encode()) for t in subset) / 1e6
 
-    def ours(make: Callable[[list[str]], object]) -> float:
-        make(texts[:10])
-        return median_time(lambda: [make(b) for b in batches], repeat)
+    def ours(
+        name: str, spec: SketchSpec, on_subset: bool = False, kept: int | None = None
+    ) -> tuple[str, float, int, int]:
+        sketcher = make_sketcher(spec)
+        sketcher.sketch(texts[:10])
+        work = [subset] if on_subset else batches
+        seconds = median_time(lambda: [sketcher.sketch(b) for b in work], repeat)
+        size = kept if kept is not None else sketcher.width * 8
+        return name, seconds, len(subset) if on_subset else len(texts), size
 
-    oph = make_sketcher(spec)
-    rows: list[tuple[str, float, float, int]] = [
-        (
-            "neardup MinHash, 128 x 64-bit",
-            ours(make_sketcher(SketchSpec(kind="minhash")).sketch),
-            megabytes,
-            1024,
+    rabin = ShingleSpec(fingerprint="rabin")
+    rows = [
+        ours("neardup OPH, 128 x 64-bit", SketchSpec()),
+        ours("neardup OPH, Rabin fingerprints", SketchSpec(shingle=rabin)),
+        ours("neardup MinHash, 128 x 64-bit", SketchSpec(kind="minhash")),
+        ours("neardup MinHash, Rabin fingerprints", SketchSpec(kind="minhash", shingle=rabin)),
+        ours("neardup MinHash by lead bytes, 128", SketchSpec(kind="minhash-lead")),
+        ours("neardup bottom-k, k=128", SketchSpec(kind="bottomk")),
+        ours("neardup b-bit OPH, b=2, 128 slots", SketchSpec(kind="bbit", bbits=2)),
+        ours("neardup b-bit OPH, b=1, 1024 slots", SketchSpec(kind="bbit", bbits=1, num_perm=1024)),
+        ours(
+            "neardup supershingle (MinHash 128; 6 features kept)", SketchSpec(kind="supershingle")
         ),
-        ("neardup OPH, 128 x 64-bit", ours(oph.sketch), megabytes, 1024),
-        (
-            "neardup b-bit OPH, b=1, 1024 slots",
-            ours(lambda b: pack_bbit(make_sketcher(SketchSpec(num_perm=1024)).sketch(b), 1)),
-            megabytes,
-            128,
-        ),
-        ("neardup bottom-k, k=128", ours(BottomKSketcher(spec).sketch), megabytes, 1024),
-        (
-            "neardup weighted (ICWS, counts), 128",
-            ours(lambda b: WeightedMinHasher(spec).sketch(term_counts(b))),
-            megabytes,
-            1024,
+        ours(
+            f"neardup weighted (ICWS, counts), 128 (first {len(subset)} docs)",
+            SketchSpec(kind="weighted"),
+            on_subset=True,
         ),
     ]
     from datasketch import MinHash
-
-    subset = texts[:peer_docs]
-    sub_mb = sum(len(t.encode()) for t in subset) / 1e6
 
     def datasketch_minhash() -> None:
         for text in subset:
@@ -104,7 +111,7 @@ def throughput(texts: list[str], peer_docs: int, repeat: int) -> None:
         (
             f"datasketch MinHash, 128 (first {len(subset)} docs)",
             median_time(datasketch_minhash, 1),
-            sub_mb,
+            len(subset),
             512,
         )
     )
@@ -113,9 +120,14 @@ def throughput(texts: list[str], peer_docs: int, repeat: int) -> None:
         "| docs/s | MB/s | bytes/doc |"
     )
     print("|---|---:|---:|---:|")
-    for name, seconds, mb, size in rows:
-        docs = len(subset) if name.startswith("datasketch") else len(texts)
+    for name, seconds, docs, size in rows:
+        mb = sub_mb if docs == len(subset) and docs != len(texts) else megabytes
         print(f"| {name} | {docs / seconds:,.0f} | {mb / seconds:,.1f} | {size:,} |")
+
+
+def rmse_of(estimate: Callable[[int], np.ndarray], truth: np.ndarray, seeds: int) -> float:
+    """Root mean squared error of ``estimate(seed)`` over seeds 0 .. seeds-1."""
+    return float(np.sqrt(np.mean([(estimate(s) - truth) ** 2 for s in range(seeds)])))
 
 
 def accuracy(seeds: int) -> None:
@@ -139,8 +151,8 @@ def accuracy(seeds: int) -> None:
         f"{seeds} seeds, {BUDGET} bytes per document"
     )
 
-    def rmse(estimate: Callable[[int], np.ndarray], truth: np.ndarray = exact) -> float:
-        return float(np.sqrt(np.mean([(estimate(s) - truth) ** 2 for s in range(seeds)])))
+    def rmse(estimate: Callable[[int], np.ndarray]) -> float:
+        return rmse_of(estimate, exact, seeds)
 
     def sig(kind: str, k: int) -> Callable[[int], np.ndarray]:
         from neardup import estimate_jaccard
@@ -156,9 +168,8 @@ def accuracy(seeds: int) -> None:
         )
 
     def bottomk(s: int) -> np.ndarray:
-        return resemblance(
-            BottomKSketcher(SketchSpec(num_perm=BUDGET // 8, seed=s)).sketch(flat), pairs
-        )
+        spec = SketchSpec(kind="bottomk", num_perm=BUDGET // 8, seed=s)
+        return resemblance(BottomKSketcher(spec).sketch(flat), pairs)
 
     from datasketch import MinHash, bBitMinHash
 
@@ -196,15 +207,59 @@ def accuracy(seeds: int) -> None:
     for name, value in results:
         print(f"| {name} | {value:.4f} |")
 
+    weighted_pairs(flat, pairs, seeds)
+
+
+def weighted_pairs(flat: list[str], pairs: CandidatePairs, seeds: int, limit: int = 300) -> None:
+    """ICWS against datasketch's WeightedMinHash on the first ``limit`` pairs (term counts).
+
+    datasketch's generator needs dense vectors over a fixed vocabulary, so each pair gets its
+    own vocabulary (the union of its two shingle sets); its cost grows with that size.
+    """
+    flat = flat[: 2 * limit]
+    pairs = CandidatePairs(first=pairs.first[:limit], second=pairs.second[:limit])
     weighted_sets = term_counts(flat)
     exact_w = weighted_jaccard(weighted_sets, pairs)
-    ours_w = rmse(
+    ours_w = rmse_of(
         lambda s: estimate_weighted_jaccard(
-            WeightedMinHasher(SketchSpec(num_perm=128, seed=s)).sketch(weighted_sets), pairs
+            WeightedMinHasher(SketchSpec(kind="weighted", num_perm=128, seed=s)).sketch_weighted(
+                weighted_sets
+            ),
+            pairs,
         ),
         exact_w,
+        seeds,
     )
-    print(f"\nweighted Jaccard (term counts), 128 samples: neardup ICWS RMSE {ours_w:.4f}")
+    ours_s = median_time(
+        lambda: WeightedMinHasher(SketchSpec(kind="weighted", seed=0)).sketch_weighted(
+            weighted_sets
+        ),
+        1,
+    )
+    from datasketch import WeightedMinHashGenerator
+
+    def datasketch_weighted(s: int) -> np.ndarray:
+        out = []
+        for p in range(limit):
+            a, wa = weighted_sets.of(2 * p)
+            b, wb = weighted_sets.of(2 * p + 1)
+            vocabulary = np.union1d(a, b)
+            dense = np.zeros((2, vocabulary.shape[0]))
+            dense[0, np.searchsorted(vocabulary, a)] = wa
+            dense[1, np.searchsorted(vocabulary, b)] = wb
+            generator = WeightedMinHashGenerator(vocabulary.shape[0], sample_size=128, seed=s)
+            out.append(generator.minhash(dense[0]).jaccard(generator.minhash(dense[1])))
+        return np.array(out)
+
+    start = time.perf_counter()
+    ds_w = rmse_of(datasketch_weighted, exact_w, seeds)
+    ds_s = (time.perf_counter() - start) / seeds
+    print(
+        f"\n| weighted Jaccard of term counts, {limit} RFC pairs, 128 samples | RMSE "
+        "| seconds per run |\n|---|---:|---:|"
+    )
+    print(f"| neardup ICWS | {ours_w:.4f} | {ours_s:.2f} |")
+    print(f"| datasketch WeightedMinHash (per-pair vocabulary) | {ds_w:.4f} | {ds_s:.2f} |")
 
 
 def main() -> None:

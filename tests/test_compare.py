@@ -28,6 +28,14 @@ def test_exact_values_equal_the_reference(licenses: list[dict[str, object]]) -> 
         sum(v * v for v in bag_b.values())
     )
     assert result.cosine == pytest.approx(dot / norm)
+    assert result.weighted_jaccard == pytest.approx(
+        sum(min(bag_a[s], bag_b[s]) for s in bag_a.keys() & bag_b.keys())
+        / sum(max(bag_a[s], bag_b[s]) for s in bag_a.keys() | bag_b.keys())
+    )
+    targets = {
+        "bottomk-containment": result.containment_a_in_b,
+        "weighted": result.weighted_jaccard,
+    }
     for name, value in result.estimates.items():
-        target = result.containment_a_in_b if name == "bottomk-containment" else result.jaccard
+        target = targets.get(name, result.jaccard)
         assert abs(value - target) < 0.25, name  # one seed, 128 slots (1 bit: chance-corrected)

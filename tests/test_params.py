@@ -20,6 +20,7 @@ INVALID: dict[str, list[Any]] = {
     "None or a non-empty str": ["", 7],
     "None or an int": [0.5, "3", -5],
     "None or one of": ["bogus", 1],
+    "one of 1, 2, 4, 8": [3, "2", 2.0, True],
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
 }
 

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from neardup.lsh.banding import CandidatePairs
-from neardup.params import SketchSpec
-from neardup.sketch import SKETCHERS
-from neardup.sketch.bbit import BBIT_WIDTHS, bbit_estimate, pack_bbit
-from neardup.sketch.bottomk import BottomKSketcher, containment, resemblance
+from neardup.lsh.schemes import candidate_scheme
+from neardup.params import LSHSpec, SketchSpec
+from neardup.sketch import SKETCHERS, make_sketcher
+from neardup.sketch.bbit import BBIT_WIDTHS
+from neardup.sketch.bottomk import containment
+from neardup.sketch.features import PRESETS, supershingles
+from neardup.sketch.signatures import Signatures
 from neardup.text.shingle import Shingler
-from neardup.verify import estimate_jaccard
 
 __all__ = ["Comparison", "compare"]
 
@@ -26,8 +28,11 @@ __all__ = ["Comparison", "compare"]
 class Comparison:
     """Exact similarities of two documents and the sketches' estimates.
 
-    ``estimates`` maps a sketch name (``minhash``, ``oph``, ``bbit1`` .. ``bbit8``,
-    ``bottomk``, ``bottomk-containment``) to its estimate.
+    ``estimates`` maps a sketch name (every kind of :data:`~neardup.sketch.SKETCHERS`, with
+    ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` for the
+    containment of A in B) to its estimate; ``weighted`` estimates ``weighted_jaccard``, the
+    others ``jaccard``. ``shared_features`` counts the supershingles of ``spec.preset`` the two
+    documents share, of ``num_features``.
     """
 
     num_shingles: tuple[int, int]
@@ -35,7 +40,10 @@ class Comparison:
     containment_a_in_b: float
     containment_b_in_a: float
     cosine: float
+    weighted_jaccard: float
     estimates: dict[str, float]
+    shared_features: int
+    num_features: int
 
 
 def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
@@ -56,24 +64,35 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
     shared = in_a.shape[0]
     union = set_a.shape[0] + set_b.shape[0] - shared
     norm = float(np.linalg.norm(count_a) * np.linalg.norm(count_b))
+    overlap = float(np.minimum(count_a[in_a], count_b[in_b]).sum())
+    total = float(count_a.sum() + count_b.sum()) - overlap
     pair = CandidatePairs(first=np.array([0]), second=np.array([1]))
+
+    def sketch(**changes: object) -> tuple[float, Signatures]:
+        """Both texts sketched with ``spec`` changed as given, and the pair's estimate."""
+        variant = SketchSpec.from_dict({**spec.to_dict(), **changes})
+        signatures = make_sketcher(variant).sketch([a, b])
+        scheme = candidate_scheme(variant, LSHSpec(num_perm=variant.num_perm))
+        return float(scheme.estimate(signatures, pair)[0]), signatures
+
     estimates: dict[str, float] = {}
-    for kind, maker in sorted(SKETCHERS.items()):
-        signatures = maker(SketchSpec.from_dict({**spec.to_dict(), "kind": kind})).sketch([a, b])
-        estimates[kind] = float(estimate_jaccard(signatures, pair)[0])
-        if kind == spec.kind:
-            for bits in BBIT_WIDTHS:
-                estimates[f"bbit{bits}"] = float(
-                    bbit_estimate(pack_bbit(signatures, bits), pair)[0]
-                )
-    bottom = BottomKSketcher(spec).sketch([a, b])
-    estimates["bottomk"] = float(resemblance(bottom, pair)[0])
-    estimates["bottomk-containment"] = float(containment(bottom, pair)[0][0])
+    for kind in SKETCHERS:
+        if kind != "bbit":
+            estimates[kind] = sketch(kind=kind)[0]
+    for bits in BBIT_WIDTHS:
+        estimates[f"bbit{bits}"] = sketch(kind="bbit", bbits=bits)[0]
+    estimates["bottomk-containment"] = float(containment(sketch(kind="bottomk")[1], pair)[0][0])
+    preset = PRESETS[spec.preset]
+    wide = sketch(kind="supershingle", num_perm=max(spec.num_perm, preset.num_samples))[1]
+    features = supershingles(wide.values, preset)
     return Comparison(
         num_shingles=(int(set_a.shape[0]), int(set_b.shape[0])),
         jaccard=shared / union if union else 0.0,
         containment_a_in_b=shared / set_a.shape[0] if set_a.shape[0] else 0.0,
         containment_b_in_a=shared / set_b.shape[0] if set_b.shape[0] else 0.0,
         cosine=float(count_a[in_a] @ count_b[in_b]) / norm if norm else 0.0,
+        weighted_jaccard=overlap / total if total else 0.0,
         estimates=estimates,
+        shared_features=int((features[0] == features[1]).sum()),
+        num_features=int(features.shape[1]),
     )

@@ -28,7 +28,9 @@ __all__ = [
 ]
 
 ShingleUnit = Literal["word", "char"]
-SketchKind = Literal["minhash", "oph"]
+SketchKind = Literal[
+    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted"
+]
 FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
@@ -252,20 +254,34 @@ def _is_polynomial(value: Any) -> bool:
     return all(c in "0123456789abcdef" for c in value[2:])
 
 
+SKETCH_KINDS = ("oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted")
+FEATURE_PRESETS = ("altavista", "altavista-variant", "bing", "8bytes-small", "8bytes-large")
+"""Names of Broder's feature-filter presets (defined in :mod:`neardup.sketch.features`)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SketchSpec(_Spec):
-    """How a document becomes a signature: text → shingles → MinHash-family sketch.
+    """How a document becomes a signature: text → shingles → a sketch of the shingle set.
 
     Parameters
     ----------
     kind
         ``"oph"``: one-permutation hashing with optimal densification (one hash per shingle;
-        the default, as accurate as ``"minhash"`` and much faster), or ``"minhash"``: classic
-        MinHash with ``num_perm`` linear permutations.
+        the default, as accurate as ``"minhash"`` and much faster); ``"minhash"``: classic
+        MinHash with ``num_perm`` linear permutations; ``"minhash-lead"``: the same estimates
+        by left-to-right minima over lead bytes; ``"bottomk"``: the ``num_perm`` smallest
+        hashes under one function (resemblance and containment); ``"bbit"``: OPH slots cut to
+        ``bbits`` bits; ``"supershingle"``: MinHash cut into Broder's features (``preset``);
+        ``"weighted"``: ICWS weighted MinHash of shingle counts (weighted Jaccard).
+        See ``docs/sketches.md`` for when to use which.
     num_perm
-        Slots per signature (*n* in MMDS §3.3.4; the number of bins for OPH).
+        Slots per signature (*n* in MMDS §3.3.4; bins for OPH; *k* for bottom-k).
     seed
         Draws every random parameter; same seed, same signatures.
+    bbits
+        Bits kept per slot by ``"bbit"``: 1, 2, 4 or 8.
+    preset
+        Feature-filter parameters of ``"supershingle"``, one of :data:`FEATURE_PRESETS`.
     shingle, normalize
         The shingling and normalisation the signature was made from.
     """
@@ -273,13 +289,17 @@ class SketchSpec(_Spec):
     kind: SketchKind = "oph"
     num_perm: int = 128
     seed: int = 42
+    bbits: int = 2
+    preset: str = "altavista"
     shingle: ShingleSpec = field(default_factory=ShingleSpec)
     normalize: NormalizeSpec = field(default_factory=NormalizeSpec)
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
-        "kind": one_of("oph", "minhash"),
+        "kind": one_of(*SKETCH_KINDS),
         "num_perm": integer(1, 4096),
         "seed": integer(0, MAX_SEED),
+        "bbits": Rule("one of 1, 2, 4, 8", lambda v: _is_int(v) and v in (1, 2, 4, 8)),
+        "preset": one_of(*FEATURE_PRESETS),
     }
 
     def __post_init__(self) -> None:

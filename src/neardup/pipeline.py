@@ -2,11 +2,12 @@
 
 ::
 
-    sketch_records   read → normalise → shingle → sketch, batch by batch (signatures, band keys,
-                     exact fingerprints)
+    sketch_records   read → normalise → shingle → sketch, batch by batch (signatures, lookup
+                     keys, exact fingerprints)
     exact_groups     documents with identical normalised text, grouped by fingerprint
-    find_candidates  LSH banding over one representative per exact group
-    verify_candidates  estimate from signatures, exact Jaccard from shingle sets
+    find_candidates  the sketch kind's candidate scheme (LSH bands, bottom-k prefixes, or
+                     supershingles) over one representative per exact group
+    verify_candidates  estimate from signatures, exact (weighted) Jaccard from shingle sets
     cluster_pairs    union-find over exact and verified pairs, one representative each
 
 Each stage is timed; the summary reports every parameter, count and timing.
@@ -28,13 +29,15 @@ from neardup._version import __version__
 from neardup.cluster import Clusters, connected_components
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.spill import MatrixSink, MemoryMatrix
-from neardup.lsh.banding import CandidatePairs, band_keys, candidate_pairs, s_curve
+from neardup.lsh.banding import CandidatePairs
+from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
+from neardup.sketch.weighted import term_counts, weighted_jaccard
 from neardup.text.normalize import normalize_batch
 from neardup.text.shingle import Shingler
-from neardup.verify import estimate_jaccard, exact_jaccard
+from neardup.verify import exact_jaccard
 
 __all__ = [
     "DedupResult",
@@ -88,7 +91,7 @@ class Sketched:
     """Characters per document (``keep="longest"`` compares these)."""
     signatures: Signatures
     keys: U64Array
-    """LSH band keys, ``uint64[num_docs, num_bands]``."""
+    """Lookup keys of the candidate scheme (LSH band keys for banding), one row per document."""
     num_bytes: int
     """UTF-8 bytes of normalised text sketched."""
 
@@ -158,11 +161,11 @@ def sketch_records(
     """Read ``(id, text)`` records in batches of ``config.batch_bytes`` and sketch them.
 
     Signature rows go to ``sink`` (memory by default; the batch job spills them to a file);
-    only ids, lengths, fingerprints, shingle counts and band keys stay in memory.
+    only ids, lengths, fingerprints, shingle counts and lookup keys stay in memory.
     """
     sketcher = make_sketcher(config.sketch)
-    num_bands, num_rows = config.lsh.bands_rows
-    sink = sink if sink is not None else MemoryMatrix(config.sketch.num_perm)
+    scheme = candidate_scheme(config.sketch, config.lsh)
+    sink = sink if sink is not None else MemoryMatrix(sketcher.width)
     ids: list[str] = []
     lengths: list[I64Array] = []
     counts: list[I64Array] = []
@@ -174,7 +177,7 @@ def sketch_records(
         normalized = normalize_batch(texts, config.sketch.normalize)
         signatures = sketcher.sketch(normalized)
         sink.append(signatures.values)
-        keys.append(band_keys(signatures.values, num_bands, num_rows))
+        keys.append(scheme.keys(signatures.values))
         counts.append(signatures.num_shingles)
         fingerprints.append(signatures.fingerprints)
         lengths.append(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)))
@@ -223,8 +226,8 @@ def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
 
 
 def find_candidates(keys: U64Array, active: BoolArray, config: DedupConfig) -> CandidatePairs:
-    """LSH candidate pairs among the ``active`` documents (see :func:`candidate_pairs`)."""
-    return candidate_pairs(keys, active=active, max_bucket_size=config.lsh.max_bucket_size)
+    """Candidate pairs among the ``active`` documents, by the sketch kind's scheme."""
+    return candidate_scheme(config.sketch, config.lsh).pairs(keys, active)
 
 
 def verify_candidates(
@@ -236,21 +239,25 @@ def verify_candidates(
     """Estimate every candidate's similarity and keep the pairs ``config.verify_mode`` accepts.
 
     With ``"exact"`` the shingle sets of the documents in candidate pairs are built from their
-    texts (``load_texts``) and the exact Jaccard must reach the threshold.
+    texts (``load_texts``) and the exact Jaccard (for ``weighted``: the weighted Jaccard of the
+    shingle counts) must reach the threshold.
     """
-    estimate = estimate_jaccard(signatures, candidates)
+    estimate = candidate_scheme(config.sketch, config.lsh).estimate(signatures, candidates)
     jaccard = np.full(len(candidates), np.nan)
     mode = config.verify_mode
     threshold = config.lsh.threshold
     if mode == "exact" and len(candidates):
         docs = np.unique(np.concatenate([candidates.first, candidates.second]))
-        shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
-        sets = shingler.shingle_sets(load_texts(docs))
+        texts = load_texts(docs)
         local = CandidatePairs(
             first=np.searchsorted(docs, candidates.first),
             second=np.searchsorted(docs, candidates.second),
         )
-        jaccard = exact_jaccard(sets, local)
+        if config.sketch.kind == "weighted":
+            jaccard = weighted_jaccard(term_counts(texts, config.sketch), local)
+        else:
+            shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
+            jaccard = exact_jaccard(shingler.shingle_sets(texts), local)
         accepted = jaccard >= threshold
     elif mode == "signature":
         accepted = estimate >= threshold
@@ -366,19 +373,12 @@ def _summary(
     num_exact: int,
     timings: Timings,
 ) -> dict[str, Any]:
-    num_bands, num_rows = config.lsh.bands_rows
     signatures = sketched.signatures
     sizes = clusters.sizes()
     return {
         "neardup_version": __version__,
         "config": config.to_dict(),
-        "lsh": {
-            "num_bands": num_bands,
-            "num_rows": num_rows,
-            "candidate_probability_at_threshold": s_curve(
-                config.lsh.threshold, num_bands, num_rows
-            ),
-        },
+        "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
         "verify": config.verify_mode,
         "signatures": signatures.provenance(),
         "counts": {

@@ -48,6 +48,8 @@ def test_dedup_of_the_bundled_sample(tmp_path: Path) -> None:
     kept = (out / "kept.jsonl").read_bytes().splitlines()  # bytes: texts hold U+2028
     assert len(kept) == sum(c["keep"] for c in clusters) == summary["counts"]["kept"]
     assert summary["lsh"] == {
+        "scheme": "bands",
+        "label": "b=16, r=8",
         "num_bands": 16,
         "num_rows": 8,
         "candidate_probability_at_threshold": pytest.approx(0.947, abs=0.001),
@@ -155,12 +157,16 @@ def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) ->
     assert table.returncode == 0, table.stderr
     assert "containment of A in B" in table.stdout
     assert "estimate: bottomk-containment" in table.stdout
+    assert "supershingles shared (altavista)" in table.stdout
     result = json.loads(run("compare", a, b, "--json", "--shingle", "char:9").stdout)
     assert result["shingle"] == "char:9"
     assert result["containment_a_in_b"] > 0.99
     assert set(result["estimates"]) == {
         "minhash",
+        "minhash-lead",
         "oph",
+        "supershingle",
+        "weighted",
         "bbit1",
         "bbit2",
         "bbit4",

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup import CandidatePairs, Shingler, ShingleSpec, SketchSpec, exact_jaccard
-from neardup.sketch.bottomk import BottomKSketcher, ModMSketcher, containment, resemblance
+from neardup.sketch.bottomk import (
+    BottomKSketcher,
+    ModMSketcher,
+    containment,
+    resemblance,
+    sketch_sizes,
+)
 from tests import reference
 from tests.strategies import words_texts
 
@@ -23,12 +29,12 @@ def _h(x: int, key: list[int]) -> int:
 
 @given(batch=st.lists(words_texts, min_size=2, max_size=5), k=st.sampled_from([1, 3, 8]))
 def test_sketches_and_estimators_equal_the_reference(batch: list[str], k: int) -> None:
-    sketcher = BottomKSketcher(SketchSpec(num_perm=k, seed=3, shingle=SHINGLE))
+    sketcher = BottomKSketcher(SketchSpec(kind="bottomk", num_perm=k, seed=3, shingle=SHINGLE))
     sketches = sketcher.sketch(batch)
     key = sketcher.key.tolist()
     full = [sorted({_h(x, key) for x in reference.shingle_fingerprints(t, SHINGLE)}) for t in batch]
     for d, values in enumerate(full):
-        assert sketches.values[d, : sketches.sizes[d]].tolist() == values[:k]
+        assert sketches.values[d, : sketch_sizes(sketches)[d]].tolist() == values[:k]
     first = np.array([0] * (len(batch) - 1), dtype=np.int64)
     second = np.arange(1, len(batch), dtype=np.int64)
     pairs = CandidatePairs(first=first, second=second)
@@ -66,7 +72,9 @@ def test_resemblance_and_containment_on_real_text(licenses: list[dict[str, objec
     k = 256
     est_j, est_c = [], []
     for seed in range(40):
-        sketches = BottomKSketcher(SketchSpec(num_perm=k, seed=seed)).sketch(articles + pages)
+        sketches = BottomKSketcher(SketchSpec(kind="bottomk", num_perm=k, seed=seed)).sketch(
+            articles + pages
+        )
         est_j.append(resemblance(sketches, pairs))
         est_c.append(containment(sketches, pairs)[0])
     mean_j, mean_c = np.mean(est_j, axis=0), np.mean(est_c, axis=0)

@@ -79,7 +79,7 @@ def test_acceptance_formula_matches_real_document_pairs(
     accepted = np.zeros(len(licence_pairs))
     for seed in range(seeds):
         sigs = make_sketcher(SketchSpec(kind="minhash", num_perm=200, seed=seed)).sketch(texts)
-        features = supershingles(sigs, settings)
+        features = supershingles(sigs.values, settings)
         shared = (features[0::2] == features[1::2]).sum(axis=1)
         accepted += shared >= settings.min_shared
     expected = acceptance_features(exact, settings) * seeds

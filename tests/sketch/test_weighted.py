@@ -67,7 +67,10 @@ def test_icws_estimates_the_weighted_jaccard_of_real_text(
         runs = np.stack(
             [
                 estimate_weighted_jaccard(
-                    WeightedMinHasher(SketchSpec(num_perm=k, seed=s)).sketch(weighted), pairs
+                    WeightedMinHasher(
+                        SketchSpec(kind="weighted", num_perm=k, seed=s)
+                    ).sketch_weighted(weighted),
+                    pairs,
                 )
                 for s in range(seeds)
             ]
@@ -101,7 +104,9 @@ def test_replication_turns_counts_into_a_set_with_the_same_jaccard(
 def test_weights_are_validated() -> None:
     weighted = term_counts(["a b c d e f"])
     with pytest.raises(ParameterError, match="non-negative"):
-        WeightedMinHasher().sketch(WeightedSets(sets=weighted.sets, weights=-weighted.weights))
+        WeightedMinHasher().sketch_weighted(
+            WeightedSets(sets=weighted.sets, weights=-weighted.weights)
+        )
     with pytest.raises(ParameterError, match="integer weights"):
         replicate(WeightedSets(sets=weighted.sets, weights=weighted.weights * 0.5))
     with pytest.raises(ParameterError, match="fitted"):

@@ -400,17 +400,28 @@ def minhash_of_sets(hashes, offsets, perm_a, perm_b, modulus, sig):  # type: ign
 
 @njit(cache=True, nogil=True, parallel=True)
 def bottom_k_sketches(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, k, key, sketch, sizes
+    buf,
+    offsets,
+    classes,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    k,
+    key,
+    sketch,
+    num_shingles,
+    fingerprint,
 ):
     """Bottom-k sketches: the smallest distinct ``h(x) = fmix64((x ^ key[0]) * key[1])``.
 
     Row ``d`` of ``sketch`` holds its ``sketch.shape[1]`` smallest ascending, padded with
-    EMPTY; ``sizes[d]`` says how many there are. Broder 2000 §4 (seed 003).
+    EMPTY. Broder 2000 §4 (seed 003). Also writes shingle counts and exact fingerprints.
     Cost: O(s log s) for s shingles.
     """
     width = sketch.shape[1]
     for d in prange(offsets.shape[0] - 1):
-        shingles, num, _, _ = _doc_shingles(
+        shingles, num, fp_hi, fp_lo = _doc_shingles(
             buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
         hashed = np.empty(num, dtype=np.uint64)
@@ -428,7 +439,26 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
                 continue
             row[count] = ordered[s]
             count += 1
-        sizes[d] = count
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def document_fingerprints(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, k, num_shingles, fingerprint
+):
+    """Each document's shingle count and 128-bit exact fingerprint.
+
+    For sketchers that draw their samples from shingle sets rather than the text. Cost: O(bytes).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        _, num, fp_hi, fp_lo = _doc_shingles(
+            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+        )
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
 
 
 @njit(cache=True, nogil=True, parallel=True)

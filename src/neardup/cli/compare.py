@@ -55,6 +55,11 @@ def compare_command(a: Path, b: Path, as_json: bool, **flags: Any) -> None:
         ("containment of A in B", result.containment_a_in_b),
         ("containment of B in A", result.containment_b_in_a),
         ("cosine of shingle counts", result.cosine),
+        ("weighted Jaccard of counts", result.weighted_jaccard),
     ] + [(f"estimate: {name}", value) for name, value in result.estimates.items()]
     for name, value in rows:
         click.echo(f"  {name:<32} {value:.4f}")
+    click.echo(
+        f"  {'supershingles shared (' + spec.preset + ')':<32} "
+        f"{result.shared_features} of {result.num_features}"
+    )

@@ -124,7 +124,7 @@ def _print_summary(summary: dict[str, Any], output: Path) -> None:
     echo(
         f"  near-duplicate pairs: {counts['verified_pairs']:,} verified "
         f"({summary['verify']}) of {counts['candidate_pairs']:,} candidates "
-        f"(b={lsh['num_bands']}, r={lsh['num_rows']})"
+        f"({lsh['label']})"
     )
     echo(
         f"  clusters            : {counts['clusters']:,} holding "

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from neardup.params import DedupConfig, ShingleSpec
+from neardup.params import FEATURE_PRESETS, DedupConfig, ShingleSpec
 from neardup.sketch import SKETCHERS
 
 __all__ = ["apply_flags", "input_options", "sketch_options"]
@@ -63,7 +63,20 @@ sketch_options = _stack(
         "--sketch",
         "sketch_kind",
         type=click.Choice(sorted(SKETCHERS)),
-        help="oph: one-permutation hashing (fast); minhash: k permutations [default: oph].",
+        help="oph: one-permutation hashing (fast); minhash: k permutations; minhash-lead: "
+        "the same by lead bytes; bottomk: k smallest hashes; bbit: OPH cut to --bbits bits; "
+        "supershingle: Broder's features (--preset); weighted: ICWS of shingle counts "
+        "[default: oph]. See docs/sketches.md.",
+    ),
+    click.option(
+        "--bbits",
+        type=click.Choice(["1", "2", "4", "8"]),
+        help="Bits per slot of --sketch bbit [default: 2].",
+    ),
+    click.option(
+        "--preset",
+        type=click.Choice(list(FEATURE_PRESETS)),
+        help="Feature-filter parameters of --sketch supershingle [default: altavista].",
     ),
     click.option("--num-perm", type=int, help="Signature slots [default: 128]."),
     click.option("--seed", type=int, help="Seed of every random choice [default: 42]."),
@@ -85,6 +98,7 @@ _FLAG_PLACES = [
     ("sketch_kind", ("sketch", "kind")),
     ("num_perm", ("sketch", "num_perm")),
     ("seed", ("sketch", "seed")),
+    ("preset", ("sketch", "preset")),
     ("threshold", ("lsh", "threshold")),
     ("bands", ("lsh", "num_bands")),
     ("rows", ("lsh", "num_rows")),
@@ -119,6 +133,8 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
             section[place[-1]] = flags[flag]
     if flags.get("num_perm") is not None:
         data["lsh"]["num_perm"] = flags["num_perm"]
+    if flags.get("bbits") is not None:
+        data["sketch"]["bbits"] = int(flags["bbits"])
     if flags.get("id_field") is not None:
         data["id_field"] = flags["id_field"] or None
     if flags.get("batch_mb") is not None:

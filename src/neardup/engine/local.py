@@ -26,6 +26,7 @@ from neardup.io.results import write_clusters, write_index_matches, write_json, 
 from neardup.io.spill import FileMatrix
 from neardup.params import DedupConfig
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_records
+from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
 
 __all__ = ["dedup_files"]
@@ -78,7 +79,7 @@ def dedup_files(
     with AtomicDirectory(output, overwrite=overwrite) as directory:
         with (
             tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work,
-            FileMatrix(Path(work) / "signatures.u64", config.sketch.num_perm) as sink,
+            FileMatrix(Path(work) / "signatures.u64", make_sketcher(config.sketch).width) as sink,
         ):
             with (
                 timings.stage("read_sketch"),

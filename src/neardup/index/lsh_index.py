@@ -63,6 +63,10 @@ class IndexedDocument:
     metadata: Any
 
 
+INDEX_KINDS = ("oph", "minhash", "minhash-lead")
+"""Sketch kinds an index accepts: those whose slots agree with probability J."""
+
+
 def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
     num_bands, num_rows = lsh.bands_rows
     return {
@@ -149,6 +153,11 @@ class LSHIndex:
                     "the index was made with other parameters: " + "; ".join(diffs)
                 )
             sketch, lsh = stored
+        if sketch.kind not in INDEX_KINDS:
+            raise ParameterError(
+                f"an index is built on LSH bands of MinHash slots: sketch kind must be one of "
+                f"{', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
+            )
         self.sketch_spec: SketchSpec = sketch
         self.lsh_spec: LSHSpec = lsh
         self.header = header

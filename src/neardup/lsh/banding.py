@@ -22,6 +22,7 @@ __all__ = [
     "candidate_pairs",
     "choose_bands",
     "s_curve",
+    "shared_key_pairs",
     "threshold_of",
 ]
 
@@ -154,19 +155,51 @@ def candidate_pairs(
     >>> list(zip(pairs.first.tolist(), pairs.second.tolist()))
     [(0, 1), (0, 2)]
     """
-    if max_bucket_size < 2:
-        raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")
     num_docs = keys.shape[0]
     docs = np.arange(num_docs, dtype=np.int64)
     if active is not None:
         docs = docs[active]
+    buckets = [(keys[docs, band], docs) for band in range(keys.shape[1])]
+    return _pairs_of_buckets(buckets, num_docs, max_bucket_size)
+
+
+def shared_key_pairs(
+    keys: U64Array, *, active: BoolArray | None = None, max_bucket_size: int = 1000
+) -> CandidatePairs:
+    """Pairs of documents sharing any key, wherever it sits in their rows.
+
+    Unlike :func:`candidate_pairs`, all columns are one namespace (for sampled hash values,
+    such as the smallest values of bottom-k sketches); EMPTY entries are never keys, and a row
+    must not repeat a key.
+
+    Examples
+    --------
+    >>> keys = np.array([[5, 7], [7, 9], [1, 2]], dtype=np.uint64)
+    >>> pairs = shared_key_pairs(keys)
+    >>> list(zip(pairs.first.tolist(), pairs.second.tolist()))
+    [(0, 1)]
+    """
+    num_docs, width = keys.shape
+    docs = np.repeat(np.arange(num_docs, dtype=np.int64), width)
+    flat = np.ascontiguousarray(keys).reshape(-1)
+    usable = flat != np.uint64(0xFFFFFFFFFFFFFFFF)
+    if active is not None:
+        usable &= np.repeat(active, width)
+    return _pairs_of_buckets([(flat[usable], docs[usable])], num_docs, max_bucket_size)
+
+
+def _pairs_of_buckets(
+    buckets: list[tuple[U64Array, I64Array]], num_docs: int, max_bucket_size: int
+) -> CandidatePairs:
+    """Distinct pairs of documents with equal keys within each ``(keys, docs)`` group."""
+    if max_bucket_size < 2:
+        raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")
     codes: list[I64Array] = []
     num_giant = largest = 0
-    for band in range(keys.shape[1]):
-        band_values = keys[docs, band]
-        order = np.argsort(band_values, kind="stable")
+    for values, docs in buckets:
+        order = np.argsort(values, kind="stable")
         first, second, giant, big = kernels.bucket_pairs(
-            band_values[order], docs[order], max_bucket_size
+            values[order], docs[order], max_bucket_size
         )
         codes.append(first * num_docs + second)
         num_giant += int(giant)

@@ -40,7 +40,7 @@ class TextSketcher(ABC):
         Runs in parallel over documents; the result does not depend on the number of threads.
         """
         batch = as_batch(texts, self.spec.normalize)
-        values = np.empty((batch.num_docs, self.spec.num_perm), dtype=np.uint64)
+        values = np.empty((batch.num_docs, self.width), dtype=np.uint64)
         num_shingles = np.empty(batch.num_docs, dtype=np.int64)
         fingerprints = np.empty((batch.num_docs, 2), dtype=np.uint64)
         if batch.num_docs:
@@ -49,6 +49,11 @@ class TextSketcher(ABC):
         return Signatures(
             values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
         )
+
+    @property
+    def width(self) -> int:
+        """``uint64`` words per signature row (``num_perm`` unless the sketch packs its slots)."""
+        return self.spec.num_perm
 
     def sketch_one(self, text: str) -> Signatures:
         """Sketch one text: a batch of one."""
@@ -64,4 +69,12 @@ class TextSketcher(ABC):
         """Run the kernel, filling the three output arrays."""
 
 
-_KIND_TAGS = {"minhash": 1, "oph": 2}
+_KIND_TAGS = {
+    "minhash": 1,
+    "oph": 2,
+    "bottomk": 3,
+    "weighted": 5,
+    "supershingle": 6,
+    "minhash-lead": 7,
+    "bbit": 8,
+}

@@ -15,12 +15,15 @@ import numpy as np
 
 from neardup._kernels import bbit as kernels
 from neardup._parallel import parallel_section
-from neardup._types import F64Array, U8Array, U64Array
+from neardup._types import Batch, F64Array, I64Array, U8Array, U64Array
 from neardup.errors import IncompatibleError, ParameterError
 from neardup.lsh.banding import CandidatePairs
+from neardup.params import SketchSpec
+from neardup.sketch.base import TextSketcher
+from neardup.sketch.oph import OPHSketcher
 from neardup.sketch.signatures import Signatures
 
-__all__ = ["BBitSignatures", "bbit_estimate", "chance_agreement", "pack_bbit"]
+__all__ = ["BBitSignatures", "BBitSketcher", "bbit_estimate", "chance_agreement", "pack_bbit"]
 
 BBIT_WIDTHS = (1, 2, 4, 8)
 _BBIT_KEY = np.uint64(0x9E6C63D0676A9A99)
@@ -59,6 +62,25 @@ class BBitSignatures:
     def bytes_per_document(self) -> int:
         """Storage of one document's codes."""
         return int(self.packed.shape[1])
+
+    @classmethod
+    def of(cls, signatures: Signatures) -> BBitSignatures:
+        """The codes held by the ``uint64`` rows of a :class:`BBitSketcher`'s signatures."""
+        return cls.from_rows(signatures.values, signatures.spec, signatures.provenance())
+
+    @classmethod
+    def from_rows(
+        cls, values: U64Array, spec: SketchSpec, source: dict[str, object] | None = None
+    ) -> BBitSignatures:
+        """The codes packed in ``uint64`` rows made with ``spec`` (kind ``"bbit"``)."""
+        width = -(-spec.num_perm * spec.bbits // 8)
+        packed = np.ascontiguousarray(values).view(np.uint8)[:, :width]
+        return cls(
+            packed=np.ascontiguousarray(packed),
+            num_perm=spec.num_perm,
+            num_bits=spec.bbits,
+            source=source if source is not None else {"sketch": spec.to_dict()},
+        )
 
     def codes(self) -> U64Array:
         """The codes unpacked, ``uint64[num_docs, num_perm]`` (what LSH banding takes)."""
@@ -122,3 +144,40 @@ def bbit_estimate(signatures: BBitSignatures, pairs: CandidatePairs) -> F64Array
         )
     chance = chance_agreement(signatures.num_bits)
     return (matches / signatures.num_perm - chance) / (1.0 - chance)
+
+
+class BBitSketcher(TextSketcher):
+    """b-bit one-permutation hashing: ``spec.bbits`` bits per slot, packed into ``uint64`` rows.
+
+    The slots are those of :class:`~neardup.sketch.OPHSketcher` with the same spec; each row
+    holds ``num_perm * bbits`` bits (``BBitSignatures.of`` unpacks them). 128 slots of 2 bits
+    are 32 bytes per document instead of 1,024.
+
+    Examples
+    --------
+    >>> spec = SketchSpec(kind="bbit", bbits=2)
+    >>> sigs = BBitSketcher(spec).sketch(["a b c d e f g h", "a b c d e f g x"])
+    >>> sigs.values.shape, BBitSignatures.of(sigs).bytes_per_document
+    ((2, 4), 32)
+    """
+
+    kind = "bbit"
+
+    def __init__(self, spec: SketchSpec | None = None) -> None:
+        super().__init__(spec)
+        self._slots = OPHSketcher(SketchSpec.from_dict({**self.spec.to_dict(), "kind": "oph"}))
+
+    @property
+    def width(self) -> int:
+        """Words per row: ``num_perm * bbits`` bits, rounded up to 64."""
+        return -(-self.spec.num_perm * self.spec.bbits // 64)
+
+    def _fill(
+        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+    ) -> None:
+        slots = self._slots.sketch(batch)
+        packed = pack_bbit(slots, self.spec.bbits).packed
+        values.fill(0)
+        values.view(np.uint8)[:, : packed.shape[1]] = packed
+        num_shingles[:] = slots.num_shingles
+        fingerprints[:] = slots.fingerprints

@@ -11,9 +11,6 @@ Containment is what finds a copied article inside a page full of other material.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
 from neardup._kernels.bottomk import bottom_k_counts
@@ -23,60 +20,70 @@ from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
 from neardup.params import SketchSpec
-from neardup.text.shingle import KernelText, ShingleSets, as_batch
+from neardup.sketch.base import TextSketcher
+from neardup.sketch.signatures import EMPTY_SLOT, Signatures
+from neardup.text.shingle import ShingleSets
 
-__all__ = ["BottomKSketcher", "BottomKSketches", "ModMSketcher", "containment", "resemblance"]
+__all__ = [
+    "BottomKSketcher",
+    "ModMSketcher",
+    "containment",
+    "keyed_mix",
+    "resemblance",
+    "sketch_sizes",
+]
 
-_TAG = 3
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class BottomKSketches:
-    """``values[d, :sizes[d]]``: document ``d``'s smallest distinct hashes, ascending."""
-
-    values: U64Array
-    sizes: I64Array
-    spec: SketchSpec
+_MODM_TAG = 4
 
 
-class BottomKSketcher:
-    """Makes bottom-k sketches with ``k = spec.num_perm`` under one seeded hash function.
+class BottomKSketcher(TextSketcher):
+    """Bottom-k sketches with ``k = spec.num_perm`` under one seeded hash function.
+
+    Row ``d`` of the signatures holds document ``d``'s smallest distinct hashes ascending,
+    padded with :data:`~neardup.sketch.EMPTY_SLOT` (:func:`sketch_sizes` counts them).
 
     Examples
     --------
-    >>> sketcher = BottomKSketcher(SketchSpec(num_perm=4, seed=1))
-    >>> sketches = sketcher.sketch(["one two three four five six seven", "too short"])
-    >>> sketches.sizes.tolist()
-    [3, 0]
+    >>> sketcher = BottomKSketcher(SketchSpec(kind="bottomk", num_perm=4, seed=1))
+    >>> sketch_sizes(sketcher.sketch(["one two three four five six seven", "too short"]))
+    array([3, 0])
     """
 
+    kind = "bottomk"
+
     def __init__(self, spec: SketchSpec | None = None) -> None:
-        self.spec = spec if spec is not None else SketchSpec()
-        self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
-        rng = np.random.default_rng([self.spec.seed, _TAG])
-        self.key = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+        super().__init__(spec)
+        self.key: U64Array = self._random_uint64(2)
         self.key[1] |= np.uint64(1)
 
-    def sketch(self, texts: Sequence[str] | Batch) -> BottomKSketches:
-        """The bottom-k sketch of every text."""
-        batch = as_batch(texts, self.spec.normalize)
-        values = np.empty((batch.num_docs, self.spec.num_perm), dtype=np.uint64)
-        sizes = np.empty(batch.num_docs, dtype=np.int64)
+    def _fill(
+        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+    ) -> None:
         kt = self._kernel_text
-        if batch.num_docs:
-            with parallel_section:
-                bottom_k_sketches(
-                    batch.data, batch.offsets, *kt.tokenizer, kt.k, self.key, values, sizes
-                )
-        return BottomKSketches(values=values, sizes=sizes, spec=self.spec)
+        bottom_k_sketches(
+            batch.data,
+            batch.offsets,
+            *kt.tokenizer,
+            kt.k,
+            self.key,
+            values,
+            num_shingles,
+            fingerprints,
+        )
 
 
-def _counts(sketches: BottomKSketches, pairs: CandidatePairs) -> I64Array:
+def sketch_sizes(sketches: Signatures) -> I64Array:
+    """How many hashes each bottom-k sketch holds (fewer than k for a small set)."""
+    sizes: I64Array = np.count_nonzero(sketches.values != EMPTY_SLOT, axis=1).astype(np.int64)
+    return sizes
+
+
+def _counts(sketches: Signatures, pairs: CandidatePairs) -> I64Array:
     out = np.empty((len(pairs), 6), dtype=np.int64)
     with parallel_section:
         bottom_k_counts(
-            sketches.values,
-            sketches.sizes,
+            np.ascontiguousarray(sketches.values),
+            sketch_sizes(sketches),
             np.ascontiguousarray(pairs.first, dtype=np.int64),
             np.ascontiguousarray(pairs.second, dtype=np.int64),
             sketches.spec.num_perm,
@@ -91,13 +98,13 @@ def _ratio(numerator: I64Array, denominator: I64Array) -> F64Array:
     return out
 
 
-def resemblance(sketches: BottomKSketches, pairs: CandidatePairs) -> F64Array:
+def resemblance(sketches: Signatures, pairs: CandidatePairs) -> F64Array:
     """Estimated Jaccard of each pair: ``|U ∩ S(A) ∩ S(B)| / |U|`` over the union's bottom k."""
     counts = _counts(sketches, pairs)
     return _ratio(counts[:, 1], counts[:, 0])
 
 
-def containment(sketches: BottomKSketches, pairs: CandidatePairs) -> tuple[F64Array, F64Array]:
+def containment(sketches: Signatures, pairs: CandidatePairs) -> tuple[F64Array, F64Array]:
     """Estimated containment of ``first`` in ``second`` and of ``second`` in ``first``."""
     counts = _counts(sketches, pairs)
     return _ratio(counts[:, 3], counts[:, 2]), _ratio(counts[:, 5], counts[:, 4])
@@ -119,13 +126,13 @@ class ModMSketcher:
         if not isinstance(modulus, int) or modulus < 1:
             raise ParameterError(f"ModMSketcher.modulus must be a positive int; got {modulus!r}.")
         self.modulus = modulus
-        rng = np.random.default_rng([seed, _TAG + 1])
+        rng = np.random.default_rng([seed, _MODM_TAG])
         self.key = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
         self.key[1] |= np.uint64(1)
 
     def sketch(self, sets: ShingleSets) -> ShingleSets:
         """The sub-sets of hashed shingles that are 0 mod m, sorted, as :class:`ShingleSets`."""
-        hashed = _mix(sets.hashes, self.key)
+        hashed = keyed_mix(sets.hashes, self.key)
         keep = hashed % np.uint64(self.modulus) == 0
         doc = np.repeat(np.arange(len(sets)), sets.sizes())
         order = np.lexsort((hashed[keep], doc[keep]))
@@ -135,7 +142,7 @@ class ModMSketcher:
         return ShingleSets(hashes=hashed[keep][order], offsets=offsets)
 
 
-def _mix(values: U64Array, key: U64Array) -> U64Array:
+def keyed_mix(values: U64Array, key: U64Array) -> U64Array:
     """``fmix64((x ^ key[0]) * key[1])`` elementwise, in NumPy (wrap-around uint64)."""
     x: U64Array = (values ^ key[0]) * key[1]
     x ^= x >> np.uint64(33)

@@ -21,7 +21,6 @@ from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs, band_keys, candidate_pairs
-from neardup.sketch.signatures import Signatures
 
 __all__ = [
     "PRESETS",
@@ -105,26 +104,34 @@ def acceptance_features(rho: float | F64Array, preset: FeaturePreset) -> F64Arra
     )
 
 
-def supershingles(signatures: Signatures, preset: FeaturePreset) -> U64Array:
-    """``uint64[num_docs, num_groups]``: the features (fingerprints of groups of samples)."""
-    if preset.num_samples > signatures.num_perm:
+def supershingles(values: U64Array, preset: FeaturePreset) -> U64Array:
+    """``uint64[num_docs, num_groups]``: the features (fingerprints of groups of samples).
+
+    ``values`` is a MinHash signature matrix with at least ``preset.num_samples`` columns.
+    """
+    if preset.num_samples > values.shape[1]:
         raise ParameterError(
             f"the preset needs {preset.num_samples} samples; the signatures have "
-            f"{signatures.num_perm} (raise num_perm)."
+            f"{values.shape[1]} (raise num_perm)."
         )
-    features = band_keys(signatures.values, preset.num_groups, preset.group_size)
+    features = band_keys(values, preset.num_groups, preset.group_size)
     if preset.feature_bits < 64:
         features &= np.uint64((1 << preset.feature_bits) - 1)
     return features
 
 
 def fungible_pairs(
-    features: U64Array, min_shared: int, *, active: np.ndarray | None = None
+    features: U64Array,
+    min_shared: int,
+    *,
+    active: np.ndarray | None = None,
+    max_bucket_size: int = 2**31 - 1,
 ) -> tuple[CandidatePairs, I64Array]:
     """Pairs of documents sharing at least ``min_shared`` features, and how many they share.
 
     ``min_shared = 1`` looks up each feature; ``min_shared >= 2`` looks up megashingles (pairs
-    of features) and then counts the shared features of each candidate exactly.
+    of features) and then counts the shared features of each candidate exactly. Lookup buckets
+    above ``max_bucket_size`` are paired linearly, as in :func:`candidate_pairs`.
     """
     num_groups = features.shape[1]
     if not 1 <= min_shared <= num_groups:
@@ -138,12 +145,17 @@ def fungible_pairs(
             kernels.megashingles(features, keys)
     # Position-tagged keys, so that equal features at different positions do not collide.
     tagged = band_keys(keys, keys.shape[1], 1)
-    candidates = candidate_pairs(tagged, active=active, max_bucket_size=2**31 - 1)
+    candidates = candidate_pairs(tagged, active=active, max_bucket_size=max_bucket_size)
     shared = np.empty(len(candidates), dtype=np.int64)
     with parallel_section:
         kernels.shared_features(features, candidates.first, candidates.second, shared)
     keep = shared >= min_shared
     return (
-        CandidatePairs(first=candidates.first[keep], second=candidates.second[keep]),
+        CandidatePairs(
+            first=candidates.first[keep],
+            second=candidates.second[keep],
+            num_giant_buckets=candidates.num_giant_buckets,
+            largest_bucket=candidates.largest_bucket,
+        ),
         shared[keep],
     )

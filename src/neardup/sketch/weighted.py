@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neardup._kernels.shingles import document_fingerprints
 from neardup._kernels.weighted import icws_samples
 from neardup._parallel import parallel_section
-from neardup._types import F64Array, U64Array
+from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
 from neardup.params import SketchSpec
+from neardup.sketch.base import TextSketcher
 from neardup.text.shingle import Shingler, ShingleSets
 
 __all__ = [
@@ -51,7 +53,7 @@ class WeightedSets:
         return self.sets.hashes[start:end], self.weights[start:end]
 
 
-def term_counts(texts: Sequence[str], spec: SketchSpec | None = None) -> WeightedSets:
+def term_counts(texts: Sequence[str] | Batch, spec: SketchSpec | None = None) -> WeightedSets:
     """Shingles weighted by how often they occur in their document."""
     spec = spec if spec is not None else SketchSpec()
     sets, counts = Shingler(spec.shingle, spec.normalize).shingle_counts(texts)
@@ -141,19 +143,29 @@ def replicate(weighted: WeightedSets) -> ShingleSets:
     return ShingleSets(hashes=replicated[order], offsets=offsets)
 
 
-class WeightedMinHasher:
+class WeightedMinHasher(TextSketcher):
     """Weighted MinHash by ICWS: ``num_perm`` consistent samples of a weighted set.
 
     The fraction of equal samples estimates the weighted Jaccard ``sum min / sum max``.
+    :meth:`sketch` weighs each shingle of a text by its count (a bag, MMDS §3.1.3);
+    :meth:`sketch_weighted` takes any weights, e.g. TF-IDF from :class:`IDFWeights`.
+
+    Examples
+    --------
+    >>> hasher = WeightedMinHasher(SketchSpec(kind="weighted", num_perm=16))
+    >>> sigs = hasher.sketch(["a b c d e f g h", "a b c d e f g h a b c d e"])
+    >>> sigs.values.shape
+    (2, 16)
     """
 
-    def __init__(self, spec: SketchSpec | None = None) -> None:
-        self.spec = spec if spec is not None else SketchSpec()
-        rng = np.random.default_rng([self.spec.seed, 5])
-        self.seed = rng.integers(0, 2**64, dtype=np.uint64, endpoint=False)
+    kind = "weighted"
 
-    def sketch(self, weighted: WeightedSets) -> U64Array:
-        """``uint64[num_docs, num_perm]`` samples."""
+    def __init__(self, spec: SketchSpec | None = None) -> None:
+        super().__init__(spec)
+        self.seed = self._random_uint64(1)[0]
+
+    def sketch_weighted(self, weighted: WeightedSets) -> U64Array:
+        """``uint64[num_docs, num_perm]`` samples of weighted sets."""
         if np.any(weighted.weights < 0) or not np.all(np.isfinite(weighted.weights)):
             raise ParameterError("weights must be finite and non-negative.")
         out = np.zeros((len(weighted.sets), self.spec.num_perm), dtype=np.uint64)
@@ -167,6 +179,15 @@ class WeightedMinHasher:
                 out,
             )
         return out
+
+    def _fill(
+        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+    ) -> None:
+        values[:] = self.sketch_weighted(term_counts(batch, self.spec))
+        kt = self._kernel_text
+        document_fingerprints(
+            batch.data, batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
+        )
 
 
 def estimate_weighted_jaccard(samples: U64Array, pairs: CandidatePairs) -> F64Array:

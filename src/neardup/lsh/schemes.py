@@ -1,0 +1,234 @@
+"""How each sketch kind finds candidate pairs and estimates their similarity.
+
+Every kind stores one ``uint64`` row per document (:class:`~neardup.sketch.Signatures`); its
+*scheme* turns rows into lookup keys, keys into candidate pairs, and a pair's rows into a
+similarity estimate:
+
+=============  =================================================================================
+kind           candidates
+=============  =================================================================================
+oph, minhash,  LSH banding, ``b`` bands of ``r`` slots (MMDS §3.4); the estimate is the fraction
+minhash-lead,  of equal slots (the weighted Jaccard for ``weighted``)
+weighted
+bbit           banding over the b-bit codes, with ``b, r`` chosen for the agreement probability
+               ``C + (1 - C) t`` of a pair at the threshold; the estimate is corrected for chance
+bottomk        documents sharing two of their ``L`` smallest hashes, ``L`` the least with
+               ``P(Binomial(L, t) >= 2) >= 0.95``; resemblance from the merged sketches
+supershingle   Broder's feature filter: at least ``min_shared`` common supershingles of the
+               preset (megashingles when ``min_shared >= 2``)
+=============  =================================================================================
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from neardup._types import BoolArray, F64Array, U64Array
+from neardup.errors import ParameterError
+from neardup.lsh.banding import (
+    CandidatePairs,
+    band_keys,
+    candidate_pairs,
+    choose_bands,
+    s_curve,
+    shared_key_pairs,
+)
+from neardup.params import LSHSpec, SketchSpec
+from neardup.sketch.bbit import BBitSignatures, bbit_estimate, chance_agreement
+from neardup.sketch.bottomk import keyed_mix, resemblance
+from neardup.sketch.features import PRESETS, acceptance_features, fungible_pairs, supershingles
+from neardup.sketch.signatures import EMPTY_SLOT, Signatures
+from neardup.verify import estimate_jaccard
+
+__all__ = ["SCHEMES", "CandidateScheme", "candidate_scheme"]
+
+BOTTOMK_RECALL_AT_THRESHOLD = 0.95
+
+
+class CandidateScheme(ABC):
+    """Keys, candidates and estimates for one sketch kind under one LSH spec."""
+
+    def __init__(self, sketch: SketchSpec, lsh: LSHSpec) -> None:
+        self.sketch = sketch
+        self.lsh = lsh
+
+    @abstractmethod
+    def keys(self, values: U64Array) -> U64Array:
+        """``uint64[num_docs, num_keys]``: the lookup keys of each signature row."""
+
+    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+        """Candidate pairs among the ``active`` documents."""
+        return candidate_pairs(keys, active=active, max_bucket_size=self.lsh.max_bucket_size)
+
+    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+        """The estimated similarity of each pair."""
+        return estimate_jaccard(signatures, pairs)
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """The scheme's parameters and its chance of pairing two documents at the threshold."""
+
+
+class Banding(CandidateScheme):
+    """LSH banding over the slots (oph, minhash, minhash-lead, weighted)."""
+
+    def bands_rows(self) -> tuple[int, int]:
+        """The (num_bands, num_rows) in use."""
+        return self.lsh.bands_rows
+
+    def keys(self, values: U64Array) -> U64Array:
+        return band_keys(self._slots(values), *self.bands_rows())
+
+    def _slots(self, values: U64Array) -> U64Array:
+        return values
+
+    def describe(self) -> dict[str, Any]:
+        b, r = self.bands_rows()
+        return {
+            "scheme": "bands",
+            "num_bands": b,
+            "num_rows": r,
+            "candidate_probability_at_threshold": float(
+                s_curve(self._agreement(self.lsh.threshold), b, r)
+            ),
+            "label": f"b={b}, r={r}",
+        }
+
+    def _agreement(self, similarity: float) -> float:
+        return similarity
+
+
+class BBitBanding(Banding):
+    """Banding over b-bit codes: unrelated slots agree by chance with probability 2^-b."""
+
+    def bands_rows(self) -> tuple[int, int]:
+        lsh = self.lsh
+        if lsh.num_bands is not None and lsh.num_rows is not None:
+            return lsh.num_bands, lsh.num_rows
+        return choose_bands(
+            self._agreement(lsh.threshold),
+            lsh.num_perm,
+            false_positive_weight=lsh.false_positive_weight,
+            false_negative_weight=lsh.false_negative_weight,
+        )
+
+    def _agreement(self, similarity: float) -> float:
+        chance = chance_agreement(self.sketch.bbits)
+        return chance + (1 - chance) * similarity
+
+    def _slots(self, values: U64Array) -> U64Array:
+        return BBitSignatures.from_rows(values, self.sketch).codes()
+
+    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+        return bbit_estimate(BBitSignatures.of(signatures), pairs)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "bits": self.sketch.bbits}
+
+
+class BottomKPairs(CandidateScheme):
+    """Documents sharing two of their ``L`` smallest hashes.
+
+    Each of the ``L`` smallest elements of A ∪ B that lies in A ∩ B is among the ``L`` smallest
+    of both sketches, so a pair of resemblance ``J`` shares two of them with probability at
+    least ``P(Binomial(L, J) >= 2)``; ``L`` is the least that makes this 0.95 at the threshold.
+    The keys are the ``C(L, 2)`` pairs of the ``L`` smallest (as megashingles pair features),
+    so that one boilerplate shingle with a small hash does not pair every page holding it.
+    """
+
+    @property
+    def probe(self) -> int:
+        """``L``, at most ``k``."""
+        for size in range(2, self.sketch.num_perm + 1):
+            if _two_shared(self.lsh.threshold, size) >= BOTTOMK_RECALL_AT_THRESHOLD:
+                return size
+        return self.sketch.num_perm
+
+    def keys(self, values: U64Array) -> U64Array:
+        size = self.probe
+        first, second = np.triu_indices(size, 1) if size > 1 else (np.zeros(1, int),) * 2
+        low, high = values[:, first], values[:, second]
+        keys = keyed_mix(low ^ keyed_mix(high, _PAIR_KEY), _PAIR_KEY)
+        keys[low == EMPTY_SLOT] = EMPTY_SLOT  # a sketch smaller than L: no pair beyond its end
+        return keys
+
+    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+        return shared_key_pairs(keys, active=active, max_bucket_size=self.lsh.max_bucket_size)
+
+    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+        return resemblance(signatures, pairs)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "scheme": "bottom-k pairs",
+            "probe": self.probe,
+            "candidate_probability_at_threshold": _two_shared(self.lsh.threshold, self.probe),
+            "label": f"2 of the {self.probe} smallest hashes shared",
+        }
+
+
+_PAIR_KEY = np.array([0x8A5CD789635D2DFF, 0x121FD2155C472F97], dtype=np.uint64)
+
+
+def _two_shared(similarity: float, size: int) -> float:
+    """P(Binomial(size, similarity) >= 2)."""
+    miss = (1 - similarity) ** size + size * similarity * (1 - similarity) ** (size - 1)
+    return 1.0 - miss
+
+
+class FeatureFilter(CandidateScheme):
+    """Broder's supershingles: fungible at ``min_shared`` common features of the preset."""
+
+    def __init__(self, sketch: SketchSpec, lsh: LSHSpec) -> None:
+        super().__init__(sketch, lsh)
+        self.preset = PRESETS[sketch.preset]
+        if self.preset.num_samples > sketch.num_perm:
+            raise ParameterError(
+                f"the {sketch.preset!r} preset needs {self.preset.num_samples} samples; "
+                f"num_perm is {sketch.num_perm} (pass --num-perm {self.preset.num_samples})."
+            )
+
+    def keys(self, values: U64Array) -> U64Array:
+        return supershingles(values, self.preset)
+
+    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+        pairs, _ = fungible_pairs(
+            keys,
+            self.preset.min_shared,
+            active=active,
+            max_bucket_size=self.lsh.max_bucket_size,
+        )
+        return pairs
+
+    def describe(self) -> dict[str, Any]:
+        p = self.preset
+        return {
+            "scheme": "features",
+            "preset": self.sketch.preset,
+            "num_groups": p.num_groups,
+            "group_size": p.group_size,
+            "min_shared": p.min_shared,
+            "candidate_probability_at_threshold": float(acceptance_features(self.lsh.threshold, p)),
+            "label": f"{p.min_shared} of {p.num_groups} supershingles of {p.group_size} "
+            f"({self.sketch.preset})",
+        }
+
+
+SCHEMES: dict[str, type[CandidateScheme]] = {
+    "oph": Banding,
+    "minhash": Banding,
+    "minhash-lead": Banding,
+    "weighted": Banding,
+    "bbit": BBitBanding,
+    "bottomk": BottomKPairs,
+    "supershingle": FeatureFilter,
+}
+"""The candidate scheme of each sketch kind."""
+
+
+def candidate_scheme(sketch: SketchSpec, lsh: LSHSpec) -> CandidateScheme:
+    """The scheme for ``sketch.kind`` under ``lsh``."""
+    return SCHEMES[sketch.kind](sketch, lsh)

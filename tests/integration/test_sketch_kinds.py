@@ -1,0 +1,82 @@
+"""Every sketch kind runs the whole dedup and finds the true near-duplicate pairs of real text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neardup import CandidatePairs, DedupConfig, LSHSpec, Shingler, SketchSpec, dedup
+from neardup.errors import ParameterError
+from neardup.lsh.schemes import candidate_scheme
+from neardup.params import FEATURE_PRESETS
+from neardup.sketch import SKETCHERS
+from neardup.sketch.features import PRESETS, acceptance_features
+from neardup.sketch.weighted import term_counts, weighted_jaccard
+from tests.reference_allpairs import all_pairs_above
+
+THRESHOLD = 0.7
+
+
+@pytest.fixture(scope="module")
+def corpus(licenses: list[dict[str, object]]) -> list[str]:
+    return [str(r["text"]) for r in licenses[:700]]
+
+
+def _found(texts: list[str], kind: str, **spec: object) -> set[tuple[int, int]]:
+    sketch = SketchSpec(kind=kind, **spec)  # type: ignore[arg-type]
+    config = DedupConfig(sketch=sketch, lsh=LSHSpec(threshold=THRESHOLD, num_perm=sketch.num_perm))
+    result = dedup(texts, config=config)
+    return set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
+
+
+def _near_pairs(texts: list[str], threshold: float) -> dict[tuple[int, int], float]:
+    """Exact all-pairs truth among the first document of each exact-duplicate group (exact
+    duplicates are linked before candidates are sought)."""
+    first_of: dict[tuple[int, ...], int] = {}
+    for doc, f in enumerate(map(tuple, SKETCHERS["oph"]().sketch(texts).fingerprints.tolist())):
+        first_of.setdefault(f, doc)
+    representatives = set(first_of.values())
+    assert len(representatives) < len(texts)
+    truth = all_pairs_above(Shingler().shingle_sets(texts), threshold)
+    return {p: j for p, j in truth.items() if p[0] in representatives and p[1] in representatives}
+
+
+@pytest.mark.parametrize("kind", sorted(set(SKETCHERS) - {"weighted", "supershingle"}))
+def test_set_sketches_find_the_pairs_above_the_threshold(corpus: list[str], kind: str) -> None:
+    truth = set(_near_pairs(corpus, THRESHOLD))
+    found = _found(corpus, kind)
+    assert found <= truth  # exact verification: no false positive
+    assert len(found) >= 0.95 * len(truth), (kind, len(found), len(truth))
+
+
+def test_weighted_kind_finds_pairs_above_the_weighted_threshold(corpus: list[str]) -> None:
+    found = _found(corpus, "weighted")
+    assert found
+    pairs = np.array(sorted(found))
+    exact = weighted_jaccard(
+        term_counts(corpus), CandidatePairs(first=pairs[:, 0], second=pairs[:, 1])
+    )
+    assert np.all(exact >= THRESHOLD)
+
+
+def test_supershingles_accept_as_the_formula_says(corpus: list[str]) -> None:
+    # AltaVista's filter (2 of 6 supershingles of 14) is built for very high resemblance; the
+    # pairs it finds above 0.9 number what seed 003's acceptance formula predicts.
+    truth = _near_pairs(corpus, 0.9)
+    found = _found(corpus, "supershingle")
+    p = acceptance_features(np.array(list(truth.values())), PRESETS["altavista"])
+    accepted = sum(pair in found for pair in truth)
+    assert abs(accepted - p.sum()) <= 3 * np.sqrt(np.sum(p * (1 - p))) + 1, (accepted, p.sum())
+
+
+def test_scheme_parameters_and_errors() -> None:
+    lsh = LSHSpec(threshold=0.8)
+    bbit = candidate_scheme(SketchSpec(kind="bbit", bbits=1), lsh).describe()
+    oph = candidate_scheme(SketchSpec(), lsh).describe()
+    assert bbit["num_rows"] > oph["num_rows"]  # 1-bit codes agree by chance half the time
+    assert bbit["candidate_probability_at_threshold"] >= 0.9
+    bottom = candidate_scheme(SketchSpec(kind="bottomk"), lsh).describe()
+    assert bottom["candidate_probability_at_threshold"] >= 0.95
+    assert set(PRESETS) == set(FEATURE_PRESETS)
+    with pytest.raises(ParameterError, match="--num-perm 200"):
+        candidate_scheme(SketchSpec(kind="supershingle", preset="altavista-variant"), lsh)
