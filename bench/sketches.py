@@ -91,9 +91,7 @@ def throughput(texts: list[str], peer_docs: int, repeat: int) -> None:
         ours("neardup bottom-k, k=128", SketchSpec(kind="bottomk")),
         ours("neardup b-bit OPH, b=2, 128 slots", SketchSpec(kind="bbit", bbits=2)),
         ours("neardup b-bit OPH, b=1, 1024 slots", SketchSpec(kind="bbit", bbits=1, num_perm=1024)),
-        ours(
-            "neardup supershingle (MinHash 128; 6 features kept)", SketchSpec(kind="supershingle")
-        ),
+        ours("neardup supershingle, altavista", SketchSpec(kind="supershingle"), kept=6 * 8),
         ours(
             f"neardup weighted (ICWS, counts), 128 (first {len(subset)} docs)",
             SketchSpec(kind="weighted"),

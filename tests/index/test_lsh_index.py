@@ -232,3 +232,8 @@ def test_recent_postings_merge_into_the_main_table(
         memory = LSHIndex(MemoryStore())
         memory.add(ids[50:300], texts[50:300])
         assert index.query(texts[:300], top_k=3) == memory.query(texts[:300], top_k=3)
+
+
+def test_an_index_refuses_sketches_without_bands() -> None:
+    with pytest.raises(ParameterError, match="sketch kind must be one of"):
+        LSHIndex(MemoryStore(), sketch=SketchSpec(kind="bottomk"))

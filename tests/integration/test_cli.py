@@ -177,3 +177,24 @@ def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) ->
     missing = run("compare", a, tmp_path / "nope.txt")
     assert missing.returncode == 1
     assert "nope.txt: no such file" in missing.stderr
+
+
+def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
+    variant = run(
+        "dedup", SAMPLE, "-o", tmp_path / "features", "-q", "--sketch", "supershingle",
+        "--preset", "altavista-variant", "--num-perm", "200",
+    )  # fmt: skip
+    assert variant.returncode == 0, variant.stderr
+    summary = json.loads((tmp_path / "features" / "summary.json").read_text())
+    assert summary["lsh"]["preset"] == "altavista-variant"
+    assert summary["lsh"]["num_groups"] == 8
+    too_few = run("dedup", SAMPLE, "-o", tmp_path / "x", "--sketch", "supershingle",
+                  "--preset", "altavista-variant")  # fmt: skip
+    assert too_few.returncode == 2
+    assert "--num-perm 200" in too_few.stderr
+    bits = run("dedup", SAMPLE, "-o", tmp_path / "bits", "-q", "--sketch", "bbit", "--bbits", "1")
+    assert bits.returncode == 0, bits.stderr
+    summary = json.loads((tmp_path / "bits" / "summary.json").read_text())
+    assert summary["config"]["sketch"]["bbits"] == 1
+    assert summary["lsh"]["bits"] == 1
+    assert summary["counts"]["verified_pairs"] > 500

@@ -65,6 +65,18 @@ Examples:
     "the index's parameters are used.",
 )
 @click.option("--add-to-index", is_flag=True, help="With --against: add the kept documents to it.")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="Run on this machine, or on Apache Spark (JSONL or Parquet inputs with an id field; "
+    "results equal the local engine's). See docs/scale.md.",
+)
+@click.option("--spark-master", help="Spark master URL [default: local[*]].")
+@click.option(
+    "--spark-conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def dedup_command(
     inputs: tuple[Path, ...],
@@ -73,6 +85,9 @@ def dedup_command(
     config_path: Path | None,
     against: Path | None,
     add_to_index: bool,
+    engine: str,
+    spark_master: str | None,
+    spark_conf: tuple[str, ...],
     quiet: bool,
     **flags: Any,
 ) -> None:
@@ -86,6 +101,19 @@ def dedup_command(
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")
+    if engine == "spark":
+        if against is not None:
+            raise click.UsageError("--against works with the local engine only")
+        from neardup.engine.spark import dedup_files_spark, spark_session
+
+        session = spark_session(spark_master, spark_conf)
+        summary = dedup_files_spark(
+            session, [str(p) for p in inputs], str(output), apply_flags(base, flags),
+            overwrite=overwrite,
+        )  # fmt: skip
+        if not quiet:
+            _print_summary(summary, output)
+        return
     if against is None:
         config = apply_flags(base, flags)
         result = dedup_files(inputs, output, config, overwrite=overwrite, show_progress=not quiet)

@@ -19,16 +19,48 @@ import numpy as np
 
 from neardup._types import BoolArray, F64Array, I64Array
 
-__all__ = ["write_clusters", "write_index_matches", "write_json", "write_pairs"]
+__all__ = [
+    "cluster_line",
+    "exact_pair_line",
+    "near_pair_line",
+    "write_clusters",
+    "write_index_matches",
+    "write_json",
+    "write_pairs",
+]
+
+
+def cluster_line(doc_id: str, cluster_id: str, keep: bool) -> str:
+    """One line of ``clusters.jsonl`` (with its newline); every engine writes these bytes."""
+    flag = "true" if keep else "false"
+    encoded_id = json.dumps(doc_id, ensure_ascii=False)
+    encoded_cluster = json.dumps(cluster_id, ensure_ascii=False)
+    return f'{{"id": {encoded_id}, "cluster": {encoded_cluster}, "keep": {flag}}}\n'
+
+
+def exact_pair_line(a: str, b: str) -> str:
+    """The ``pairs.jsonl`` line of two documents with identical normalised text."""
+    record = {"a": a, "b": b, "jaccard": 1.0, "estimate": 1.0, "exact": True}
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def near_pair_line(a: str, b: str, estimate: float, jaccard: float) -> str:
+    """The ``pairs.jsonl`` line of a verified near pair (``jaccard`` NaN when not computed)."""
+    record = {
+        "a": a,
+        "b": b,
+        "jaccard": None if np.isnan(jaccard) else round(jaccard, 6),
+        "estimate": round(estimate, 6),
+        "exact": False,
+    }
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolArray) -> None:
     """Write ``clusters.jsonl``."""
-    encoded = [json.dumps(i, ensure_ascii=False) for i in ids]
     with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
         for doc, (label, kept) in enumerate(zip(labels.tolist(), keep.tolist(), strict=True)):
-            flag = "true" if kept else "false"
-            f.write(f'{{"id": {encoded[doc]}, "cluster": {encoded[label]}, "keep": {flag}}}\n')
+            f.write(cluster_line(ids[doc], ids[label], kept))
 
 
 def write_pairs(
@@ -40,20 +72,12 @@ def write_pairs(
     """Write ``pairs.jsonl``: exact duplicates first, then verified near duplicates."""
     with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
         for a, b in zip(exact[0].tolist(), exact[1].tolist(), strict=True):
-            record = {"a": ids[a], "b": ids[b], "jaccard": 1.0, "estimate": 1.0, "exact": True}
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.write(exact_pair_line(ids[a], ids[b]))
         first, second, estimate, jaccard = near
         for a, b, est, jac in zip(
             first.tolist(), second.tolist(), estimate.tolist(), jaccard.tolist(), strict=True
         ):
-            record = {
-                "a": ids[a],
-                "b": ids[b],
-                "jaccard": None if np.isnan(jac) else round(jac, 6),
-                "estimate": round(est, 6),
-                "exact": False,
-            }
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            f.write(near_pair_line(ids[a], ids[b], est, jac))
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

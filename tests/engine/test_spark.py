@@ -1,0 +1,168 @@
+"""The Spark engine (real Spark, local[2]) against the local engine and union-find."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from neardup import DedupConfig, LSHSpec, SketchSpec, dedup, dedup_files
+from neardup.cluster import connected_components
+from neardup.engine.spark import (
+    FAIL_ONCE_PROPERTY,
+    dedup_dataframe,
+    dedup_files_spark,
+    spark_session,
+)
+from neardup.engine.spark_components import component_labels
+from neardup.errors import ParameterError
+from tests.conftest import SAMPLE, read_rfcs
+from tests.strategies import graphs
+
+pytestmark = [
+    pytest.mark.spark,
+    # pyspark's collect() leaves its local result sockets to the garbage collector.
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    # pyspark 3.5 compares pyarrow versions with distutils' LooseVersion.
+    pytest.mark.filterwarnings("ignore:distutils Version classes are deprecated"),
+]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    # local[2, 4]: two threads, and up to four attempts per task (spark.task.maxFailures).
+    session = spark_session("local[2,4]", ["spark.sql.shuffle.partitions=4"])
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _same_outputs(local: Path, distributed: Path) -> None:
+    for name in ("clusters.jsonl", "pairs.jsonl"):
+        assert (distributed / name).read_bytes() == (local / name).read_bytes(), name
+
+
+def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
+    spark: Any, tmp_path: Path
+) -> None:
+    config = DedupConfig(keep="longest")
+    dedup_files([SAMPLE], tmp_path / "local", config)
+    summary = dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"), config)
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    local = json.loads((tmp_path / "local" / "summary.json").read_text())
+    for key in ("documents", "bytes", "exact_duplicates", "candidate_pairs", "verified_pairs",
+                "clusters", "removed", "kept"):  # fmt: skip
+        assert summary["counts"][key] == local["counts"][key], key
+    kept = spark.read.parquet(str(tmp_path / "spark" / "kept.parquet"))
+    assert kept.count() == local["counts"]["kept"]
+
+
+def test_rfc_sample_equals_the_local_engine_across_files(spark: Any, tmp_path: Path) -> None:
+    texts = read_rfcs(limit=400)
+    if not texts:
+        pytest.skip("the RFC corpus is not in ../shared/data")
+    items = sorted(texts.items())
+    paths = []
+    for part in range(2):  # two files, one gzipped: order is (file, line) in both engines
+        path = tmp_path / f"rfc{part}.jsonl{'.gz' if part else ''}"
+        lines = "".join(
+            json.dumps({"id": f"rfc{n}", "text": t}) + "\n" for n, t in items[part::2]
+        ).encode()
+        path.write_bytes(gzip.compress(lines) if part else lines)
+        paths.append(path)
+    config = DedupConfig(lsh=LSHSpec(threshold=0.5))
+    dedup_files(paths, tmp_path / "local", config)
+    dedup_files_spark(spark, [str(p) for p in paths], str(tmp_path / "spark"), config)
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    assert (tmp_path / "local" / "pairs.jsonl").read_text().count("\n") > 20
+
+
+@pytest.mark.parametrize(
+    "sketch",
+    [
+        SketchSpec(kind="minhash"),
+        SketchSpec(kind="bbit", bbits=2),
+        SketchSpec(kind="bottomk"),
+        SketchSpec(kind="weighted", num_perm=64),
+    ],
+    ids=lambda s: s.kind,
+)
+def test_dataframe_entry_point_equals_library_dedup(
+    spark: Any, licenses: list[dict[str, object]], sketch: SketchSpec
+) -> None:
+    records = [(str(r["id"]), str(r["text"])) for r in licenses[:400]]
+    config = DedupConfig(
+        sketch=sketch, lsh=LSHSpec(threshold=0.7, num_perm=sketch.num_perm), keep="longest"
+    )
+    expected = dedup([t for _, t in records], [i for i, _ in records], config)
+    frame = spark.createDataFrame(
+        [(n, i, t) for n, (i, t) in enumerate(records)], "n long, id string, text string"
+    )
+    result = dedup_dataframe(frame, config, order_column="n")
+    rows = sorted(result.clusters.select("doc", "cluster", "keep").collect())
+    ids = expected.ids
+    assert [r.cluster for r in rows] == [ids[i] for i in expected.clusters.labels.tolist()]
+    assert [r.keep for r in rows] == expected.clusters.keep.tolist()
+    near = {(r.a_doc, r.b_doc) for r in result.pairs.where("NOT exact").collect()}
+    assert near == set(
+        zip(expected.pairs.first.tolist(), expected.pairs.second.tolist(), strict=True)
+    )
+
+
+def test_a_failed_task_is_retried_with_the_same_result(spark: Any, tmp_path: Path) -> None:
+    dedup_files([SAMPLE], tmp_path / "local")
+    marker = tmp_path / "failed-once"
+    context = spark.sparkContext
+    context.setLocalProperty(FAIL_ONCE_PROPERTY, str(marker))
+    try:
+        dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"))
+    finally:
+        context.setLocalProperty(FAIL_ONCE_PROPERTY, None)
+    assert marker.exists()  # a task did fail, and was retried
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+
+
+def _labels(spark: Any, num_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
+    frame = spark.createDataFrame(edges or [(0, 0)], "src long, dst long")
+    found = dict(component_labels(frame).collect())
+    return [found.get(node, node) for node in range(num_nodes)]
+
+
+def _union_find(num_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
+    pairs = np.array(edges or [(0, 0)], dtype=np.int64)
+    return connected_components(num_nodes, pairs[:, 0], pairs[:, 1]).labels.tolist()
+
+
+@settings(max_examples=6, deadline=None)
+@given(graphs(max_nodes=30))
+def test_components_equal_union_find_on_random_graphs(
+    spark: Any, graph: tuple[int, list[tuple[int, int]]]
+) -> None:
+    num_nodes, edges = graph
+    assert _labels(spark, num_nodes, edges) == _union_find(num_nodes, edges)
+
+
+@pytest.mark.parametrize("shape", ["chain", "reversed chain", "star", "two stars"])
+def test_components_on_long_chains_and_stars(spark: Any, shape: str) -> None:
+    n = 300
+    order = np.random.default_rng(3).permutation(n).tolist()
+    edges = {
+        "chain": [(order[i], order[i + 1]) for i in range(n - 1)],
+        "reversed chain": [(i + 1, i) for i in range(n - 1)],
+        "star": [(n - 1, i) for i in range(n - 1)],
+        "two stars": [(7, i) for i in range(0, n, 2)] + [(9, i) for i in range(1, n, 2)],
+    }[shape]
+    assert _labels(spark, n, edges) == _union_find(n, edges)
+
+
+def test_an_unsupported_sketch_kind_is_refused(spark: Any) -> None:
+    frame = spark.createDataFrame([("a", "text")], "id string, text string")
+    with pytest.raises(ParameterError, match="local engine"):
+        dedup_dataframe(frame, DedupConfig(sketch=SketchSpec(kind="supershingle")))
