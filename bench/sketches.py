@@ -10,6 +10,8 @@
    values as its ``LeanMinHash`` stores them) and ``bBitMinHash`` alongside.
 3. Weighted MinHash (ICWS) against the exact weighted Jaccard of term counts, beside
    datasketch's ``WeightedMinHash`` on the same pairs (dense vectors per pair).
+4. ``neardup.dedup`` of the bundled licence sample with every sketch kind: candidates,
+   verified pairs and time.
 
 Run: ``.venv/bin/python bench/sketches.py``.
 """
@@ -128,7 +130,7 @@ def rmse_of(estimate: Callable[[int], np.ndarray], truth: np.ndarray, seeds: int
     return float(np.sqrt(np.mean([(estimate(s) - truth) ** 2 for s in range(seeds)])))
 
 
-def accuracy(seeds: int) -> None:
+def accuracy(seeds: int, max_pairs: int) -> None:
     table = RFC_ARCHIVE.parent / "rfc_pair_similarity.tsv"
     with table.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
@@ -139,12 +141,15 @@ def accuracy(seeds: int) -> None:
         for r in rows
         if int(r["rfc_new"]) in by_number and int(r["rfc_old"]) in by_number
     ]
+    # Evenly spaced over the table (datasketch's 1,024-permutation MinHash is slow).
+    step = max(1, len(pairs_text) // max_pairs)
+    pairs_text = pairs_text[::step][:max_pairs]
     flat = [t for pair in pairs_text for t in pair]
     first = np.arange(0, len(flat), 2, dtype=np.int64)
     pairs = CandidatePairs(first=first, second=first + 1)
     exact = exact_jaccard(Shingler().shingle_sets(flat), pairs)
     print(
-        f"\naccuracy: {len(pairs_text):,} RFC obsoletes/updates pairs, "
+        f"\naccuracy: {len(pairs_text):,} RFC obsoletes/updates pairs (every {step}), "
         f"exact J mean {exact.mean():.3f}, "
         f"{seeds} seeds, {BUDGET} bytes per document"
     )
@@ -260,6 +265,30 @@ def weighted_pairs(flat: list[str], pairs: CandidatePairs, seeds: int, limit: in
     print(f"| datasketch WeightedMinHash (per-pair vocabulary) | {ds_w:.4f} | {ds_s:.2f} |")
 
 
+def dedup_by_kind(repeat: int) -> None:
+    """``neardup.dedup`` of the bundled licence sample with every sketch kind (threshold 0.8)."""
+    import gzip
+    import json
+
+    from neardup import DedupConfig, LSHSpec, dedup
+    from neardup.sketch import SKETCHERS
+
+    sample = ROOT / "data" / "sample" / "licenses.jsonl.gz"
+    with gzip.open(sample, "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    texts, ids = [r["text"] for r in records], [r["id"] for r in records]
+    print(f"\n| `--sketch` ({len(texts):,} licences, t=0.8) | candidates | verified pairs "
+          "| seconds (median) |\n|---|---:|---:|---:|")  # fmt: skip
+    for kind in SKETCHERS:
+        config = DedupConfig(sketch=SketchSpec(kind=kind), lsh=LSHSpec(threshold=0.8))
+        dedup(texts[:50], ids[:50], config)  # compile
+        result = dedup(texts, ids, config)
+        seconds = median_time(lambda c=config: dedup(texts, ids, c), repeat)
+        counts = result.summary["counts"]
+        print(f"| {kind} | {counts['candidate_pairs']:,} | {counts['verified_pairs']:,} "
+              f"| {seconds:.2f} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -268,10 +297,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--peer-docs", type=int, default=1000)
     parser.add_argument("--limit", type=int, help="only the first N RFCs for the throughput part")
+    parser.add_argument("--pairs", type=int, default=1000, help="RFC pairs for the accuracy part")
+    parser.add_argument("--part", choices=["all", "throughput", "accuracy", "dedup"], default="all")
     args = parser.parse_args()
-    _, texts = load_rfcs(limit=args.limit)
-    throughput(texts, args.peer_docs, args.repeat)
-    accuracy(args.seeds)
+    if args.part in ("all", "throughput"):
+        _, texts = load_rfcs(limit=args.limit)
+        throughput(texts, args.peer_docs, args.repeat)
+    if args.part in ("all", "accuracy"):
+        accuracy(args.seeds, args.pairs)
+    if args.part in ("all", "dedup"):
+        dedup_by_kind(args.repeat)
 
 
 if __name__ == "__main__":

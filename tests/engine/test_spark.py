@@ -21,7 +21,7 @@ from neardup.engine.spark import (
     spark_session,
 )
 from neardup.engine.spark_components import component_labels
-from neardup.errors import ParameterError
+from neardup.errors import InputError, ParameterError
 from tests.conftest import SAMPLE, read_rfcs
 from tests.strategies import graphs
 
@@ -60,6 +60,7 @@ def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
     for key in ("documents", "bytes", "exact_duplicates", "candidate_pairs", "verified_pairs",
                 "clusters", "removed", "kept"):  # fmt: skip
         assert summary["counts"][key] == local["counts"][key], key
+    assert summary["biggest_clusters"] == local["biggest_clusters"]
     kept = spark.read.parquet(str(tmp_path / "spark" / "kept.parquet"))
     assert kept.count() == local["counts"]["kept"]
 
@@ -166,3 +167,34 @@ def test_an_unsupported_sketch_kind_is_refused(spark: Any) -> None:
     frame = spark.createDataFrame([("a", "text")], "id string, text string")
     with pytest.raises(ParameterError, match="local engine"):
         dedup_dataframe(frame, DedupConfig(sketch=SketchSpec(kind="supershingle")))
+
+
+def _neardup(*args: object) -> Any:
+    import subprocess
+    import sys
+
+    command = [str(Path(sys.executable).parent / "neardup"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_the_command_line_engine_flag(tmp_path: Path) -> None:
+    local = _neardup("dedup", SAMPLE, "-o", tmp_path / "local", "-q")
+    assert local.returncode == 0, local.stderr
+    spark_flags = ["--engine", "spark", "--spark-master", "local[2]",
+                   "--spark-conf", "spark.sql.shuffle.partitions=4"]  # fmt: skip
+    spark = _neardup("dedup", SAMPLE, "-o", tmp_path / "spark", *spark_flags)
+    assert spark.returncode == 0, spark.stderr
+    assert "near-duplicate pairs" in spark.stdout
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    bad = _neardup("dedup", SAMPLE, "-o", tmp_path / "x", "--engine", "spark",
+                   "--spark-conf", "no-equals-sign")  # fmt: skip
+    assert bad.returncode == 2
+    assert "KEY=VALUE" in bad.stderr
+
+
+def test_a_bad_record_names_the_file_and_byte_offset(spark: Any, tmp_path: Path) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"id": "a", "text": "one two three"}\n{"id": "b", "text": 7}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl at byte 37: bad record"):
+        dedup_files_spark(spark, [str(source)], str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,7 @@ from neardup import (
     make_sketcher,
     minhash_sets,
 )
-from neardup.sketch import EMPTY_SLOT
+from neardup.sketch import EMPTY_SLOT, SKETCHERS
 from tests import reference
 from tests.strategies import texts, words_texts
 
@@ -56,7 +56,7 @@ def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
         assert sigs.values[doc].tolist() == expected
 
 
-@pytest.mark.parametrize("kind", ["minhash", "oph"])
+@pytest.mark.parametrize("kind", sorted(SKETCHERS))
 def test_signatures_do_not_depend_on_the_number_of_threads(kind: str, licenses: list[dict]) -> None:
     texts_ = [str(r["text"]) for r in licenses[:300]]
     sketcher = make_sketcher(SketchSpec(kind=kind))  # type: ignore[arg-type]
@@ -71,7 +71,7 @@ def test_signatures_do_not_depend_on_the_number_of_threads(kind: str, licenses: 
     assert single.fingerprints.tobytes() == multi.fingerprints.tobytes()
 
 
-@pytest.mark.parametrize("kind", ["minhash", "oph"])
+@pytest.mark.parametrize("kind", ["minhash", "oph", "minhash-lead", "supershingle"])
 def test_short_documents_are_flagged_and_keep_empty_slots(kind: str) -> None:
     sigs = make_sketcher(SketchSpec(kind=kind, num_perm=8)).sketch(  # type: ignore[arg-type]
         ["too short", "", "one two three four five"]
@@ -95,6 +95,10 @@ def test_identical_normalised_texts_share_the_exact_fingerprint() -> None:
         (
             SketchSpec(shingle=ShingleSpec(unit="char", k=5)),
             "sketch.shingle.unit ('word' != 'char')",
+        ),
+        (
+            SketchSpec(shingle=ShingleSpec(fingerprint="rabin")),
+            "sketch.shingle.fingerprint ('nd64' != 'rabin')",
         ),
     ],
 )

@@ -34,7 +34,7 @@ from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line
 from neardup.lsh.banding import CandidatePairs
-from neardup.lsh.schemes import BottomKPairs, candidate_scheme
+from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
@@ -79,7 +79,9 @@ def spark_session(master: str | None = None, conf: Sequence[str] = ()) -> Any:
         if not sep or not key:
             raise ParameterError(f"--spark-conf takes KEY=VALUE; got {item!r}.")
         builder = builder.config(key.strip(), value.strip())
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ class SparkDedupResult:
     Attributes
     ----------
     clusters
-        ``doc, id, cluster, keep, line``: one row per document; ``cluster`` is the id of the
-        cluster's smallest document; ``line`` is the ``clusters.jsonl`` line.
+        ``doc, id, label, cluster, keep, line``: one row per document; ``label`` is the
+        cluster's smallest document key and ``cluster`` its id; ``line`` is the
+        ``clusters.jsonl`` line.
     pairs
         ``a_doc, b_doc, a, b, estimate, jaccard, exact, line``: exact duplicates (each linked
         to the first document of its group) and verified near-duplicate pairs; ``line`` is the
@@ -222,7 +225,7 @@ def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
     scheme = candidate_scheme(config.sketch, config.lsh)
     cap = config.lsh.max_bucket_size
     postings = active.select("doc", F.posexplode("keys").alias("band", "key"))
-    if isinstance(scheme, BottomKPairs):  # one namespace for all columns; EMPTY is no key
+    if scheme.shared_namespace:  # one namespace for all columns; EMPTY is no key
         postings = postings.where(F.col("key") != -1).withColumn("band", F.lit(0))
     bucket = Window.partitionBy("band", "key")
     ranked = postings.withColumn("size", F.count("*").over(bucket)).withColumn(
@@ -258,7 +261,9 @@ def dedup_dataframe(
 
     Documents are numbered in the order of ``order_column`` (ascending, unique), or in the
     DataFrame's own order; "first" means first in that order, as in the local engine. The
-    result equals :func:`neardup.dedup` on the same texts in the same order.
+    result equals :func:`neardup.dedup` on the same texts in the same order. Spark jobs run
+    in job groups ``neardup:<stage>``, so the UI and its REST API attribute time and shuffle
+    bytes to the stages (``bench/spark.py`` reads them).
     """
     _require_pyspark()
     from pyspark.sql import functions as F  # noqa: N812
@@ -271,13 +276,16 @@ def dedup_dataframe(
         )
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    spark = frame.sparkSession
 
-    def lap(name: str, since: float) -> float:
+    def lap(name: str, since: float, following: str) -> float:
+        """Close stage ``name`` (timed since ``since``); Spark jobs now belong to ``following``."""
         now = time.perf_counter()
         timings[name] = round(now - since, 4)
+        spark.sparkContext.setJobGroup(f"neardup:{following}", following)
         return now
 
-    spark = frame.sparkSession
+    spark.sparkContext.setJobGroup("neardup:read_sketch", "read_sketch")
     numbered = _numbered(frame, order_column)
     docs = numbered.select(
         "doc", F.col(id_column).cast("string").alias("id"), F.col(text_column).alias("text")
@@ -289,30 +297,30 @@ def dedup_dataframe(
         _sketch_batches(config, "text"), _SKETCH_SCHEMA
     )
     sketched = sketched.localCheckpoint(eager=True)
-    now = lap("read_sketch", started)
+    now = lap("read_sketch", started, "exact")
 
     groups = sketched.groupBy("fp_hi", "fp_lo").agg(F.min("doc").alias("group_first"))
     sketched = sketched.join(groups, ["fp_hi", "fp_lo"]).cache()
     exact_links = sketched.where(F.col("doc") != F.col("group_first")).select(
         F.col("group_first").alias("first"), F.col("doc").alias("second")
     )
-    now = lap("exact", now)
+    now = lap("exact", now, "candidates")
 
     active = sketched.where((F.col("doc") == F.col("group_first")) & (F.col("num_shingles") > 0))
     candidates, num_giant, largest = _candidates(active, config)
     candidates = candidates.localCheckpoint(eager=True)
     num_candidates = candidates.count()
-    now = lap("candidates", now)
+    now = lap("candidates", now, "verify")
 
     verified = _verified(candidates, sketched, docs, config)
     verified = verified.localCheckpoint(eager=True)
-    now = lap("verify", now)
+    now = lap("verify", now, "cluster")
 
     edges = exact_links.union(verified.select("first", "second")).toDF("src", "dst")
     labels = component_labels(edges, reliable_checkpoints=reliable_checkpoints)
     clusters = _clusters(docs, sketched, labels, config)
     clusters = clusters.localCheckpoint(eager=True)
-    now = lap("cluster", now)
+    now = lap("cluster", now, "write")
 
     pairs = _pairs(docs, exact_links, verified)
     counts = _counts(clusters, sketched, exact_links, num_candidates, verified, num_docs)
@@ -334,6 +342,7 @@ def dedup_dataframe(
             spec=config.sketch,
         ).provenance(),
         "counts": counts,
+        "biggest_clusters": _biggest_clusters(clusters),
         "timings_s": timings,
         "total_s": round(total, 4),
         "throughput_mb_s": round(num_bytes / 1e6 / total, 2) if total > 0 else None,
@@ -392,7 +401,9 @@ def _clusters(docs: Any, sketched: Any, labels: Any, config: DedupConfig) -> Any
     ids = docs.select("doc", "id")
     named = labelled.join(ids, "doc").join(ids.toDF("label", "cluster"), "label")
     line = F.udf(lambda *fields: cluster_line(*fields)[:-1], "string")
-    return named.select("doc", "id", "cluster", "keep", line("id", "cluster", "keep").alias("line"))
+    return named.select(
+        "doc", "id", "label", "cluster", "keep", line("id", "cluster", "keep").alias("line")
+    )
 
 
 def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
@@ -435,7 +446,7 @@ def _counts(
 ) -> dict[str, Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
-    sizes = clusters.groupBy("cluster").count()
+    sizes = clusters.groupBy("label", "cluster").count()
     multi = sizes.where("count > 1").agg(F.count("*"), F.sum("count")).first()
     kept = clusters.where("keep").count()
     return {
@@ -449,6 +460,15 @@ def _counts(
         "removed": num_docs - kept,
         "kept": kept,
     }
+
+
+def _biggest_clusters(clusters: Any, count: int = 5) -> list[dict[str, Any]]:
+    """The largest clusters (ties: the smaller label first), as the local summary lists them."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    sizes = clusters.groupBy("label", "cluster").count().where("count > 1")
+    top = sizes.orderBy(F.desc("count"), "label").take(count)
+    return [{"cluster": row["cluster"], "size": row["count"]} for row in top]
 
 
 def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
@@ -532,20 +552,20 @@ def dedup_files_spark(
     """
     config = config if config is not None else DedupConfig()
     frame = read_inputs(spark, inputs, config)
-    result = dedup_dataframe(frame, config, order_column="order")
+    try:
+        result = dedup_dataframe(frame, config, order_column="order")
+    except Exception as exc:  # a task's InputError reaches the driver wrapped by Spark
+        marker = "neardup.errors.InputError: "
+        if marker not in str(exc):
+            raise
+        raise InputError(str(exc).split(marker, 1)[1].splitlines()[0]) from None
     local = "://" not in output or output.startswith("file:")
     target = Path(output.removeprefix("file:")) if local else None
     if target is not None and target.exists() and not overwrite:
         raise InputError(f"{target} exists; pass --overwrite to replace it")
-    staging = f"{output.rstrip('/')}.partial-{os.getpid()}"
-    mode = "overwrite"
-    result.clusters.orderBy("doc").select("line").write.mode(mode).text(f"{staging}/clusters.jsonl")
-    result.pairs.orderBy(*_pair_order()).select("line").write.mode(mode).text(
-        f"{staging}/pairs.jsonl"
-    )
-    result.kept.orderBy("doc").select("id", "text").write.mode(mode).parquet(
-        f"{staging}/kept.parquet"
-    )
+    # A local output is staged beside the target and renamed into place when complete; on a
+    # Hadoop path each dataset is committed by Spark itself (its _SUCCESS marker).
+    root = f"{output.rstrip('/')}.partial-{os.getpid()}" if target is not None else output
     summary = {
         **result.summary,
         "inputs": list(inputs),
@@ -556,18 +576,31 @@ def dedup_files_spark(
             "summary": "summary.json",
         },
     }
-    if target is not None:
-        staged = Path(staging.removeprefix("file:"))
+    try:
+        result.clusters.orderBy("doc").select("line").write.mode("overwrite").text(
+            f"{root}/clusters.jsonl"
+        )
+        result.pairs.orderBy(*_pair_order()).select("line").write.mode("overwrite").text(
+            f"{root}/pairs.jsonl"
+        )
+        result.kept.orderBy("doc").select("id", "text").write.mode("overwrite").parquet(
+            f"{root}/kept.parquet"
+        )
+        if target is None:
+            text = json.dumps(summary, indent=2)
+            spark.sparkContext.parallelize([text], 1).saveAsTextFile(f"{root}/summary.json")
+            return summary
+        staged = Path(root.removeprefix("file:"))
         for name in ("clusters.jsonl", "pairs.jsonl"):
             _join_parts(staged / name)
         (staged / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if target.exists():
             shutil.rmtree(target)
         staged.rename(target)
-    else:
-        spark.sparkContext.parallelize([json.dumps(summary, indent=2)], 1).saveAsTextFile(
-            f"{staging}/summary.json"
-        )
+    except BaseException:
+        if target is not None:
+            shutil.rmtree(Path(root.removeprefix("file:")), ignore_errors=True)
+        raise
     return summary
 
 

@@ -49,7 +49,13 @@ BOTTOMK_RECALL_AT_THRESHOLD = 0.95
 
 
 class CandidateScheme(ABC):
-    """Keys, candidates and estimates for one sketch kind under one LSH spec."""
+    """Keys, candidates and estimates for one sketch kind under one LSH spec.
+
+    ``shared_namespace``: whether a key pairs documents whichever column it sits in (bottom-k
+    samples), rather than only within its column (an LSH band, a feature position).
+    """
+
+    shared_namespace = False
 
     def __init__(self, sketch: SketchSpec, lsh: LSHSpec) -> None:
         self.sketch = sketch
@@ -138,6 +144,8 @@ class BottomKPairs(CandidateScheme):
     The keys are the ``C(L, 2)`` pairs of the ``L`` smallest (as megashingles pair features),
     so that one boilerplate shingle with a small hash does not pair every page holding it.
     """
+
+    shared_namespace = True
 
     @property
     def probe(self) -> int:
