@@ -34,7 +34,9 @@ class Signatures:
     Attributes
     ----------
     values
-        ``uint64[num_docs, num_perm]``: row ``d`` is document ``d``'s signature.
+        ``uint64[num_docs, num_perm]``: row ``d`` is document ``d``'s signature (for
+        ``kind="bbit"`` the b-bit codes packed into ``ceil(num_perm * bbits / 64)`` words; for
+        ``"bottomk"`` the smallest hashes ascending, EMPTY-padded).
     num_shingles
         ``int64[num_docs]``: shingles seen per document; 0 marks a *short* document (fewer
         tokens than one shingle), which only exact matching can pair.
