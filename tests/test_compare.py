@@ -39,3 +39,11 @@ def test_exact_values_equal_the_reference(licenses: list[dict[str, object]]) -> 
     for name, value in result.estimates.items():
         target = targets.get(name, result.jaccard)
         assert abs(value - target) < 0.25, name  # one seed, 128 slots (1 bit: chance-corrected)
+
+
+def test_simhash_distance_is_zero_for_copies_and_large_for_strangers() -> None:
+    text = "the quick brown fox jumps over the lazy dog " * 20
+    assert compare(text, text).simhash_distance == 0
+    assert (
+        compare(text, "completely unrelated words about stock prices " * 20).simhash_distance > 10
+    )

@@ -19,6 +19,7 @@ from neardup.sketch.bbit import BBIT_WIDTHS
 from neardup.sketch.bottomk import containment
 from neardup.sketch.features import PRESETS, supershingles
 from neardup.sketch.signatures import Signatures
+from neardup.sketch.simhash import SimHasher, hamming_distance
 from neardup.text.shingle import Shingler
 
 __all__ = ["Comparison", "compare"]
@@ -32,7 +33,8 @@ class Comparison:
     ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` for the
     containment of A in B) to its estimate; ``weighted`` estimates ``weighted_jaccard``, the
     others ``jaccard``. ``shared_features`` counts the supershingles of ``spec.preset`` the two
-    documents share, of ``num_features``.
+    documents share, of ``num_features``; ``simhash_distance`` is the Hamming distance of their
+    64-bit weighted SimHashes (term-frequency weights), about ``64 * arccos(cosine) / pi``.
     """
 
     num_shingles: tuple[int, int]
@@ -44,6 +46,7 @@ class Comparison:
     estimates: dict[str, float]
     shared_features: int
     num_features: int
+    simhash_distance: int
 
 
 def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
@@ -95,4 +98,5 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
         estimates=estimates,
         shared_features=int((features[0] == features[1]).sum()),
         num_features=int(features.shape[1]),
+        simhash_distance=int(hamming_distance(*SimHasher(spec).sketch([a, b]).values)[()]),
     )

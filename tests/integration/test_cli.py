@@ -158,6 +158,7 @@ def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) ->
     assert "containment of A in B" in table.stdout
     assert "estimate: bottomk-containment" in table.stdout
     assert "supershingles shared (altavista)" in table.stdout
+    assert "SimHash Hamming distance" in table.stdout
     result = json.loads(run("compare", a, b, "--json", "--shingle", "char:9").stdout)
     assert result["shingle"] == "char:9"
     assert result["containment_a_in_b"] > 0.99

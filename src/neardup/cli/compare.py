@@ -63,3 +63,4 @@ def compare_command(a: Path, b: Path, as_json: bool, **flags: Any) -> None:
         f"  {'supershingles shared (' + spec.preset + ')':<32} "
         f"{result.shared_features} of {result.num_features}"
     )
+    click.echo(f"  {'SimHash Hamming distance (64 bits)':<32} {result.simhash_distance}")
