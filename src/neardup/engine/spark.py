@@ -472,7 +472,7 @@ def _biggest_clusters(clusters: Any, count: int = 5) -> list[dict[str, Any]]:
 
 
 def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
-    """JSONL (plain or gzip) or Parquet files as ``(order, id, text, record)``, in input order.
+    """JSONL (plain or gzip) or Parquet files as rows ``(input, offset, id, text, order)``.
 
     ``order`` is ``(input index, byte offset or row index)``, so documents are numbered as the
     local engine numbers them. Every record needs an id (``config.id_field``).
