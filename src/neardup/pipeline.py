@@ -5,8 +5,8 @@
     sketch_records   read → normalise → shingle → sketch, batch by batch (signatures, lookup
                      keys, exact fingerprints)
     exact_groups     documents with identical normalised text, grouped by fingerprint
-    find_candidates  the sketch kind's candidate scheme (LSH bands, bottom-k prefixes, or
-                     supershingles) over one representative per exact group
+    find_candidates  the sketch kind's candidate scheme (LSH bands, shared bottom-k hashes,
+                     or supershingles) over one representative per exact group
     verify_candidates  estimate from signatures, exact (weighted) Jaccard from shingle sets
     cluster_pairs    union-find over exact and verified pairs, one representative each
 
@@ -34,10 +34,8 @@ from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
-from neardup.sketch.weighted import term_counts, weighted_jaccard
 from neardup.text.normalize import normalize_batch
-from neardup.text.shingle import Shingler
-from neardup.verify import exact_jaccard
+from neardup.verify import exact_similarity
 
 __all__ = [
     "DedupResult",
@@ -253,11 +251,7 @@ def verify_candidates(
             first=np.searchsorted(docs, candidates.first),
             second=np.searchsorted(docs, candidates.second),
         )
-        if config.sketch.kind == "weighted":
-            jaccard = weighted_jaccard(term_counts(texts, config.sketch), local)
-        else:
-            shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
-            jaccard = exact_jaccard(shingler.shingle_sets(texts), local)
+        jaccard = exact_similarity(texts, local, config.sketch)
         accepted = jaccard >= threshold
     elif mode == "signature":
         accepted = estimate >= threshold

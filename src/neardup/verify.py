@@ -5,6 +5,8 @@ Kernels return counts; this module turns them into similarities once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from neardup._kernels import verify as kernels
@@ -12,10 +14,12 @@ from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
+from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
-from neardup.text.shingle import ShingleSets
+from neardup.sketch.weighted import term_counts, weighted_jaccard
+from neardup.text.shingle import Shingler, ShingleSets
 
-__all__ = ["estimate_jaccard", "exact_jaccard", "jaccard_of_sets"]
+__all__ = ["estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
 
 
 def _pair_arrays(pairs: CandidatePairs) -> tuple[I64Array, I64Array]:
@@ -67,3 +71,14 @@ def jaccard_of_sets(a: U64Array, b: U64Array) -> float:
     shared = np.intersect1d(a, b, assume_unique=True).shape[0]
     union = a.shape[0] + b.shape[0] - shared
     return shared / union if union else 0.0
+
+
+def exact_similarity(texts: Sequence[str], pairs: CandidatePairs, spec: SketchSpec) -> F64Array:
+    """The exact similarity a sketch of ``spec`` estimates, for pairs of ``texts``.
+
+    The Jaccard similarity of the shingle sets, or for ``kind="weighted"`` the weighted
+    Jaccard (``sum min / sum max``) of the shingle counts.
+    """
+    if spec.kind == "weighted":
+        return weighted_jaccard(term_counts(texts, spec), pairs)
+    return exact_jaccard(Shingler(spec.shingle, spec.normalize).shingle_sets(texts), pairs)

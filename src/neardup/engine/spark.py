@@ -38,10 +38,8 @@ from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
-from neardup.sketch.weighted import term_counts, weighted_jaccard
 from neardup.text.normalize import normalize_batch
-from neardup.text.shingle import Shingler
-from neardup.verify import exact_jaccard
+from neardup.verify import exact_similarity
 
 __all__ = ["SparkDedupResult", "dedup_dataframe", "dedup_files_spark", "spark_session"]
 
@@ -200,11 +198,7 @@ def _verify_batches(config: DedupConfig) -> Any:
             jaccard = np.full(count, np.nan)
             if mode == "exact" and count:
                 texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
-                if config.sketch.kind == "weighted":
-                    jaccard = weighted_jaccard(term_counts(texts, config.sketch), local)
-                else:
-                    shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
-                    jaccard = exact_jaccard(shingler.shingle_sets(texts), local)
+                jaccard = exact_similarity(texts, local, config.sketch)
             yield pa.RecordBatch.from_pydict(
                 {
                     "first": batch.column("first"),
