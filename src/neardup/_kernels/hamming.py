@@ -26,38 +26,45 @@ def permute_blocks(values, sources, shifts, masks, out):  # type: ignore[no-unty
         out[i] = acc
 
 
-@njit(cache=True, nogil=True)
-def count_table_matches(table, queries, prefix_bits, max_distance, counts):  # type: ignore[no-untyped-def]
-    """``counts[q]``: entries of ``table`` within ``max_distance`` of query ``q``.
+@njit(cache=True, nogil=True, inline="always")
+def _first_table_for(x, lower_shifts, lower_masks):  # type: ignore[no-untyped-def]
+    """Whether no block outside this table's leading ones, below its last, agrees.
 
-    Only entries sharing the query's top ``prefix_bits`` bits are scanned (``table`` is sorted).
+    ``x`` is the xor of the (permuted) fingerprints; ``lower_*`` locate the blocks that come
+    before the table's last leading block and are not leading. The first table (in the order
+    of ``itertools.combinations``) whose leading blocks all agree is the one whose leading
+    blocks are the smallest agreeing ones, so each pair is reported by exactly one table.
+    """
+    for b in range(lower_shifts.shape[0]):
+        if ((x >> lower_shifts[b]) & lower_masks[b]) == uint64(0):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def table_matches(  # type: ignore[no-untyped-def]
+    table, rows, queries, prefix_bits, max_distance, lower_shifts, lower_masks, count_only,
+    counts, offsets, out_query, out_row,
+):  # fmt: skip
+    """Matches of each query in one sorted table that no earlier table reports.
+
+    Entries sharing the query's top ``prefix_bits`` bits are scanned (``table`` is sorted) and
+    kept within ``max_distance``. With ``count_only`` only ``counts[q]`` is written; otherwise
+    the matches go to ``out_query``/``out_row`` from ``offsets[q]`` on.
     """
     shift = uint64(64 - prefix_bits)
     for q in range(queries.shape[0]):
         v = queries[q]
         low = v >> shift << shift if prefix_bits > 0 else uint64(0)
-        start = np.searchsorted(table, low, side="left")
-        n = 0
-        i = start
-        while i < table.shape[0] and (prefix_bits == 0 or (table[i] >> shift) == (v >> shift)):
-            if popcount64(table[i] ^ v) <= max_distance:
-                n += 1
-            i += 1
-        counts[q] = n
-
-
-@njit(cache=True, nogil=True)
-def table_matches(table, rows, queries, prefix_bits, max_distance, offsets, out_query, out_row):  # type: ignore[no-untyped-def]
-    """Write the matches counted by :func:`count_table_matches` (``offsets`` from its counts)."""
-    shift = uint64(64 - prefix_bits)
-    for q in range(queries.shape[0]):
-        v = queries[q]
-        low = v >> shift << shift if prefix_bits > 0 else uint64(0)
         i = np.searchsorted(table, low, side="left")
-        k = offsets[q]
+        k = 0 if count_only else offsets[q]
         while i < table.shape[0] and (prefix_bits == 0 or (table[i] >> shift) == (v >> shift)):
-            if popcount64(table[i] ^ v) <= max_distance:
-                out_query[k] = q
-                out_row[k] = rows[i]
+            x = table[i] ^ v
+            if popcount64(x) <= max_distance and _first_table_for(x, lower_shifts, lower_masks):
+                if not count_only:
+                    out_query[k] = q
+                    out_row[k] = rows[i]
                 k += 1
             i += 1
+        if count_only:
+            counts[q] = k

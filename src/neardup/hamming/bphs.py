@@ -5,11 +5,13 @@ least ``G - h`` whole blocks (pigeonhole), so for each of the ``T = C(G, g)`` ch
 ``g = G - h`` blocks, a table holds every fingerprint with those blocks moved to the top and is
 sorted: a query's neighbours within ``h`` all share its top ``g`` blocks in at least one table,
 found by binary search, then checked by popcount. More blocks mean shorter runs to scan and more
-tables (RAM: ``T`` copies).
+tables (RAM: ``T`` copies). A pair is reported only by the first table (in combination order)
+whose leading blocks all agree, so results need no deduplication.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 
@@ -32,6 +34,18 @@ def bphs_tables(num_blocks: int, max_distance: int) -> int:
     (4, 20, 10)
     """
     return comb(num_blocks, num_blocks - max_distance)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """One sorted, block-permuted copy and what a query needs to search it."""
+
+    values: U64Array
+    rows: U64Array
+    permutation: tuple[U64Array, U64Array, U64Array]
+    prefix_bits: int
+    lower_shifts: U64Array
+    lower_masks: U64Array
 
 
 def _blocks(num_blocks: int) -> list[tuple[int, int]]:
@@ -73,7 +87,7 @@ class BlockPermutedIndex:
         self.values = np.ascontiguousarray(values, dtype=np.uint64)
         blocks = _blocks(num_blocks)
         kept = num_blocks - max_distance
-        self._tables: list[tuple[U64Array, U64Array, U64Array, U64Array, U64Array, int]] = []
+        self._tables: list[_Table] = []
         for leading in combinations(range(num_blocks), kept):
             order = list(leading) + [b for b in range(num_blocks) if b not in leading]
             sources, shifts, masks = [], [], []
@@ -91,8 +105,18 @@ class BlockPermutedIndex:
             )
             permuted = self._permute(self.values, perm)
             rows = np.argsort(permuted, kind="stable")
-            prefix = sum(blocks[b][1] for b in leading)
-            self._tables.append((permuted[rows], rows.astype(np.uint64), *perm, prefix))
+            # The non-leading blocks before the last leading one, where they sit once permuted.
+            lower = [i for i, b in enumerate(order) if b < max(leading) and b not in leading]
+            self._tables.append(
+                _Table(
+                    values=permuted[rows],
+                    rows=rows.astype(np.uint64),
+                    permutation=perm,
+                    prefix_bits=sum(blocks[b][1] for b in leading),
+                    lower_shifts=perm[1][lower],
+                    lower_masks=perm[2][lower],
+                )
+            )
 
     @staticmethod
     def _permute(values: U64Array, perm: tuple[U64Array, U64Array, U64Array]) -> U64Array:
@@ -108,7 +132,7 @@ class BlockPermutedIndex:
 
     def memory_bytes(self) -> int:
         """Bytes held: each table's permuted fingerprints and row numbers."""
-        return sum(t[0].nbytes + t[1].nbytes for t in self._tables)
+        return sum(t.values.nbytes + t.rows.nbytes for t in self._tables)
 
     def query(self, queries: U64Array) -> tuple[I64Array, I64Array]:
         """Every ``(query, row)`` with ``popcount(values[row] ^ queries[query]) <= h``.
@@ -118,19 +142,20 @@ class BlockPermutedIndex:
         queries = np.ascontiguousarray(queries, dtype=np.uint64)
         found_q: list[I64Array] = []
         found_r: list[I64Array] = []
-        for table, rows, sources, shifts, masks, prefix in self._tables:
-            permuted = self._permute(queries, (sources, shifts, masks))
+        for t in self._tables:
+            permuted = self._permute(queries, t.permutation)
             counts = np.empty(queries.shape[0], dtype=np.int64)
-            kernels.count_table_matches(table, permuted, prefix, self.max_distance, counts)
+            args = (t.values, t.rows, permuted, t.prefix_bits, self.max_distance,
+                    t.lower_shifts, t.lower_masks)  # fmt: skip
+            empty_q, empty_r = np.empty(0, np.int64), np.empty(0, np.uint64)
+            kernels.table_matches(*args, True, counts, counts, empty_q, empty_r)
             offsets = np.zeros(queries.shape[0] + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
             out_q = np.empty(int(offsets[-1]), dtype=np.int64)
             out_r = np.empty(int(offsets[-1]), dtype=np.uint64)
-            kernels.table_matches(
-                table, rows, permuted, prefix, self.max_distance, offsets, out_q, out_r
-            )
+            kernels.table_matches(*args, False, counts, offsets, out_q, out_r)
             found_q.append(out_q)
             found_r.append(out_r.astype(np.int64))
-        n = max(self.values.shape[0], 1)
-        codes = np.unique(np.concatenate(found_q) * n + np.concatenate(found_r))
-        return codes // n, codes % n
+        query, row = np.concatenate(found_q), np.concatenate(found_r)
+        order = np.lexsort((row, query))
+        return query[order], row[order]
