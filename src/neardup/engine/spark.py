@@ -37,7 +37,7 @@ from neardup.lsh.banding import CandidatePairs
 from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
-from neardup.sketch.signatures import Signatures
+from neardup.sketch.signatures import Signatures, provenance_of
 from neardup.text.normalize import normalize_batch
 from neardup.verify import exact_similarity
 
@@ -317,7 +317,8 @@ def dedup_dataframe(
     now = lap("cluster", now, "write")
 
     pairs = _pairs(docs, exact_links, verified)
-    counts = _counts(clusters, sketched, exact_links, num_candidates, verified, num_docs)
+    sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
+    counts = _counts(clusters, sizes, sketched, exact_links, num_candidates, verified, num_docs)
     num_bytes = int(sketched.agg(F.sum("num_bytes")).first()[0] or 0)
     counts.update(bytes=num_bytes, giant_buckets=num_giant, largest_bucket=largest)
     kept = numbered.join(clusters.where("keep").select("doc"), "doc")
@@ -329,14 +330,9 @@ def dedup_dataframe(
         "config": config.to_dict(),
         "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
         "verify": config.verify_mode,
-        "signatures": Signatures(
-            values=np.empty((0, 1), dtype=np.uint64),
-            num_shingles=np.empty(0, dtype=np.int64),
-            fingerprints=np.empty((0, 2), dtype=np.uint64),
-            spec=config.sketch,
-        ).provenance(),
+        "signatures": provenance_of(config.sketch),
         "counts": counts,
-        "biggest_clusters": _biggest_clusters(clusters),
+        "biggest_clusters": _biggest_clusters(sizes),
         "timings_s": timings,
         "total_s": round(total, 4),
         "throughput_mb_s": round(num_bytes / 1e6 / total, 2) if total > 0 else None,
@@ -432,6 +428,7 @@ def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
 
 def _counts(
     clusters: Any,
+    sizes: Any,
     sketched: Any,
     exact_links: Any,
     num_candidates: int,
@@ -440,8 +437,7 @@ def _counts(
 ) -> dict[str, Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
-    sizes = clusters.groupBy("label", "cluster").count()
-    multi = sizes.where("count > 1").agg(F.count("*"), F.sum("count")).first()
+    multi = sizes.agg(F.count("*"), F.sum("count")).first()
     kept = clusters.where("keep").count()
     return {
         "documents": num_docs,
@@ -456,11 +452,13 @@ def _counts(
     }
 
 
-def _biggest_clusters(clusters: Any, count: int = 5) -> list[dict[str, Any]]:
-    """The largest clusters (ties: the smaller label first), as the local summary lists them."""
+def _biggest_clusters(sizes: Any, count: int = 5) -> list[dict[str, Any]]:
+    """The largest clusters of ``sizes`` (label, cluster, count), as the local summary lists them.
+
+    Ties go to the smaller label.
+    """
     from pyspark.sql import functions as F  # noqa: N812
 
-    sizes = clusters.groupBy("label", "cluster").count().where("count > 1")
     top = sizes.orderBy(F.desc("count"), "label").take(count)
     return [{"cluster": row["cluster"], "size": row["count"]} for row in top]
 

@@ -21,10 +21,25 @@ from neardup.params import SketchSpec
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
 
-__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures"]
+__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures", "provenance_of"]
 
 FORMAT_VERSION = 1
 EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def provenance_of(
+    spec: SketchSpec,
+    *,
+    unicode_version: str = UNICODE_VERSION,
+    format_version: int = FORMAT_VERSION,
+) -> dict[str, Any]:
+    """How signatures made with ``spec`` by this neardup are described (see ``provenance``)."""
+    return {
+        "format_version": format_version,
+        "fingerprint_scheme": fingerprint_scheme(spec.shingle),
+        "unicode_version": unicode_version,
+        "sketch": spec.to_dict(),
+    }
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -60,16 +75,10 @@ class Signatures:
         return fingerprint_scheme(self.spec.shingle)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "_provenance",
-            {
-                "format_version": self.format_version,
-                "fingerprint_scheme": self.fingerprint_scheme,
-                "unicode_version": self.unicode_version,
-                "sketch": self.spec.to_dict(),
-            },
+        provenance = provenance_of(
+            self.spec, unicode_version=self.unicode_version, format_version=self.format_version
         )
+        object.__setattr__(self, "_provenance", provenance)
 
     @property
     def num_docs(self) -> int:
