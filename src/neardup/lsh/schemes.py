@@ -157,6 +157,7 @@ class BottomKPairs(CandidateScheme):
 
     def keys(self, values: U64Array) -> U64Array:
         size = self.probe
+        # All pairs of the L smallest; with k = 1 there is no pair, and the one hash is the key.
         first, second = np.triu_indices(size, 1) if size > 1 else (np.zeros(1, int),) * 2
         low, high = values[:, first], values[:, second]
         keys = keyed_mix(low ^ keyed_mix(high, _PAIR_KEY), _PAIR_KEY)
