@@ -103,9 +103,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     _, texts = load_rfcs()
     docs = list(dict.fromkeys(paragraphs(texts, min_words=20)))
-    spec = SketchSpec(shingle=ShingleSpec(k=3))
+    spec = SketchSpec(kind="simhash", weighting="tfidf", shingle=ShingleSpec(k=3))
     hasher = SimHasher(spec, IDFWeights(spec).fit(docs[: args.n]))
-    real = hasher.sketch(docs[: args.n]).values
+    real = hasher.sketch(docs[: args.n]).values[:, 0]
     padding = rng.integers(0, 2**64, size=max(0, args.n - real.shape[0]), dtype=np.uint64)
     values = np.concatenate([real, padding])
     print(f"{real.shape[0]:,} real paragraph SimHashes + {padding.shape[0]:,} random = "
@@ -114,14 +114,11 @@ def main() -> None:
     picks = rng.choice(real.shape[0], size=args.queries + 10_000, replace=False)
     chosen = [docs[i] for i in picks]
     edited = _edit(chosen, rng)
-    query_hashes = hasher.sketch(edited[: args.queries], keep_bit_weights=True)
-    queries = query_hashes.values
-    sample_before = hasher.sketch(chosen[args.queries :], keep_bit_weights=True).bit_weights
-    sample_after = hasher.sketch(edited[args.queries :], keep_bit_weights=True).bit_weights
-    assert sample_before is not None
-    assert sample_after is not None
-    assert query_hashes.bit_weights is not None
-    probabilities = flip_probabilities(query_hashes.bit_weights, sample_after - sample_before)
+    query_hashes, query_weights = hasher.sketch_with_bit_weights(edited[: args.queries])
+    queries = query_hashes.values[:, 0]
+    _, sample_before = hasher.sketch_with_bit_weights(chosen[args.queries :])
+    _, sample_after = hasher.sketch_with_bit_weights(edited[args.queries :])
+    probabilities = flip_probabilities(query_weights, sample_after - sample_before)
 
     rows = []
     build_s, bphs4 = _timed(lambda: BlockPermutedIndex(values, max_distance=H, num_blocks=4), 1)

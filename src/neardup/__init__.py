@@ -1,7 +1,8 @@
 """neardup: find near-duplicate documents in large collections, in sub-quadratic time.
 
-The flow: read → normalise + shingle → sketch (MinHash / OPH) → LSH candidates → verify →
-cluster → write. Every name below is public and typed; everything else is internal.
+The flow: read → normalise + shingle → sketch (MinHash / OPH / SimHash) → candidates (LSH
+bands or Hamming tables) → verify → cluster → write. Every name below is public and typed;
+everything else is internal.
 """
 
 from neardup._version import __version__
@@ -17,6 +18,7 @@ from neardup.errors import (
     ParameterError,
     StoreError,
 )
+from neardup.hamming import HammingIndex, HammingMatch
 from neardup.lsh import (
     CandidatePairs,
     band_keys,
@@ -29,9 +31,11 @@ from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, Ske
 from neardup.pipeline import DedupResult, VerifiedPairs, dedup
 from neardup.sketch import (
     SKETCHERS,
+    IDFWeights,
     MinHasher,
     OPHSketcher,
     Signatures,
+    SimHasher,
     make_sketcher,
     minhash_sets,
 )
@@ -44,6 +48,9 @@ __all__ = [
     "Clusters",
     "DedupConfig",
     "DedupResult",
+    "HammingIndex",
+    "HammingMatch",
+    "IDFWeights",
     "IdExistsError",
     "IncompatibleError",
     "InputError",
@@ -59,6 +66,7 @@ __all__ = [
     "ShingleSpec",
     "Shingler",
     "Signatures",
+    "SimHasher",
     "SketchSpec",
     "StoreError",
     "VerifiedPairs",

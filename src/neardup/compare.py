@@ -19,7 +19,7 @@ from neardup.sketch.bbit import BBIT_WIDTHS
 from neardup.sketch.bottomk import containment
 from neardup.sketch.features import PRESETS, supershingles
 from neardup.sketch.signatures import Signatures
-from neardup.sketch.simhash import SimHasher, hamming_distance
+from neardup.sketch.simhash import hamming_distance
 from neardup.text.shingle import Shingler
 
 __all__ = ["Comparison", "compare"]
@@ -34,7 +34,9 @@ class Comparison:
     containment of A in B) to its estimate; ``weighted`` estimates ``weighted_jaccard``, the
     others ``jaccard``. ``shared_features`` counts the supershingles of ``spec.preset`` the two
     documents share, of ``num_features``; ``simhash_distance`` is the Hamming distance of their
-    64-bit weighted SimHashes (term-frequency weights), about ``64 * arccos(cosine) / pi``.
+    weighted SimHashes (``spec.simhash_bits`` bits, term-frequency weights: two documents are
+    no corpus to learn IDF from), about ``bits * arccos(cosine) / pi``; ``estimates["simhash"]``
+    is the cosine it implies.
     """
 
     num_shingles: tuple[int, int]
@@ -80,8 +82,9 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
 
     estimates: dict[str, float] = {}
     for kind in SKETCHERS:
-        if kind != "bbit":
+        if kind not in ("bbit", "simhash"):
             estimates[kind] = sketch(kind=kind)[0]
+    estimates["simhash"], simhashes = sketch(kind="simhash", weighting="tf")
     for bits in BBIT_WIDTHS:
         estimates[f"bbit{bits}"] = sketch(kind="bbit", bbits=bits)[0]
     estimates["bottomk-containment"] = float(containment(sketch(kind="bottomk")[1], pair)[0][0])
@@ -98,5 +101,5 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
         estimates=estimates,
         shared_features=int((features[0] == features[1]).sum()),
         num_features=int(features.shape[1]),
-        simhash_distance=int(hamming_distance(*SimHasher(spec).sketch([a, b]).values)[()]),
+        simhash_distance=int(hamming_distance(*simhashes.values)),
     )

@@ -29,8 +29,10 @@ __all__ = [
 
 ShingleUnit = Literal["word", "char"]
 SketchKind = Literal[
-    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted"
+    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted", "simhash"
 ]
+Weighting = Literal["tf", "tfidf"]
+Projection = Literal["sign", "gaussian"]
 FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
@@ -254,7 +256,9 @@ def _is_polynomial(value: Any) -> bool:
     return all(c in "0123456789abcdef" for c in value[2:])
 
 
-SKETCH_KINDS = ("oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted")
+SKETCH_KINDS = (
+    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted", "simhash"
+)  # fmt: skip
 FEATURE_PRESETS = ("altavista", "altavista-variant", "bing", "8bytes-small", "8bytes-large")
 """Names of Broder's feature-filter presets (defined in :mod:`neardup.sketch.features`)."""
 
@@ -272,8 +276,9 @@ class SketchSpec(_Spec):
         by left-to-right minima over lead bytes; ``"bottomk"``: the ``num_perm`` smallest
         hashes under one function (resemblance and containment); ``"bbit"``: OPH slots cut to
         ``bbits`` bits; ``"supershingle"``: MinHash cut into Broder's features (``preset``);
-        ``"weighted"``: ICWS weighted MinHash of shingle counts (weighted Jaccard).
-        See ``docs/sketches.md`` for when to use which.
+        ``"weighted"``: ICWS weighted MinHash of shingle counts (weighted Jaccard);
+        ``"simhash"``: Charikar's SimHash of the weighted shingle vector (cosine; searched in
+        Hamming space, see ``docs/simhash.md``). See ``docs/sketches.md`` for when to use which.
     num_perm
         Slots per signature (*n* in MMDS §3.3.4; bins for OPH; *k* for bottom-k).
     seed
@@ -282,6 +287,15 @@ class SketchSpec(_Spec):
         Bits kept per slot by ``"bbit"``: 1, 2, 4 or 8.
     preset
         Feature-filter parameters of ``"supershingle"``, one of :data:`FEATURE_PRESETS`.
+    simhash_bits
+        Bits of a ``"simhash"`` fingerprint: 64 or 128.
+    weighting
+        Shingle weights of ``"simhash"``: ``"tf"`` (occurrences) or ``"tfidf"`` (occurrences
+        times the IDF learned from the corpus by :class:`~neardup.sketch.IDFWeights`).
+    projection
+        Random hyperplanes of ``"simhash"``: ``"sign"`` (each shingle adds or subtracts its
+        weight per bit, by a hash bit: Manku et al.) or ``"gaussian"`` (adds its weight times
+        a Gaussian, Charikar's equation (4) in seed 004; slower, the same expected angle).
     shingle, normalize
         The shingling and normalisation the signature was made from.
     """
@@ -291,6 +305,9 @@ class SketchSpec(_Spec):
     seed: int = 42
     bbits: int = 2
     preset: str = "altavista"
+    simhash_bits: int = 64
+    weighting: Weighting = "tf"
+    projection: Projection = "sign"
     shingle: ShingleSpec = field(default_factory=ShingleSpec)
     normalize: NormalizeSpec = field(default_factory=NormalizeSpec)
 
@@ -300,6 +317,9 @@ class SketchSpec(_Spec):
         "seed": integer(0, MAX_SEED),
         "bbits": Rule("one of 1, 2, 4, 8", lambda v: _is_int(v) and v in (1, 2, 4, 8)),
         "preset": one_of(*FEATURE_PRESETS),
+        "simhash_bits": Rule("one of 64, 128", lambda v: _is_int(v) and v in (64, 128)),
+        "weighting": one_of("tf", "tfidf"),
+        "projection": one_of("sign", "gaussian"),
     }
 
     def __post_init__(self) -> None:
@@ -331,6 +351,13 @@ class LSHSpec(_Spec):
         Buckets (documents sharing one band) up to this size yield all their pairs; in a larger
         bucket each document is paired only with the ``max_bucket_size - 1`` documents before it,
         so boilerplate cannot make candidate generation quadratic.
+    hamming
+        For ``SketchSpec(kind="simhash")``: pairs are fingerprints at most this many bits apart
+        (``h``; ``docs/simhash.md`` shows how it was chosen).
+    hamming_blocks
+        Blocks ``G > h`` of the block-permuted tables that find them (``C(G, G - h)`` tables);
+        ``None`` chooses ``G`` from the number of fingerprints
+        (:func:`neardup.hamming.choose_blocks`).
 
     Examples
     --------
@@ -345,6 +372,8 @@ class LSHSpec(_Spec):
     false_positive_weight: float = 0.05
     false_negative_weight: float = 0.95
     max_bucket_size: int = 1000
+    hamming: int = 3
+    hamming_blocks: int | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "threshold": real(0.0, 1.0, low_open=True),
@@ -354,6 +383,8 @@ class LSHSpec(_Spec):
         "false_positive_weight": real(0.0, 1.0),
         "false_negative_weight": real(0.0, 1.0),
         "max_bucket_size": integer(2, 2**31 - 1),
+        "hamming": integer(0, 32),
+        "hamming_blocks": optional_integer(2, 64),
     }
 
     def __post_init__(self) -> None:
@@ -376,6 +407,12 @@ class LSHSpec(_Spec):
         if self.false_positive_weight + self.false_negative_weight <= 0:
             raise ParameterError(
                 "LSHSpec.false_positive_weight + false_negative_weight must be positive; got 0."
+            )
+        if self.hamming_blocks is not None and self.hamming_blocks <= self.hamming:
+            raise ParameterError(
+                "LSHSpec.hamming_blocks must exceed hamming (pigeonhole: h edits leave G - h "
+                f"blocks intact); got hamming_blocks={self.hamming_blocks}, "
+                f"hamming={self.hamming}."
             )
 
     @property

@@ -7,7 +7,8 @@
     exact_groups     documents with identical normalised text, grouped by fingerprint
     find_candidates  the sketch kind's candidate scheme (LSH bands, shared bottom-k hashes,
                      or supershingles) over one representative per exact group
-    verify_candidates  estimate from signatures, exact (weighted) Jaccard from shingle sets
+    verify_candidates  estimate from signatures, exact similarity from shingles: Jaccard,
+                     weighted Jaccard, or cosine for SimHash
     cluster_pairs    union-find over exact and verified pairs, one representative each
 
 Each stage is timed; the summary reports every parameter, count and timing.
@@ -32,7 +33,7 @@ from neardup.io.spill import MatrixSink, MemoryMatrix
 from neardup.lsh.banding import CandidatePairs
 from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
-from neardup.sketch import make_sketcher
+from neardup.sketch import IDFWeights, make_sketcher
 from neardup.sketch.signatures import Signatures
 from neardup.text.normalize import normalize_batch
 from neardup.verify import exact_similarity
@@ -47,6 +48,7 @@ __all__ = [
     "exact_groups",
     "find_candidates",
     "find_duplicates",
+    "fit_idf",
     "sketch_records",
     "verify_candidates",
 ]
@@ -92,6 +94,8 @@ class Sketched:
     """Lookup keys of the candidate scheme (LSH band keys for banding), one row per document."""
     num_bytes: int
     """UTF-8 bytes of normalised text sketched."""
+    idf: IDFWeights | None = None
+    """The IDF weights of a TF-IDF SimHash (verification weighs the shingles with them too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,13 +159,15 @@ def sketch_records(
     config: DedupConfig,
     sink: MatrixSink | None = None,
     progress: Callable[[int], object] | None = None,
+    idf: IDFWeights | None = None,
 ) -> Sketched:
     """Read ``(id, text)`` records in batches of ``config.batch_bytes`` and sketch them.
 
     Signature rows go to ``sink`` (memory by default; the batch job spills them to a file);
-    only ids, lengths, fingerprints, shingle counts and lookup keys stay in memory.
+    only ids, lengths, fingerprints, shingle counts and lookup keys stay in memory. ``idf``:
+    the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
     """
-    sketcher = make_sketcher(config.sketch)
+    sketcher = make_sketcher(config.sketch, idf)
     scheme = candidate_scheme(config.sketch, config.lsh)
     sink = sink if sink is not None else MemoryMatrix(sketcher.width)
     ids: list[str] = []
@@ -196,7 +202,16 @@ def sketch_records(
         ),
         keys=np.concatenate(keys),
         num_bytes=num_bytes,
+        idf=idf,
     )
+
+
+def fit_idf(records: Iterable[tuple[str, str]], config: DedupConfig) -> IDFWeights | None:
+    """The IDF of the corpus when ``config`` asks for TF-IDF weights (a first pass), else None."""
+    if config.sketch.weighting != "tfidf" or config.sketch.kind != "simhash":
+        return None
+    batches = ([text for _, text in batch] for batch in _batches(records, config.batch_bytes))
+    return IDFWeights(config.sketch).fit_batches(batches)
 
 
 def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
@@ -233,12 +248,13 @@ def verify_candidates(
     signatures: Signatures,
     config: DedupConfig,
     load_texts: TextLoader,
+    idf: IDFWeights | None = None,
 ) -> VerifiedPairs:
     """Estimate every candidate's similarity and keep the pairs ``config.verify_mode`` accepts.
 
-    With ``"exact"`` the shingle sets of the documents in candidate pairs are built from their
-    texts (``load_texts``) and the exact Jaccard (for ``weighted``: the weighted Jaccard of the
-    shingle counts) must reach the threshold.
+    With ``"exact"`` the shingles of the documents in candidate pairs are taken from their
+    texts (``load_texts``) and the exact similarity (:func:`~neardup.verify.exact_similarity`,
+    weighing by ``idf`` for a TF-IDF SimHash) must reach the threshold.
     """
     estimate = candidate_scheme(config.sketch, config.lsh).estimate(signatures, candidates)
     jaccard = np.full(len(candidates), np.nan)
@@ -251,7 +267,7 @@ def verify_candidates(
             first=np.searchsorted(docs, candidates.first),
             second=np.searchsorted(docs, candidates.second),
         )
-        jaccard = exact_similarity(texts, local, config.sketch)
+        jaccard = exact_similarity(texts, local, config.sketch, idf)
         accepted = jaccard >= threshold
     elif mode == "signature":
         accepted = estimate >= threshold
@@ -304,7 +320,7 @@ def find_duplicates(
             stacklevel=2,
         )
     with timings.stage("verify"):
-        pairs = verify_candidates(candidates, signatures, config, load_texts)
+        pairs = verify_candidates(candidates, signatures, config, load_texts, sketched.idf)
     with timings.stage("cluster"):
         clusters = cluster_pairs(num_docs, group_first, pairs, config, sketched.lengths)
     docs = np.arange(num_docs, dtype=np.int64)
@@ -349,8 +365,11 @@ def dedup(
     if len(ids) != len(texts):
         raise InputError(f"dedup got {len(texts)} texts but {len(ids)} ids")
     timings = Timings()
+    records = list(zip(map(str, ids), texts, strict=True))
+    with timings.stage("idf"):
+        idf = fit_idf(records, config)
     with timings.stage("read_sketch"):
-        sketched = sketch_records(zip(map(str, ids), texts, strict=True), config)
+        sketched = sketch_records(records, config, idf=idf)
 
     def load_texts(docs: I64Array) -> list[str]:
         return [texts[i] for i in docs.tolist()]
@@ -375,6 +394,7 @@ def _summary(
         "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
         "verify": config.verify_mode,
         "signatures": signatures.provenance(),
+        **({"idf": sketched.idf.describe()} if sketched.idf is not None else {}),
         "counts": {
             "documents": signatures.num_docs,
             "bytes": sketched.num_bytes,

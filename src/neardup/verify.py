@@ -16,7 +16,7 @@ from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
-from neardup.sketch.weighted import term_counts, weighted_jaccard
+from neardup.sketch.weighted import IDFWeights, cosine_similarity, term_counts, weighted_jaccard
 from neardup.text.shingle import Shingler, ShingleSets
 
 __all__ = ["estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
@@ -73,12 +73,21 @@ def jaccard_of_sets(a: U64Array, b: U64Array) -> float:
     return shared / union if union else 0.0
 
 
-def exact_similarity(texts: Sequence[str], pairs: CandidatePairs, spec: SketchSpec) -> F64Array:
+def exact_similarity(
+    texts: Sequence[str],
+    pairs: CandidatePairs,
+    spec: SketchSpec,
+    idf: IDFWeights | None = None,
+) -> F64Array:
     """The exact similarity a sketch of ``spec`` estimates, for pairs of ``texts``.
 
-    The Jaccard similarity of the shingle sets, or for ``kind="weighted"`` the weighted
-    Jaccard (``sum min / sum max``) of the shingle counts.
+    The Jaccard similarity of the shingle sets; for ``kind="weighted"`` the weighted Jaccard
+    (``sum min / sum max``) of the shingle counts; for ``kind="simhash"`` the cosine of the
+    shingle counts, times ``idf`` with ``weighting="tfidf"``.
     """
+    if spec.kind == "simhash":
+        weighted = idf.transform(texts) if idf is not None else term_counts(texts, spec)
+        return cosine_similarity(weighted, pairs)
     if spec.kind == "weighted":
         return weighted_jaccard(term_counts(texts, spec), pairs)
     return exact_jaccard(Shingler(spec.shingle, spec.normalize).shingle_sets(texts), pairs)

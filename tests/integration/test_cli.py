@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from neardup import DedupConfig, dedup
 from neardup.hashing import DEFAULT_POLYNOMIAL
 from tests.conftest import SAMPLE
 
@@ -174,6 +177,7 @@ def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) ->
         "bbit8",
         "bottomk",
         "bottomk-containment",
+        "simhash",
     }
     missing = run("compare", a, tmp_path / "nope.txt")
     assert missing.returncode == 1
@@ -199,3 +203,25 @@ def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
     assert summary["config"]["sketch"]["bbits"] == 1
     assert summary["lsh"]["bits"] == 1
     assert summary["counts"]["verified_pairs"] > 500
+
+
+def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None:
+    out = tmp_path / "simhash"
+    args = ["--method", "simhash", "--hamming", "4", "--weighting", "tfidf", "--shingle", "word:1"]
+    done = run("dedup", SAMPLE, "-o", out, "-q", "--threshold", "0.9", *args)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lsh"]["scheme"] == "hamming"
+    assert summary["lsh"]["max_distance"] == 4
+    assert summary["idf"]["num_docs"] == summary["counts"]["documents"]
+    with gzip.open(SAMPLE, "rt") as f:
+        records = [json.loads(line) for line in f]
+    config = DedupConfig.from_dict(summary["config"])
+    result = dedup([r["text"] for r in records], [r["id"] for r in records], config)
+    assert summary["counts"]["verified_pairs"] == len(result.pairs) > 100
+    lines = (out / "clusters.jsonl").read_text().splitlines()
+    kept = {json.loads(line)["id"] for line in lines if json.loads(line)["keep"]}
+    assert kept == {result.ids[i] for i in np.flatnonzero(result.clusters.keep)}
+    clash = run("dedup", SAMPLE, "-o", tmp_path / "x", "--method", "simhash", "--sketch", "oph")
+    assert clash.returncode == 2
+    assert "--method simhash conflicts with --sketch oph" in clash.stderr

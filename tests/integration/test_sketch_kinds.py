@@ -9,9 +9,9 @@ from neardup import CandidatePairs, DedupConfig, LSHSpec, Shingler, SketchSpec, 
 from neardup.errors import ParameterError
 from neardup.lsh.schemes import candidate_scheme
 from neardup.params import FEATURE_PRESETS
-from neardup.sketch import SKETCHERS
+from neardup.sketch import SKETCHERS, IDFWeights, SimHasher
 from neardup.sketch.features import PRESETS, acceptance_features
-from neardup.sketch.weighted import term_counts, weighted_jaccard
+from neardup.sketch.weighted import cosine_similarity, term_counts, weighted_jaccard
 from tests.reference_allpairs import all_pairs_above
 
 THRESHOLD = 0.7
@@ -41,7 +41,7 @@ def _near_pairs(texts: list[str], threshold: float) -> dict[tuple[int, int], flo
     return {p: j for p, j in truth.items() if p[0] in representatives and p[1] in representatives}
 
 
-@pytest.mark.parametrize("kind", sorted(set(SKETCHERS) - {"weighted", "supershingle"}))
+@pytest.mark.parametrize("kind", sorted(set(SKETCHERS) - {"weighted", "supershingle", "simhash"}))
 def test_set_sketches_find_the_pairs_above_the_threshold(corpus: list[str], kind: str) -> None:
     truth = set(_near_pairs(corpus, THRESHOLD))
     found = _found(corpus, kind)
@@ -57,6 +57,43 @@ def test_weighted_kind_finds_pairs_above_the_weighted_threshold(corpus: list[str
         term_counts(corpus), CandidatePairs(first=pairs[:, 0], second=pairs[:, 1])
     )
     assert np.all(exact >= THRESHOLD)
+
+
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_simhash_finds_the_pairs_within_h_above_the_cosine(
+    corpus: list[str], weighting: str
+) -> None:
+    # Truth by brute force: exact-group representatives whose fingerprints are at most h bits
+    # apart and whose weighted vectors have cosine >= the threshold. Found pairs are such
+    # pairs; every truth pair ends in one cluster (equal fingerprints link through the first).
+    h = 6
+    sketch = SketchSpec(kind="simhash", weighting=weighting)  # type: ignore[arg-type]
+    config = DedupConfig(sketch=sketch, lsh=LSHSpec(threshold=THRESHOLD, hamming=h))
+    result = dedup(corpus, config=config)
+    idf = IDFWeights(sketch).fit(corpus) if weighting == "tfidf" else None
+    signatures = SimHasher(sketch, idf).sketch(corpus)
+    first_of: dict[tuple[int, ...], int] = {}
+    for doc, f in enumerate(map(tuple, signatures.fingerprints.tolist())):
+        first_of.setdefault(f, doc)
+    reps = np.array(sorted(set(first_of.values()) - set(np.flatnonzero(signatures.is_short))))
+    values = signatures.values[reps]
+    close = np.triu(np.bitwise_count(values[:, None, :] ^ values[None, :, :]).sum(axis=2) <= h, 1)
+    i, j = np.nonzero(close)
+    pairs = CandidatePairs(first=reps[i], second=reps[j])
+    weighted = idf.transform(corpus) if idf is not None else term_counts(corpus, sketch)
+    above = cosine_similarity(weighted, pairs) >= THRESHOLD
+    truth = set(zip(pairs.first[above].tolist(), pairs.second[above].tolist(), strict=True))
+    found = set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
+    assert len(truth) >= 30
+    assert found <= truth
+    labels = result.clusters.labels
+    assert all(labels[a] == labels[b] for a, b in truth)
+    assert result.summary["lsh"]["scheme"] == "hamming"
+    assert ("idf" in result.summary) == (weighting == "tfidf")
+    estimate = np.cos(np.pi * np.bitwise_count(
+        signatures.values[result.pairs.first] ^ signatures.values[result.pairs.second]
+    ).sum(axis=1) / 64)  # fmt: skip
+    assert np.allclose(result.pairs.estimate, estimate)
 
 
 def test_supershingles_accept_as_the_formula_says(corpus: list[str]) -> None:

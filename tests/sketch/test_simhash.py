@@ -2,67 +2,131 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import ShingleSpec, SketchSpec
 from neardup.compare import compare
-from neardup.sketch.simhash import SimHasher, hamming_distance
-from neardup.sketch.weighted import IDFWeights
+from neardup.errors import ParameterError
+from neardup.sketch import IDFWeights, make_sketcher
+from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from tests import reference
 from tests.strategies import words_texts
 
-SPEC = SketchSpec(shingle=ShingleSpec(k=2), seed=5)
+SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=2), seed=5)
+GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _reference(text: str, hasher: SimHasher, idf: dict[int, float] | None = None) -> tuple:
-    key = hasher.key.tolist()
-    weights = [0.0] * 64
-    for x in reference.shingle_fingerprints(text, SPEC.shingle):
+def _gaussians(h: int) -> list[float]:
+    """The 64 normals of shingle hash ``h``: Box-Muller as the kernel draws them."""
+    out = []
+    for m in range(32):
+        u1 = ((reference.fmix64(h ^ ((2 * m + 1) * GOLDEN & reference.MASK)) >> 11) + 0.5) / 2**53
+        u2 = ((reference.fmix64(h ^ ((2 * m + 2) * GOLDEN & reference.MASK)) >> 11) + 0.5) / 2**53
+        radius = math.sqrt(-2.0 * math.log(u1))
+        out += [radius * math.cos(2 * math.pi * u2), radius * math.sin(2 * math.pi * u2)]
+    return out
+
+
+def _reference(
+    text: str, hasher: SimHasher, idf: dict[int, float] | None = None
+) -> tuple[list[int], list[float]]:
+    """Fingerprint words and per-bit weights, one shingle occurrence at a time."""
+    spec = hasher.spec
+    keys = hasher.keys.tolist()
+    words = spec.simhash_bits // 64
+    weights = [0.0] * spec.simhash_bits
+    for x in reference.shingle_fingerprints(text, spec.shingle):
         w = 1.0 if idf is None else idf.get(x, float(np.log(hasher.idf.num_docs_ + 1)))
-        h = reference.fmix64(((x ^ key[0]) * key[1]) & reference.MASK)
-        for j in range(64):
-            weights[j] += w if h >> j & 1 else -w
-    return sum(1 << j for j in range(64) if weights[j] > 0), weights
+        for word in range(words):
+            h = reference.fmix64(((x ^ keys[2 * word]) * keys[2 * word + 1]) & reference.MASK)
+            if spec.projection == "gaussian":
+                for j, g in enumerate(_gaussians(h)):
+                    weights[64 * word + j] += w * g
+            else:
+                for j in range(64):
+                    weights[64 * word + j] += w if h >> j & 1 else -w
+    values = [sum(1 << j for j in range(64) if weights[64 * word + j] > 0) for word in range(words)]
+    return values, weights
 
 
-@given(st.lists(words_texts, min_size=1, max_size=4))
-def test_fingerprints_and_bit_weights_equal_the_reference(texts: list[str]) -> None:
-    hasher = SimHasher(SPEC)
-    got = hasher.sketch(texts, keep_bit_weights=True)
-    assert got.bit_weights is not None
+@pytest.mark.parametrize(
+    "changes", [{}, {"simhash_bits": 128}, {"projection": "gaussian"}], ids=str
+)
+@settings(max_examples=25, deadline=None)
+@given(texts=st.lists(words_texts, min_size=1, max_size=4))
+def test_fingerprints_and_bit_weights_equal_the_reference(
+    changes: dict[str, object], texts: list[str]
+) -> None:
+    hasher = SimHasher(SketchSpec.from_dict({**SPEC.to_dict(), **changes}))
+    signatures, bit_weights = hasher.sketch_with_bit_weights(texts)
+    assert np.array_equal(hasher.sketch(texts).values, signatures.values)
     for d, text in enumerate(texts):
-        fingerprint, weights = _reference(text, hasher)
-        assert int(got.values[d]) == fingerprint
-        assert np.allclose(got.bit_weights[d], weights)
+        values, weights = _reference(text, hasher)
+        assert signatures.values[d].tolist() == values
+        assert np.allclose(bit_weights[d], weights)
 
 
 def test_tf_idf_weights_equal_the_reference(licenses: list[dict[str, object]]) -> None:
     texts = [str(r["text"]) for r in licenses[:30]]
-    idf = IDFWeights(SPEC).fit(texts[:20])
-    hasher = SimHasher(SPEC, idf)
+    spec = SketchSpec.from_dict({**SPEC.to_dict(), "weighting": "tfidf"})
+    idf = IDFWeights(spec).fit(texts[:20])
+    hasher = SimHasher(spec, idf)
     got = hasher.sketch(texts[15:])
     table = dict(zip(idf.features_.tolist(), idf.idf_.tolist(), strict=True))
     for d, text in enumerate(texts[15:]):
-        assert int(got.values[d]) == _reference(text, hasher, table)[0]
+        assert got.values[d].tolist() == _reference(text, hasher, table)[0]
 
 
-def test_distance_tracks_the_angle_of_the_count_vectors(licences_by_id: list[str]) -> None:
-    # Charikar: P(bit differs) = angle / pi, so distance ~ Binomial(64, theta / pi). The signs
-    # here are hash bits (Rademacher, not Gaussian, projections): allow one bit of bias.
-    spec = SketchSpec(shingle=ShingleSpec(k=1))
+def test_idf_learned_in_batches_equals_idf_learned_at_once(
+    licenses: list[dict[str, object]],
+) -> None:
+    texts = [str(r["text"]) for r in licenses[:50]]
+    whole = IDFWeights(SPEC).fit(texts)
+    batched = IDFWeights(SPEC).fit_batches([texts[:7], texts[7:30], texts[30:]])
+    assert np.array_equal(whole.features_, batched.features_)
+    assert np.array_equal(whole.idf_, batched.idf_)
+    assert whole.describe() == batched.describe()
+    assert IDFWeights(SPEC).fit(texts[:49]).describe()["sha256"] != whole.describe()["sha256"]
+
+
+def test_weighting_and_idf_must_agree() -> None:
+    with pytest.raises(ParameterError, match="needs a fitted IDFWeights"):
+        SimHasher(SketchSpec.from_dict({**SPEC.to_dict(), "weighting": "tfidf"}))
+    with pytest.raises(ParameterError, match="needs a fitted IDFWeights"):
+        SimHasher(SPEC, IDFWeights(SPEC).fit(["a b c"]))
+    with pytest.raises(ParameterError, match="SimHash only"):
+        make_sketcher(SketchSpec(), IDFWeights(SPEC).fit(["a b c"]))
+
+
+@pytest.mark.parametrize(("projection", "bias"), [("sign", 1.0), ("gaussian", 0.5)])
+def test_distance_tracks_the_angle_of_the_count_vectors(
+    licences_by_id: list[str], projection: str, bias: float
+) -> None:
+    # Charikar: P(bit differs) = angle / pi, so distance ~ Binomial(64, theta / pi). Gaussian
+    # hyperplanes make that exact; hash signs (Rademacher projections) are allowed one bit.
+    spec = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1), projection=projection)
     texts = [t for t in licences_by_id if len(t.split()) > 300][:81]
     errors = []
     for seed in range(5):
-        values = SimHasher(SketchSpec(shingle=spec.shingle, seed=seed)).sketch(texts).values
+        values = SimHasher(SketchSpec.from_dict({**spec.to_dict(), "seed": seed})).sketch(texts)
         for i in range(0, 80, 2):
             angle = np.arccos(min(compare(texts[i], texts[i + 1], spec).cosine, 1.0))
             expected = 64 * angle / np.pi
-            errors.append(int(hamming_distance(values[i], values[i + 1])) - expected)
-    assert abs(np.mean(errors)) <= 1.0
+            distance = hamming_distance(values.values[i], values.values[i + 1])
+            errors.append(int(distance) - expected)
+    assert abs(np.mean(errors)) <= bias
     assert np.std(errors) <= 4.5  # a Binomial(64, p) has standard deviation <= 4
+
+
+def test_estimate_cosine_inverts_the_expected_distance() -> None:
+    cosines = np.array([1.0, 0.99, 0.9, 0.5, 0.0])
+    distances = 128 * np.arccos(cosines) / np.pi
+    assert np.allclose(estimate_cosine(distances, 128), cosines)  # type: ignore[arg-type]
 
 
 @pytest.fixture

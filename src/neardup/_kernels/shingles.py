@@ -520,6 +520,22 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
         fingerprint[d, 1] = fp_lo
 
 
+_GOLDEN = uint64(0x9E3779B97F4A7C15)
+_UNIT = 1.0 / 9007199254740992.0  # 2^-53
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gaussian_pair(h, m):  # type: ignore[no-untyped-def]
+    """Two independent standard normals for bits ``2m`` and ``2m + 1`` of shingle hash ``h``.
+
+    Box-Muller over two uniforms in (0, 1) taken from 53 bits of two further hashes of ``h``.
+    """
+    u1 = (float(fmix64(h ^ (uint64(2 * m + 1) * _GOLDEN)) >> uint64(11)) + 0.5) * _UNIT
+    u2 = (float(fmix64(h ^ (uint64(2 * m + 2) * _GOLDEN)) >> uint64(11)) + 0.5) * _UNIT
+    radius = np.sqrt(-2.0 * np.log(u1))
+    return radius * np.cos(2.0 * np.pi * u2), radius * np.sin(2.0 * np.pi * u2)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def simhash_signatures(  # type: ignore[no-untyped-def]
     buf,
@@ -530,7 +546,8 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     is_char,
     rabin,
     k,
-    key,
+    keys,
+    gaussian,
     idf_keys,
     idf_values,
     missing_idf,
@@ -539,21 +556,26 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     num_shingles,
     fingerprint,
 ):
-    """Weighted SimHash (Charikar 2002): 64-bit fingerprints that preserve cosine similarity.
+    """Weighted SimHash (Charikar 2002): 64-bit words of fingerprints that preserve cosine.
 
-    Each shingle occurrence adds its weight (term frequency, times its IDF when ``idf_keys``
-    is not empty: sorted shingle fingerprints with ``idf_values``; ``missing_idf`` for others)
-    to ``W_j`` where bit ``j`` of ``h = fmix64((x ^ key[0]) * key[1])`` is set, and subtracts it
-    where the bit is clear; bit ``j`` of the fingerprint is ``W_j > 0``. ``bit_weights[d]``
-    keeps the ``W_j`` (seed 004: they predict which bits flip) when it has 64 columns.
-    Cost: O(64) per shingle occurrence.
+    ``fingerprint_out`` has one column per 64 bits. Each shingle occurrence has a weight (1,
+    times its IDF when ``idf_keys`` is not empty: sorted shingle fingerprints with
+    ``idf_values``; ``missing_idf`` for others). For word ``w`` let
+    ``h = fmix64((x ^ keys[2w]) * keys[2w + 1])``. Sign projection: the weight is added to
+    ``W_j`` where bit ``j`` of ``h`` is set and subtracted where it is clear. Gaussian
+    projection (``gaussian``): it is multiplied by a standard normal drawn from ``h`` and
+    ``j`` (:func:`_gaussian_pair`) and added. Bit ``j`` is ``W_j > 0``; ``bit_weights[d]`` keeps
+    the ``W_j`` (seed 004: they predict which bits flip) when it has a column per bit.
+    Cost: O(bits) per shingle occurrence (and a logarithm per two bits when Gaussian).
     """
-    keep_weights = bit_weights.shape[1] == 64
+    words = fingerprint_out.shape[1]
+    bits = 64 * words
+    keep_weights = bit_weights.shape[1] == bits
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
             buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
         )
-        weights = np.zeros(64, dtype=np.float64)
+        weights = np.zeros(bits, dtype=np.float64)
         for s in range(num):
             x = shingles[s]
             w = 1.0
@@ -561,19 +583,28 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
                 at = np.searchsorted(idf_keys, x)
                 seen = at < idf_keys.shape[0] and idf_keys[at] == x
                 w = idf_values[at] if seen else missing_idf
-            h = fmix64((x ^ key[0]) * key[1])
-            for j in range(64):
-                if (h >> uint64(j)) & uint64(1):
-                    weights[j] += w
+            for word in range(words):
+                h = fmix64((x ^ keys[2 * word]) * keys[2 * word + 1])
+                base = 64 * word
+                if gaussian:
+                    for m in range(32):
+                        g0, g1 = _gaussian_pair(h, m)
+                        weights[base + 2 * m] += w * g0
+                        weights[base + 2 * m + 1] += w * g1
                 else:
-                    weights[j] -= w
-        out = uint64(0)
-        for j in range(64):
-            if weights[j] > 0:
-                out |= uint64(1) << uint64(j)
-            if keep_weights:
-                bit_weights[d, j] = weights[j]
-        fingerprint_out[d] = out
+                    for j in range(64):
+                        if (h >> uint64(j)) & uint64(1):
+                            weights[base + j] += w
+                        else:
+                            weights[base + j] -= w
+        for word in range(words):
+            out = uint64(0)
+            for j in range(64):
+                if weights[64 * word + j] > 0:
+                    out |= uint64(1) << uint64(j)
+            fingerprint_out[d, word] = out
+        if keep_weights:
+            bit_weights[d, :] = weights
         num_shingles[d] = num
         fingerprint[d, 0] = fp_hi
         fingerprint[d, 1] = fp_lo

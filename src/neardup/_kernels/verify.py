@@ -1,4 +1,4 @@
-"""Numba kernels for verifying candidate pairs: agreeing signature slots, shared shingles."""
+"""Numba kernels for verifying candidate pairs: agreeing slots, shared (weighted) shingles."""
 
 from __future__ import annotations
 
@@ -37,3 +37,31 @@ def shared_shingles(hashes, offsets, first, second, out):  # type: ignore[no-unt
             else:
                 j += 1
         out[p] = count
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def weighted_overlaps(  # type: ignore[no-untyped-def]
+    hashes, weights, offsets, first, second, low, dot
+):
+    """Shared features of two weighted sets, by a merge of their sorted features.
+
+    ``low[p]`` = the sum of the smaller weights, ``dot[p]`` = the sum of the weights' products.
+    """
+    for p in prange(first.shape[0]):
+        i, i_end = offsets[first[p]], offsets[first[p] + 1]
+        j, j_end = offsets[second[p]], offsets[second[p] + 1]
+        smaller = 0.0
+        product = 0.0
+        while i < i_end and j < j_end:
+            x, y = hashes[i], hashes[j]
+            if x == y:
+                smaller += min(weights[i], weights[j])
+                product += weights[i] * weights[j]
+                i += 1
+                j += 1
+            elif x < y:
+                i += 1
+            else:
+                j += 1
+        low[p] = smaller
+        dot[p] = product

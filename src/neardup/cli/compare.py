@@ -63,4 +63,5 @@ def compare_command(a: Path, b: Path, as_json: bool, **flags: Any) -> None:
         f"  {'supershingles shared (' + spec.preset + ')':<32} "
         f"{result.shared_features} of {result.num_features}"
     )
-    click.echo(f"  {'SimHash Hamming distance (64 bits)':<32} {result.simhash_distance}")
+    bits = f"SimHash Hamming distance ({spec.simhash_bits} bits)"
+    click.echo(f"  {bits:<32} {result.simhash_distance}")

@@ -47,6 +47,13 @@ input_options = _stack(
 )
 
 sketch_options = _stack(
+    click.option(
+        "--method",
+        type=click.Choice(["minhash", "simhash"]),
+        help="minhash: a MinHash-family sketch (--sketch) with LSH; simhash: SimHash "
+        "fingerprints within --hamming bits, found by block-permuted tables (the same as "
+        "--sketch simhash) [default: minhash]. See docs/simhash.md.",
+    ),
     click.option("--shingle", help="Shingles as UNIT:K, e.g. word:5 or char:9 [default: word:5]."),
     click.option(
         "--fingerprint",
@@ -65,8 +72,8 @@ sketch_options = _stack(
         type=click.Choice(sorted(SKETCHERS)),
         help="oph: one-permutation hashing (fast); minhash: k permutations; minhash-lead: "
         "the same by lead bytes; bottomk: k smallest hashes; bbit: OPH cut to --bbits bits; "
-        "supershingle: Broder's features (--preset); weighted: ICWS of shingle counts "
-        "[default: oph]. See docs/sketches.md.",
+        "supershingle: Broder's features (--preset); weighted: ICWS of shingle counts; "
+        "simhash: see --method [default: oph]. See docs/sketches.md.",
     ),
     click.option(
         "--bbits",
@@ -78,10 +85,39 @@ sketch_options = _stack(
         type=click.Choice(list(FEATURE_PRESETS)),
         help="Feature-filter parameters of --sketch supershingle [default: altavista].",
     ),
+    click.option(
+        "--hamming",
+        type=int,
+        help="SimHash: the most bits two near-duplicate fingerprints differ in [default: 3].",
+    ),
+    click.option(
+        "--hamming-blocks",
+        type=int,
+        help="SimHash: blocks G of the permuted tables [default: chosen from the corpus size].",
+    ),
+    click.option(
+        "--simhash-bits",
+        type=click.Choice(["64", "128"]),
+        help="SimHash fingerprint bits [default: 64].",
+    ),
+    click.option(
+        "--weighting",
+        type=click.Choice(["tf", "tfidf"]),
+        help="SimHash shingle weights: term frequency, or TF-IDF with the IDF learned from the "
+        "inputs in a first pass [default: tf].",
+    ),
+    click.option(
+        "--projection",
+        type=click.Choice(["sign", "gaussian"]),
+        help="SimHash hyperplanes: hash signs (Manku et al.) or Gaussian (Charikar) "
+        "[default: sign].",
+    ),
     click.option("--num-perm", type=int, help="Signature slots [default: 128]."),
     click.option("--seed", type=int, help="Seed of every random choice [default: 42]."),
     click.option(
-        "--threshold", type=float, help="Jaccard similarity of a near duplicate [default: 0.8]."
+        "--threshold",
+        type=float,
+        help="Similarity of a near duplicate: Jaccard (cosine for SimHash) [default: 0.8].",
     ),
     click.option(
         "--bands", type=int, help="LSH bands (with --rows) instead of choosing from the threshold."
@@ -99,6 +135,10 @@ _FLAG_PLACES = [
     ("num_perm", ("sketch", "num_perm")),
     ("seed", ("sketch", "seed")),
     ("preset", ("sketch", "preset")),
+    ("weighting", ("sketch", "weighting")),
+    ("projection", ("sketch", "projection")),
+    ("hamming", ("lsh", "hamming")),
+    ("hamming_blocks", ("lsh", "hamming_blocks")),
     ("threshold", ("lsh", "threshold")),
     ("bands", ("lsh", "num_bands")),
     ("rows", ("lsh", "num_rows")),
@@ -135,11 +175,24 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["lsh"]["num_perm"] = flags["num_perm"]
     if flags.get("bbits") is not None:
         data["sketch"]["bbits"] = int(flags["bbits"])
+    if flags.get("simhash_bits") is not None:
+        data["sketch"]["simhash_bits"] = int(flags["simhash_bits"])
+    _apply_method(flags.get("method"), flags.get("sketch_kind"), data["sketch"])
     if flags.get("id_field") is not None:
         data["id_field"] = flags["id_field"] or None
     if flags.get("batch_mb") is not None:
         data["batch_bytes"] = max(1, int(flags["batch_mb"] * 2**20))
     return DedupConfig.from_dict(data)
+
+
+def _apply_method(method: str | None, kind: str | None, sketch: dict[str, Any]) -> None:
+    """``--method simhash`` is ``--sketch simhash``; ``--method minhash`` any other sketch."""
+    if method is not None and kind is not None and (method == "simhash") != (kind == "simhash"):
+        raise click.UsageError(f"--method {method} conflicts with --sketch {kind}; give one.")
+    if method == "simhash":
+        sketch["kind"] = "simhash"
+    elif method == "minhash" and sketch["kind"] == "simhash":
+        sketch["kind"] = "oph"
 
 
 def existing_index(path: Path) -> Path:

@@ -25,7 +25,7 @@ from neardup.io.readers import ReadOptions, Source, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.spill import FileMatrix
 from neardup.params import DedupConfig
-from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_records
+from neardup.pipeline import DedupResult, Timings, find_duplicates, fit_idf, sketch_records
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
 
@@ -77,15 +77,18 @@ def dedup_files(
     sources = open_sources(inputs, options, config.input_format)
     timings = Timings()
     with AtomicDirectory(output, overwrite=overwrite) as directory:
+        with timings.stage("idf"):
+            idf = fit_idf(_records(sources), config)
+        width = make_sketcher(config.sketch, idf).width
         with (
             tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work,
-            FileMatrix(Path(work) / "signatures.u64", make_sketcher(config.sketch).width) as sink,
+            FileMatrix(Path(work) / "signatures.u64", width) as sink,
         ):
             with (
                 timings.stage("read_sketch"),
                 tqdm(desc="sketch", unit=" docs", disable=not show_progress) as bar,
             ):
-                sketched = sketch_records(_records(sources), config, sink, bar.update)
+                sketched = sketch_records(_records(sources), config, sink, bar.update, idf)
 
             def load_texts(docs: I64Array) -> list[str]:
                 wanted = set(docs.tolist())

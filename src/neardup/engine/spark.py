@@ -44,7 +44,7 @@ from neardup.verify import exact_similarity
 __all__ = ["SparkDedupResult", "dedup_dataframe", "dedup_files_spark", "spark_session"]
 
 SPARK_KINDS = ("oph", "minhash", "minhash-lead", "bbit", "weighted", "bottomk")
-"""Sketch kinds the Spark engine runs (the supershingle filter is local only, for now)."""
+"""Sketch kinds the Spark engine runs (the supershingle filter and SimHash are local only)."""
 
 _SKETCH_SCHEMA = (
     "doc long, length long, num_bytes long, num_shingles long, fp_hi long, fp_lo long, "

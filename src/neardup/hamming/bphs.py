@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from math import comb
+from math import comb, exp2, log2
 
 import numpy as np
 
@@ -22,7 +22,9 @@ from neardup._parallel import parallel_section
 from neardup._types import I64Array, U64Array
 from neardup.errors import ParameterError
 
-__all__ = ["BlockPermutedIndex", "bphs_tables"]
+__all__ = ["BlockPermutedIndex", "bphs_tables", "choose_blocks"]
+
+MAX_EXTRA_BLOCKS = 10
 
 
 def bphs_tables(num_blocks: int, max_distance: int) -> int:
@@ -34,6 +36,29 @@ def bphs_tables(num_blocks: int, max_distance: int) -> int:
     (4, 20, 10)
     """
     return comb(num_blocks, num_blocks - max_distance)
+
+
+def choose_blocks(num_fingerprints: int, max_distance: int) -> int:
+    """The ``G`` with the least expected query cost for ``n`` fingerprints and distance ``h``.
+
+    Manku et al.'s model: each of the ``T = C(G, G - h)`` tables costs a binary search
+    (``log2 n`` steps) plus a scan of the fingerprints sharing the query's leading
+    ``64 (G - h) / G`` bits (``n / 2^bits`` expected for uniform fingerprints); RAM grows
+    with ``T``. The cost is minimised over ``G = h + 1 .. h + 10``.
+
+    Examples
+    --------
+    >>> choose_blocks(1_000_000, 3), choose_blocks(8_000_000, 3), choose_blocks(10**6, 6)
+    (4, 5, 8)
+    """
+    n = max(num_fingerprints, 1)
+
+    def cost(blocks: int) -> float:
+        prefix_bits = 64 * (blocks - max_distance) / blocks
+        return bphs_tables(blocks, max_distance) * (log2(n + 1) + n * exp2(-prefix_bits))
+
+    candidates = range(max_distance + 1, min(64, max_distance + MAX_EXTRA_BLOCKS) + 1)
+    return min(candidates, key=cost)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,18 +16,22 @@ bottomk        documents sharing two of their ``L`` smallest hashes, ``L`` the l
                ``P(Binomial(L, t) >= 2) >= 0.95``; resemblance from the merged sketches
 supershingle   Broder's feature filter: at least ``min_shared`` common supershingles of the
                preset (megashingles when ``min_shared >= 2``)
+simhash        fingerprints at most ``h`` bits apart (block-permuted tables); the estimate is
+               the cosine ``cos(π d / bits)``
 =============  =================================================================================
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from math import acos, comb, pi
 from typing import Any
 
 import numpy as np
 
 from neardup._types import BoolArray, F64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.hamming.pairs import near_pairs
 from neardup.lsh.banding import (
     CandidatePairs,
     band_keys,
@@ -41,6 +45,7 @@ from neardup.sketch.bbit import BBitSignatures, bbit_estimate, chance_agreement
 from neardup.sketch.bottomk import keyed_mix, resemblance
 from neardup.sketch.features import PRESETS, acceptance_features, fungible_pairs, supershingles
 from neardup.sketch.signatures import EMPTY_SLOT, Signatures
+from neardup.sketch.simhash import estimate_cosine, hamming_distance
 from neardup.verify import estimate_jaccard
 
 __all__ = ["SCHEMES", "CandidateScheme", "candidate_scheme"]
@@ -226,6 +231,44 @@ class FeatureFilter(CandidateScheme):
         }
 
 
+class HammingPairs(CandidateScheme):
+    """SimHash: documents whose fingerprints are at most ``lsh.hamming`` bits apart.
+
+    The keys are the fingerprints themselves; the threshold is a cosine, which a pair at angle
+    ``θ`` meets within ``h`` bits with probability ``P(Binomial(bits, θ / π) <= h)``.
+    """
+
+    def keys(self, values: U64Array) -> U64Array:
+        return values
+
+    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+        return near_pairs(
+            keys,
+            self.lsh.hamming,
+            active=active,
+            num_blocks=self.lsh.hamming_blocks,
+            max_bucket_size=self.lsh.max_bucket_size,
+        )
+
+    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+        values = signatures.values
+        distance = hamming_distance(values[pairs.first], values[pairs.second])
+        return estimate_cosine(distance, self.sketch.simhash_bits)
+
+    def describe(self) -> dict[str, Any]:
+        bits, h = self.sketch.simhash_bits, self.lsh.hamming
+        flip = acos(self.lsh.threshold) / pi
+        within = sum(comb(bits, d) * flip**d * (1 - flip) ** (bits - d) for d in range(h + 1))
+        return {
+            "scheme": "hamming",
+            "bits": bits,
+            "max_distance": h,
+            "num_blocks": self.lsh.hamming_blocks or "chosen from the number of fingerprints",
+            "candidate_probability_at_threshold": within,
+            "label": f"SimHash within {h} of {bits} bits",
+        }
+
+
 SCHEMES: dict[str, type[CandidateScheme]] = {
     "oph": Banding,
     "minhash": Banding,
@@ -234,6 +277,7 @@ SCHEMES: dict[str, type[CandidateScheme]] = {
     "bbit": BBitBanding,
     "bottomk": BottomKPairs,
     "supershingle": FeatureFilter,
+    "simhash": HammingPairs,
 }
 """The candidate scheme of each sketch kind."""
 

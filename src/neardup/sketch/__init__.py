@@ -13,7 +13,8 @@ from neardup.sketch.minhash import (
 )
 from neardup.sketch.oph import OPHSketcher
 from neardup.sketch.signatures import EMPTY_SLOT, FORMAT_VERSION, Signatures
-from neardup.sketch.weighted import WeightedMinHasher
+from neardup.sketch.simhash import SimHasher
+from neardup.sketch.weighted import IDFWeights, WeightedMinHasher
 
 __all__ = [
     "EMPTY_SLOT",
@@ -21,10 +22,12 @@ __all__ = [
     "SKETCHERS",
     "BBitSketcher",
     "BottomKSketcher",
+    "IDFWeights",
     "LeadByteMinHasher",
     "MinHasher",
     "OPHSketcher",
     "Signatures",
+    "SimHasher",
     "SupershingleSketcher",
     "TextSketcher",
     "WeightedMinHasher",
@@ -42,17 +45,25 @@ SKETCHERS: dict[str, type[TextSketcher]] = {
         BBitSketcher,
         SupershingleSketcher,
         WeightedMinHasher,
+        SimHasher,
     )
 }
 """Sketch kinds by name, as ``--sketch`` takes them."""
 
 
-def make_sketcher(spec: SketchSpec) -> TextSketcher:
-    """The sketcher for ``spec.kind``; an unknown kind lists the valid ones."""
+def make_sketcher(spec: SketchSpec, idf: IDFWeights | None = None) -> TextSketcher:
+    """The sketcher for ``spec.kind`` (SimHash takes the ``idf`` of ``weighting="tfidf"``).
+
+    An unknown kind lists the valid ones.
+    """
     try:
         maker = SKETCHERS[spec.kind]
     except KeyError:
         raise ParameterError(
             f"SketchSpec.kind must be one of {', '.join(map(repr, SKETCHERS))}; got {spec.kind!r}."
         ) from None
+    if maker is SimHasher:
+        return SimHasher(spec, idf)
+    if idf is not None:
+        raise ParameterError(f"IDF weights are used by SimHash only, not by {spec.kind!r}.")
     return maker(spec)

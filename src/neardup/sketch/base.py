@@ -77,4 +77,5 @@ _KIND_TAGS = {
     "supershingle": 6,
     "minhash-lead": 7,
     "bbit": 8,
+    "simhash": 9,
 }

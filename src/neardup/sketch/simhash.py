@@ -1,96 +1,129 @@
-"""Weighted SimHash: 64-bit fingerprints whose Hamming distance tracks cosine similarity.
+"""Weighted SimHash: fingerprints whose Hamming distance tracks cosine similarity.
 
 Charikar (2002); Manku, Jain and Das Sarma (2007); seed 004 (Sood and Loguinov). Features are
 the shingles of :class:`~neardup.params.ShingleSpec` (``k=1``: words), weighted by term
-frequency, or by TF-IDF with a fitted :class:`~neardup.sketch.weighted.IDFWeights`. The per-bit
-sums ``W_j``, which SimHash normally discards, are kept on request: their magnitudes say which
-bits a small edit is likely to flip (seed 004's PSM searches those first).
+frequency, or by TF-IDF with a fitted :class:`~neardup.sketch.weighted.IDFWeights`. Each of the
+``simhash_bits`` bits is the side of a random hyperplane the weighted vector falls on: a
+hash-sign hyperplane (Manku et al.) or a Gaussian one (Charikar, seed 004 equation (4)); two
+vectors at angle ``θ`` differ in each bit with probability ``θ / π``. The per-bit sums ``W_j``,
+which SimHash normally discards, are kept on request: their magnitudes say which bits a small
+edit is likely to flip (seed 004's PSM searches those first).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from neardup._kernels.shingles import simhash_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
+from neardup.errors import ParameterError
 from neardup.params import SketchSpec
+from neardup.sketch.base import TextSketcher
+from neardup.sketch.signatures import Signatures
 from neardup.sketch.weighted import IDFWeights
-from neardup.text.shingle import KernelText, as_batch
+from neardup.text.shingle import as_batch
 
-__all__ = ["SimHasher", "SimHashes", "hamming_distance"]
-
-_TAG = 9
+__all__ = ["SimHasher", "estimate_cosine", "hamming_distance"]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class SimHashes:
-    """64-bit SimHash fingerprints of a batch, with the per-bit weights when kept.
+class SimHasher(TextSketcher):
+    """Makes weighted SimHash fingerprints (``simhash_bits / 64`` words per document).
 
-    ``bit_weights[d, j]`` is ``W_j`` of document ``d``; ``fingerprints`` are the exact 128-bit
-    text fingerprints (as in :class:`~neardup.sketch.Signatures`).
-    """
-
-    values: U64Array
-    bit_weights: F64Array | None
-    num_shingles: I64Array
-    fingerprints: U64Array
-
-
-class SimHasher:
-    """Makes weighted SimHash fingerprints with ``spec``'s shingling, normalisation and seed.
+    ``idf`` is required with ``spec.weighting == "tfidf"`` and refused otherwise.
 
     Examples
     --------
     >>> from neardup import ShingleSpec
-    >>> hasher = SimHasher(SketchSpec(shingle=ShingleSpec(k=1)))
+    >>> hasher = SimHasher(SketchSpec(kind="simhash", shingle=ShingleSpec(k=1)))
     >>> h = hasher.sketch(["the cat sat on the mat", "the cat sat on a mat", "stock prices"])
     >>> int(hamming_distance(h.values[0], h.values[1])) < int(hamming_distance(h.values[0],
     ...     h.values[2]))
     True
     """
 
-    def __init__(self, spec: SketchSpec | None = None, idf: IDFWeights | None = None) -> None:
-        self.spec = spec if spec is not None else SketchSpec()
-        self.idf = idf
-        self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
-        rng = np.random.default_rng([self.spec.seed, _TAG])
-        self.key = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
-        self.key[1] |= np.uint64(1)
+    kind = "simhash"
 
-    def sketch(self, texts: Sequence[str] | Batch, *, keep_bit_weights: bool = False) -> SimHashes:
-        """The SimHash of every text (and its ``W_j`` when ``keep_bit_weights``)."""
+    def __init__(self, spec: SketchSpec | None = None, idf: IDFWeights | None = None) -> None:
+        super().__init__(spec)
+        if (self.spec.weighting == "tfidf") != (idf is not None):
+            raise ParameterError(
+                "SimHash with weighting='tfidf' needs a fitted IDFWeights (and 'tf' takes none); "
+                f"got weighting={self.spec.weighting!r} and idf={'given' if idf else None}."
+            )
+        self.idf = idf
+        self.keys = self._random_uint64(2 * self.width)
+        self.keys[1::2] |= np.uint64(1)
+
+    @property
+    def width(self) -> int:
+        """64-bit words per fingerprint."""
+        return self.spec.simhash_bits // 64
+
+    def sketch_with_bit_weights(self, texts: Sequence[str] | Batch) -> tuple[Signatures, F64Array]:
+        """The fingerprints and ``float64[num_docs, simhash_bits]`` per-bit sums ``W_j``."""
         batch = as_batch(texts, self.spec.normalize)
         n = batch.num_docs
-        values = np.empty(n, dtype=np.uint64)
-        weights = np.empty((n, 64 if keep_bit_weights else 0), dtype=np.float64)
+        values = np.empty((n, self.width), dtype=np.uint64)
+        weights = np.empty((n, self.spec.simhash_bits), dtype=np.float64)
         num_shingles = np.empty(n, dtype=np.int64)
         fingerprints = np.empty((n, 2), dtype=np.uint64)
+        if n:
+            with parallel_section:
+                self._hash(batch, values, weights, num_shingles, fingerprints)
+        signatures = Signatures(
+            values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
+        )
+        return signatures, weights
+
+    def _fill(
+        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+    ) -> None:
+        no_weights = np.empty((batch.num_docs, 0), dtype=np.float64)
+        self._hash(batch, values, no_weights, num_shingles, fingerprints)
+
+    def _hash(
+        self,
+        batch: Batch,
+        values: U64Array,
+        weights: F64Array,
+        num_shingles: I64Array,
+        fingerprints: U64Array,
+    ) -> None:
         if self.idf is not None:
-            keys, idf = self.idf.features_, self.idf.idf_
-            missing = float(np.log(self.idf.num_docs_ + 1))
+            keys, idf, missing = self.idf.features_, self.idf.idf_, self.idf.missing_idf_
         else:
             keys, idf, missing = np.empty(0, np.uint64), np.empty(0, np.float64), 1.0
         kt = self._kernel_text
-        if n:
-            with parallel_section:
-                simhash_signatures(
-                    batch.data, batch.offsets, *kt.tokenizer, kt.k, self.key,
-                    keys, idf, missing, values, weights, num_shingles, fingerprints,
-                )  # fmt: skip
-        return SimHashes(
-            values=values,
-            bit_weights=weights if keep_bit_weights else None,
-            num_shingles=num_shingles,
-            fingerprints=fingerprints,
-        )
+        gaussian = self.spec.projection == "gaussian"
+        simhash_signatures(
+            batch.data, batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussian,
+            keys, idf, missing, values, weights, num_shingles, fingerprints,
+        )  # fmt: skip
 
 
 def hamming_distance(a: U64Array | np.uint64, b: U64Array | np.uint64) -> I64Array:
-    """Bits that differ between 64-bit fingerprints (elementwise)."""
+    """Bits that differ between fingerprint rows (the last axis holds a row's 64-bit words).
+
+    Examples
+    --------
+    >>> int(hamming_distance(np.array([0b1011, 1], np.uint64), np.array([0b0001, 0], np.uint64)))
+    3
+    """
     x = np.bitwise_xor(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
-    counts: I64Array = np.bitwise_count(x).astype(np.int64)
+    counts: I64Array = np.bitwise_count(x).astype(np.int64).sum(axis=-1)
     return counts
+
+
+def estimate_cosine(distance: I64Array | int, bits: int) -> F64Array:
+    """``cos(π d / bits)``: the cosine whose expected SimHash distance is ``d`` (Charikar).
+
+    Examples
+    --------
+    >>> float(estimate_cosine(0, 64)), round(float(estimate_cosine(32, 64)), 12)
+    (1.0, 0.0)
+    """
+    cosine: F64Array = np.cos(np.pi * np.asarray(distance, dtype=np.float64) / bits)
+    return cosine

@@ -10,12 +10,15 @@ weight w becomes w distinct features), real weights by consistent weighted sampl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from neardup._kernels.shingles import document_fingerprints
+from neardup._kernels.verify import weighted_overlaps
 from neardup._kernels.weighted import icws_samples
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
@@ -30,6 +33,7 @@ __all__ = [
     "WeightedMinHasher",
     "WeightedSets",
     "bag_jaccard_sum",
+    "cosine_similarity",
     "estimate_weighted_jaccard",
     "replicate",
     "term_counts",
@@ -67,6 +71,8 @@ class IDFWeights:
     ----------
     features_, idf_
         Sorted shingle fingerprints seen in ``fit`` and their IDF.
+    num_docs_
+        ``N``: documents seen; an unseen shingle gets ``log(N + 1)``.
     """
 
     def __init__(self, spec: SketchSpec | None = None) -> None:
@@ -74,13 +80,53 @@ class IDFWeights:
 
     def fit(self, corpus: Sequence[str]) -> IDFWeights:
         """Learn document frequencies from ``corpus``."""
-        sets = Shingler(self.spec.shingle, self.spec.normalize).shingle_sets(corpus)
-        self.features_, df = np.unique(sets.hashes, return_counts=True)
-        self.idf_ = np.log(len(corpus) / df)
-        self.num_docs_ = len(corpus)
+        return self.fit_batches([corpus])
+
+    def fit_batches(self, batches: Iterable[Sequence[str]]) -> IDFWeights:
+        """Learn document frequencies from a corpus read batch by batch.
+
+        Memory holds the distinct shingles seen, not the corpus.
+        """
+        shingler = Shingler(self.spec.shingle, self.spec.normalize)
+        features = np.empty(0, dtype=np.uint64)
+        df = np.empty(0, dtype=np.int64)
+        num_docs = 0
+        for batch in batches:
+            new, counts = np.unique(shingler.shingle_sets(batch).hashes, return_counts=True)
+            features, inverse = np.unique(np.concatenate([features, new]), return_inverse=True)
+            df = np.bincount(inverse, weights=np.concatenate([df, counts]), minlength=len(features))
+            df = df.astype(np.int64)
+            num_docs += len(batch)
+        if num_docs == 0:
+            raise ParameterError("IDFWeights needs at least one document to learn from.")
+        return self.set_learned(features, np.log(num_docs / df), num_docs)
+
+    def set_learned(self, features: U64Array, idf: F64Array, num_docs: int) -> IDFWeights:
+        """Restore learned weights (as stored beside an index); ``features`` sorted, distinct."""
+        if features.shape != idf.shape or np.any(features[1:] <= features[:-1]):
+            raise ParameterError("IDF features must be sorted, distinct and align with idf.")
+        self.features_ = np.ascontiguousarray(features, dtype=np.uint64)
+        self.idf_ = np.ascontiguousarray(idf, dtype=np.float64)
+        self.num_docs_ = int(num_docs)
         return self
 
-    def transform(self, texts: Sequence[str]) -> WeightedSets:
+    @property
+    def missing_idf_(self) -> float:
+        """The IDF of a shingle never seen in ``fit``: ``log(N + 1)``."""
+        return float(np.log(self.num_docs_ + 1))
+
+    def describe(self) -> dict[str, Any]:
+        """Documents and shingles learned from, and a digest of the weights (for provenance)."""
+        digest = hashlib.sha256(np.int64(self.num_docs_).tobytes())
+        digest.update(self.features_.tobytes())
+        digest.update(self.idf_.tobytes())
+        return {
+            "num_docs": self.num_docs_,
+            "num_features": int(self.features_.shape[0]),
+            "sha256": digest.hexdigest(),
+        }
+
+    def transform(self, texts: Sequence[str] | Batch) -> WeightedSets:
         """TF-IDF weights of the texts' shingles; unseen shingles get ``log(N + 1)``."""
         if not hasattr(self, "idf_"):
             raise ParameterError("IDFWeights must be fitted before transform; call fit(corpus).")
@@ -88,21 +134,32 @@ class IDFWeights:
         position = np.searchsorted(self.features_, counts.sets.hashes)
         position = np.minimum(position, len(self.features_) - 1)
         seen = self.features_[position] == counts.sets.hashes
-        idf = np.where(seen, self.idf_[position], np.log(self.num_docs_ + 1))
+        idf = np.where(seen, self.idf_[position], self.missing_idf_)
         return WeightedSets(sets=counts.sets, weights=counts.weights * idf)
 
 
 def _overlaps(weighted: WeightedSets, pairs: CandidatePairs) -> tuple[F64Array, F64Array]:
-    """Per pair: the sum of the smaller weights of shared features, and the sum of all weights."""
-    low = np.zeros(len(pairs), dtype=np.float64)
-    total = np.zeros(len(pairs), dtype=np.float64)
-    for p, (a, b) in enumerate(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)):
-        fa, wa = weighted.of(a)
-        fb, wb = weighted.of(b)
-        _, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
-        low[p] = np.minimum(wa[ia], wb[ib]).sum()
-        total[p] = wa.sum() + wb.sum()
-    return low, total
+    """Per pair: the sum of the smaller weights of shared features, and their dot product."""
+    low = np.empty(len(pairs), dtype=np.float64)
+    dot = np.empty(len(pairs), dtype=np.float64)
+    with parallel_section:
+        weighted_overlaps(
+            weighted.sets.hashes,
+            np.ascontiguousarray(weighted.weights, dtype=np.float64),
+            weighted.sets.offsets,
+            np.ascontiguousarray(pairs.first, dtype=np.int64),
+            np.ascontiguousarray(pairs.second, dtype=np.int64),
+            low,
+            dot,
+        )
+    return low, dot
+
+
+def _per_document(weighted: WeightedSets, values: F64Array) -> F64Array:
+    """Sums of ``values`` (aligned with the features) per document."""
+    doc = np.repeat(np.arange(len(weighted.sets)), weighted.sets.sizes())
+    sums = np.bincount(doc, weights=values, minlength=len(weighted.sets))
+    return sums.astype(np.float64)
 
 
 def _ratio(numerator: F64Array, denominator: F64Array) -> F64Array:
@@ -113,14 +170,24 @@ def _ratio(numerator: F64Array, denominator: F64Array) -> F64Array:
 
 def weighted_jaccard(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
     """Exact ``sum min(w_a, w_b) / sum max(w_a, w_b)`` of each pair (the max definition)."""
-    low, total = _overlaps(weighted, pairs)
-    return _ratio(low, total - low)  # sum of max = sum a + sum b - sum of min
+    low, _ = _overlaps(weighted, pairs)
+    total = _per_document(weighted, weighted.weights)
+    both = total[pairs.first] + total[pairs.second]
+    return _ratio(low, both - low)  # sum of max = sum a + sum b - sum of min
 
 
 def bag_jaccard_sum(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
     """Bag similarity with the *sum* definition of union: ``sum min / (sum a + sum b)``."""
-    low, total = _overlaps(weighted, pairs)
-    return _ratio(low, total)
+    low, _ = _overlaps(weighted, pairs)
+    total = _per_document(weighted, weighted.weights)
+    return _ratio(low, total[pairs.first] + total[pairs.second])
+
+
+def cosine_similarity(weighted: WeightedSets, pairs: CandidatePairs) -> F64Array:
+    """Exact cosine of each pair's weight vectors (0 when either is empty)."""
+    _, dot = _overlaps(weighted, pairs)
+    norm = np.sqrt(_per_document(weighted, weighted.weights**2))
+    return _ratio(dot, norm[pairs.first] * norm[pairs.second])
 
 
 def replicate(weighted: WeightedSets) -> ShingleSets:
