@@ -35,3 +35,15 @@ def paragraphs(texts: list[str], *, min_words: int = 8) -> list[str]:
         for block in re.split(r"\n\s*\n", text)
         if len(block.split()) >= min_words
     ]
+
+
+def line_windows(texts: list[str], *, lines: int = 4, min_words: int = 12) -> list[str]:
+    """Every window of ``lines`` consecutive non-blank lines with ``min_words`` words or more."""
+    out = []
+    for text in texts:
+        rows = [row for row in text.splitlines() if row.strip()]
+        for start in range(len(rows) - lines + 1):
+            window = "\n".join(rows[start : start + lines])
+            if len(window.split()) >= min_words:
+                out.append(window)
+    return out

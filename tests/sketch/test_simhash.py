@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -22,13 +22,11 @@ GOLDEN = 0x9E3779B97F4A7C15
 
 
 def _gaussians(h: int) -> list[float]:
-    """The 64 normals of shingle hash ``h``: Box-Muller as the kernel draws them."""
+    """The 64 normals of shingle hash ``h``: 16-bit quantiles, as the kernel draws them."""
     out = []
-    for m in range(32):
-        u1 = ((reference.fmix64(h ^ ((2 * m + 1) * GOLDEN & reference.MASK)) >> 11) + 0.5) / 2**53
-        u2 = ((reference.fmix64(h ^ ((2 * m + 2) * GOLDEN & reference.MASK)) >> 11) + 0.5) / 2**53
-        radius = math.sqrt(-2.0 * math.log(u1))
-        out += [radius * math.cos(2 * math.pi * u2), radius * math.sin(2 * math.pi * u2)]
+    for m in range(16):
+        r = reference.fmix64(h ^ ((m + 1) * GOLDEN & reference.MASK))
+        out += [NormalDist().inv_cdf(((r >> (16 * t) & 0xFFFF) + 0.5) / 65536) for t in range(4)]
     return out
 
 
@@ -103,22 +101,23 @@ def test_weighting_and_idf_must_agree() -> None:
         make_sketcher(SketchSpec(), IDFWeights(SPEC).fit(["a b c"]))
 
 
-@pytest.mark.parametrize(("projection", "bias"), [("sign", 1.0), ("gaussian", 0.5)])
+@pytest.mark.parametrize(("projection", "bias"), [("sign", 1.0), ("gaussian", 0.75)])
 def test_distance_tracks_the_angle_of_the_count_vectors(
     licences_by_id: list[str], projection: str, bias: float
 ) -> None:
     # Charikar: P(bit differs) = angle / pi, so distance ~ Binomial(64, theta / pi). Gaussian
-    # hyperplanes make that exact; hash signs (Rademacher projections) are allowed one bit.
+    # hyperplanes make that exact (mean error over 30 seeds: standard error about 0.25 bits);
+    # hash signs (Rademacher projections) are allowed one bit.
     spec = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1), projection=projection)
     texts = [t for t in licences_by_id if len(t.split()) > 300][:81]
+    angles = np.array([
+        np.arccos(min(compare(texts[i], texts[i + 1], spec).cosine, 1.0)) for i in range(0, 80, 2)
+    ])  # fmt: skip
     errors = []
-    for seed in range(5):
+    for seed in range(30):
         values = SimHasher(SketchSpec.from_dict({**spec.to_dict(), "seed": seed})).sketch(texts)
-        for i in range(0, 80, 2):
-            angle = np.arccos(min(compare(texts[i], texts[i + 1], spec).cosine, 1.0))
-            expected = 64 * angle / np.pi
-            distance = hamming_distance(values.values[i], values.values[i + 1])
-            errors.append(int(distance) - expected)
+        distance = hamming_distance(values.values[0:80:2], values.values[1:81:2])
+        errors.append(distance - 64 * angles / np.pi)
     assert abs(np.mean(errors)) <= bias
     assert np.std(errors) <= 4.5  # a Binomial(64, p) has standard deviation <= 4
 

@@ -521,19 +521,6 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
 
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
-_UNIT = 1.0 / 9007199254740992.0  # 2^-53
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _gaussian_pair(h, m):  # type: ignore[no-untyped-def]
-    """Two independent standard normals for bits ``2m`` and ``2m + 1`` of shingle hash ``h``.
-
-    Box-Muller over two uniforms in (0, 1) taken from 53 bits of two further hashes of ``h``.
-    """
-    u1 = (float(fmix64(h ^ (uint64(2 * m + 1) * _GOLDEN)) >> uint64(11)) + 0.5) * _UNIT
-    u2 = (float(fmix64(h ^ (uint64(2 * m + 2) * _GOLDEN)) >> uint64(11)) + 0.5) * _UNIT
-    radius = np.sqrt(-2.0 * np.log(u1))
-    return radius * np.cos(2.0 * np.pi * u2), radius * np.sin(2.0 * np.pi * u2)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -547,7 +534,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     rabin,
     k,
     keys,
-    gaussian,
+    gaussians,
     idf_keys,
     idf_values,
     missing_idf,
@@ -561,12 +548,13 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     ``fingerprint_out`` has one column per 64 bits. Each shingle occurrence has a weight (1,
     times its IDF when ``idf_keys`` is not empty: sorted shingle fingerprints with
     ``idf_values``; ``missing_idf`` for others). For word ``w`` let
-    ``h = fmix64((x ^ keys[2w]) * keys[2w + 1])``. Sign projection: the weight is added to
-    ``W_j`` where bit ``j`` of ``h`` is set and subtracted where it is clear. Gaussian
-    projection (``gaussian``): it is multiplied by a standard normal drawn from ``h`` and
-    ``j`` (:func:`_gaussian_pair`) and added. Bit ``j`` is ``W_j > 0``; ``bit_weights[d]`` keeps
-    the ``W_j`` (seed 004: they predict which bits flip) when it has a column per bit.
-    Cost: O(bits) per shingle occurrence (and a logarithm per two bits when Gaussian).
+    ``h = fmix64((x ^ keys[2w]) * keys[2w + 1])``. Sign projection (``gaussians`` empty): the
+    weight is added to ``W_j`` where bit ``j`` of ``h`` is set and subtracted where it is
+    clear. Gaussian projection: ``gaussians`` holds the 65,536 quantiles of the standard
+    normal; bit ``j = 4m + t`` adds the weight times ``gaussians[16 bits t of
+    fmix64(h ^ (m + 1) * golden)]``. Bit ``j`` is ``W_j > 0``; ``bit_weights[d]`` keeps the
+    ``W_j`` (seed 004: they predict which bits flip) when it has a column per bit.
+    Cost: O(bits) per shingle occurrence (16 more hashes per 64 bits when Gaussian).
     """
     words = fingerprint_out.shape[1]
     bits = 64 * words
@@ -586,11 +574,12 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
             for word in range(words):
                 h = fmix64((x ^ keys[2 * word]) * keys[2 * word + 1])
                 base = 64 * word
-                if gaussian:
-                    for m in range(32):
-                        g0, g1 = _gaussian_pair(h, m)
-                        weights[base + 2 * m] += w * g0
-                        weights[base + 2 * m + 1] += w * g1
+                if gaussians.shape[0]:
+                    for m in range(16):
+                        r = fmix64(h ^ (uint64(m + 1) * _GOLDEN))
+                        for t in range(4):
+                            quantile = gaussians[(r >> uint64(16 * t)) & uint64(0xFFFF)]
+                            weights[base + 4 * m + t] += w * quantile
                 else:
                     for j in range(64):
                         if (h >> uint64(j)) & uint64(1):

@@ -3,7 +3,14 @@
 from neardup.hamming.bphs import BlockPermutedIndex, bphs_tables, choose_blocks
 from neardup.hamming.index import HammingIndex, HammingMatch
 from neardup.hamming.pairs import FingerprintTables, near_pairs
-from neardup.hamming.psm import PSMIndex, flip_probabilities, vosh_masks
+from neardup.hamming.psm import (
+    PSMIndex,
+    PSMMatches,
+    flip_probabilities,
+    psm_batch_query,
+    save_sorted,
+    vosh_masks,
+)
 
 __all__ = [
     "BlockPermutedIndex",
@@ -11,9 +18,12 @@ __all__ = [
     "HammingIndex",
     "HammingMatch",
     "PSMIndex",
+    "PSMMatches",
     "bphs_tables",
     "choose_blocks",
     "flip_probabilities",
     "near_pairs",
+    "psm_batch_query",
+    "save_sorted",
     "vosh_masks",
 ]

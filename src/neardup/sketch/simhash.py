@@ -4,8 +4,10 @@ Charikar (2002); Manku, Jain and Das Sarma (2007); seed 004 (Sood and Loguinov).
 the shingles of :class:`~neardup.params.ShingleSpec` (``k=1``: words), weighted by term
 frequency, or by TF-IDF with a fitted :class:`~neardup.sketch.weighted.IDFWeights`. Each of the
 ``simhash_bits`` bits is the side of a random hyperplane the weighted vector falls on: a
-hash-sign hyperplane (Manku et al.) or a Gaussian one (Charikar, seed 004 equation (4)); two
-vectors at angle ``θ`` differ in each bit with probability ``θ / π``. The per-bit sums ``W_j``,
+hash-sign hyperplane (Manku et al.) or a Gaussian one (Charikar, seed 004 equation (4), with
+normals quantised to 16 bits); two vectors at angle ``θ`` differ in each bit with probability
+``θ / π`` for Gaussian hyperplanes. Sign hyperplanes only approach that: a feature heavier
+than all others together fixes every bit (see docs/simhash.md). The per-bit sums ``W_j``,
 which SimHash normally discards, are kept on request: their magnitudes say which bits a small
 edit is likely to flip (seed 004's PSM searches those first).
 """
@@ -13,6 +15,7 @@ edit is likely to flip (seed 004's PSM searches those first).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -27,6 +30,12 @@ from neardup.sketch.weighted import IDFWeights
 from neardup.text.shingle import as_batch
 
 __all__ = ["SimHasher", "estimate_cosine", "hamming_distance"]
+
+_GAUSSIANS = np.array(
+    [NormalDist().inv_cdf((i + 0.5) / 65536) for i in range(65536)], dtype=np.float64
+)
+"""The 65,536 quantiles of the standard normal: 16 random bits become one Gaussian draw."""
+_NO_GAUSSIANS = np.empty(0, dtype=np.float64)
 
 
 class SimHasher(TextSketcher):
@@ -97,9 +106,9 @@ class SimHasher(TextSketcher):
         else:
             keys, idf, missing = np.empty(0, np.uint64), np.empty(0, np.float64), 1.0
         kt = self._kernel_text
-        gaussian = self.spec.projection == "gaussian"
+        gaussians = _GAUSSIANS if self.spec.projection == "gaussian" else _NO_GAUSSIANS
         simhash_signatures(
-            batch.data, batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussian,
+            batch.data, batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussians,
             keys, idf, missing, values, weights, num_shingles, fingerprints,
         )  # fmt: skip
 
