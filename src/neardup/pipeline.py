@@ -2,11 +2,13 @@
 
 ::
 
+    fit_idf          for a TF-IDF SimHash only: a first pass learning document frequencies
     sketch_records   read → normalise → shingle → sketch, batch by batch (signatures, lookup
                      keys, exact fingerprints)
     exact_groups     documents with identical normalised text, grouped by fingerprint
     find_candidates  the sketch kind's candidate scheme (LSH bands, shared bottom-k hashes,
-                     or supershingles) over one representative per exact group
+                     supershingles, or SimHashes within h bits) over one representative per
+                     exact group
     verify_candidates  estimate from signatures, exact similarity from shingles: Jaccard,
                      weighted Jaccard, or cosine for SimHash
     cluster_pairs    union-find over exact and verified pairs, one representative each

@@ -48,9 +48,11 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     Two empty sets have similarity 0 here: emptiness is not evidence of duplication.
     """
     first, second = _pair_arrays(pairs)
-    shared = np.empty(first.shape[0], dtype=np.int64)
+    shared = np.empty(first.shape[0], dtype=np.float64)
+    unused = np.empty(first.shape[0], dtype=np.float64)
+    ones = np.ones(sets.hashes.shape[0], dtype=np.float64)
     with parallel_section:
-        kernels.shared_shingles(sets.hashes, sets.offsets, first, second, shared)
+        kernels.weighted_overlaps(sets.hashes, ones, sets.offsets, first, second, shared, unused)
     sizes = sets.sizes()
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)

@@ -20,32 +20,13 @@ def agreeing_slots(values, first, second, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def shared_shingles(hashes, offsets, first, second, out):  # type: ignore[no-untyped-def]
-    """``out[p]`` = size of the intersection of two sorted distinct shingle sets (a merge)."""
-    for p in prange(first.shape[0]):
-        i, i_end = offsets[first[p]], offsets[first[p] + 1]
-        j, j_end = offsets[second[p]], offsets[second[p] + 1]
-        count = 0
-        while i < i_end and j < j_end:
-            x, y = hashes[i], hashes[j]
-            if x == y:
-                count += 1
-                i += 1
-                j += 1
-            elif x < y:
-                i += 1
-            else:
-                j += 1
-        out[p] = count
-
-
-@njit(cache=True, nogil=True, parallel=True)
 def weighted_overlaps(  # type: ignore[no-untyped-def]
     hashes, weights, offsets, first, second, low, dot
 ):
     """Shared features of two weighted sets, by a merge of their sorted features.
 
-    ``low[p]`` = the sum of the smaller weights, ``dot[p]`` = the sum of the weights' products.
+    ``low[p]`` = the sum of the smaller weights, ``dot[p]`` = the sum of the weights' products
+    (with unit weights: the size of the intersection, twice).
     """
     for p in prange(first.shape[0]):
         i, i_end = offsets[first[p]], offsets[first[p] + 1]

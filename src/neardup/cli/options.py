@@ -88,7 +88,7 @@ sketch_options = _stack(
     click.option(
         "--hamming",
         type=int,
-        help="SimHash: the most bits two near-duplicate fingerprints differ in [default: 3].",
+        help="SimHash: the most bits two near-duplicate fingerprints differ in [default: 7].",
     ),
     click.option(
         "--hamming-blocks",
@@ -109,8 +109,8 @@ sketch_options = _stack(
     click.option(
         "--projection",
         type=click.Choice(["sign", "gaussian"]),
-        help="SimHash hyperplanes: hash signs (Manku et al.) or Gaussian (Charikar) "
-        "[default: sign].",
+        help="SimHash hyperplanes: Gaussian (Charikar; distance tracks the angle) or hash "
+        "signs (Manku et al.; faster, fooled by dominant features) [default: gaussian].",
     ),
     click.option("--num-perm", type=int, help="Signature slots [default: 128]."),
     click.option("--seed", type=int, help="Seed of every random choice [default: 42]."),

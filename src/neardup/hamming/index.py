@@ -63,15 +63,15 @@ class HammingIndex:
     >>> base = "the quick brown fox jumps over the lazy dog near the quiet river bank"
     >>> with HammingIndex(SketchSpec(kind="simhash")) as index:
     ...     index.add(["a", "b"], [base, "something else entirely, about the weather today"])
-    ...     index.query([base + " again"], max_distance=12)
-    [[HammingMatch(id='a', distance=10)]]
+    ...     index.query([base + " again"])
+    [[HammingMatch(id='a', distance=3)]]
     """
 
     def __init__(
         self,
         spec: SketchSpec | None = None,
         *,
-        max_distance: int = 3,
+        max_distance: int = 7,
         idf: IDFWeights | None = None,
     ) -> None:
         self.spec = spec if spec is not None else SketchSpec(kind="simhash")
