@@ -32,6 +32,7 @@ def _brute_force(stored: dict[str, np.ndarray], query: np.ndarray, h: int) -> li
 def test_adds_removes_and_queries_equal_brute_force(seed: int, bits: int, h: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(index_module, "MIN_REBUILD", 8)  # rebuild often
+        patch.setattr(index_module, "SCAN_CELLS", 16)  # scan the tail a few queries at a time
         _exercise(seed, bits, h)
 
 

@@ -36,6 +36,8 @@ FILE_FORMAT = "neardup-hamming-index"
 FILE_VERSION = 1
 MIN_REBUILD = 1024
 """Fingerprints added before the tables are first built (the tail is scanned until then)."""
+SCAN_CELLS = 1 << 22
+"""Query-by-fingerprint distances computed at once when scanning the untabled tail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +168,11 @@ class HammingIndex:
         else:
             indexed = 0  # another radius than the tables': scan everything
         tail = self._values[indexed:]
-        if tail.shape[0]:
-            distance = hamming_distance(queries[:, None, :], tail[None, :, :])
+        step = max(1, SCAN_CELLS // max(tail.shape[0], 1))  # bounds the distance matrix
+        for start in range(0, queries.shape[0] if tail.shape[0] else 0, step):
+            distance = hamming_distance(queries[start : start + step, None, :], tail[None, :, :])
             query, row = np.nonzero(distance <= h)
-            found_q.append(query.astype(np.int64))
+            found_q.append(query.astype(np.int64) + start)
             found_r.append(row.astype(np.int64) + indexed)
         if not found_q:
             return np.empty(0, np.int64), np.empty(0, np.int64)
