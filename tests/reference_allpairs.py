@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from neardup import CandidatePairs, exact_jaccard
-from neardup._kernels.lsh import bucket_pairs
+from neardup._kernels.groups import bucket_pairs
+from neardup.lsh.banding import equal_key_groups
 from neardup.text import ShingleSets
 
 
@@ -25,9 +26,9 @@ def all_pairs_above(sets: ShingleSets, threshold: float) -> dict[tuple[int, int]
     position = np.arange(order.shape[0]) - np.repeat(sets.offsets[:-1], sizes)
     prefix = sizes - np.ceil(threshold * sizes - 1e-9).astype(np.int64) + 1
     chosen = order[position < np.repeat(prefix, sizes)]
-    keys, docs = sets.hashes[chosen], doc_of[chosen]
-    by_key = np.lexsort((docs, keys))
-    first, second, _, _ = bucket_pairs(keys[by_key], docs[by_key], 2**62)
+    keys, docs = sets.hashes[chosen], doc_of[chosen]  # docs ascending
+    members, bounds = equal_key_groups(keys)
+    first, second, _, _ = bucket_pairs(docs[members], bounds, 2**62)
     codes = np.unique(first * len(sets) + second)
     pairs = CandidatePairs(first=codes // len(sets), second=codes % len(sets))
     jaccard = exact_jaccard(sets, pairs)

@@ -20,14 +20,15 @@ Offsets = NDArray[np.int64]
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """Normalised documents as one flat UTF-8 buffer plus offsets: the shape kernels take.
+    """Documents as one flat UTF-8 buffer plus offsets: the shape kernels take.
 
     Attributes
     ----------
     data
-        The UTF-8 bytes of every normalised document, back to back.
+        The UTF-8 bytes of every document, back to back.
     offsets
-        ``num_docs + 1`` int64 positions into ``data``.
+        ``num_docs + 1`` non-decreasing int64 positions into ``data`` (a batch may cover only
+        part of ``data``: a block of a larger batch shares its buffer).
     """
 
     data: U8Array
@@ -40,5 +41,5 @@ class Batch:
 
     @property
     def num_bytes(self) -> int:
-        """Total bytes of normalised text."""
-        return int(self.data.shape[0])
+        """Total bytes of the documents' text."""
+        return int(self.offsets[-1] - self.offsets[0])

@@ -11,6 +11,7 @@ message format, e.g. *"LSHSpec.threshold must be a float in (0, 1]; got 1.5."*
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -36,6 +37,7 @@ Projection = Literal["sign", "gaussian"]
 FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
+PairsMode = Literal["all", "spanning", "none"]
 Compression = Literal["none", "gzip", "zstd"]
 InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt"]
 
@@ -459,6 +461,16 @@ class DedupConfig(_Spec):
         Skip malformed records, counting them in the summary, instead of stopping.
     compress
         Compression of the written deduplicated corpus (JSONL or CSV).
+    pairs
+        Which verified near-duplicate pairs are reported (``pairs.jsonl``, ``DedupResult.pairs``):
+        ``"spanning"`` (the default) keeps those that join two clusters, taken in pair order:
+        a spanning forest of each cluster, at most one pair per duplicate, enough to explain
+        every cluster; ``"all"`` keeps every verified pair (it grows quadratically in
+        near-identical groups); ``"none"`` writes no pairs file. Exact duplicates are always
+        reported, each linked to the first document of its group. Clusters do not depend on it.
+    memory_bytes
+        Working memory for verification and writing chunks (``--memory-gb``); ``None`` takes
+        an eighth of the machine's memory, at most 1 GiB. Results never depend on it.
     """
 
     sketch: SketchSpec = field(default_factory=SketchSpec)
@@ -471,6 +483,8 @@ class DedupConfig(_Spec):
     input_format: InputFormat = "auto"
     skip_bad_records: bool = False
     compress: Compression = "none"
+    pairs: PairsMode = "spanning"
+    memory_bytes: int | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "verify": Rule(
@@ -484,6 +498,8 @@ class DedupConfig(_Spec):
         "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt"),
         "skip_bad_records": boolean(),
         "compress": one_of("none", "gzip", "zstd"),
+        "pairs": one_of("all", "spanning", "none"),
+        "memory_bytes": optional_integer(1 << 24, 1 << 50),
     }
 
     def __post_init__(self) -> None:
@@ -498,6 +514,17 @@ class DedupConfig(_Spec):
     def verify_mode(self) -> VerifyMode:
         """The verification in use (``verify``, or ``"exact"`` when left to choose)."""
         return "exact" if self.verify is None else self.verify
+
+    @property
+    def working_memory(self) -> int:
+        """``memory_bytes``, or an eighth of the machine's memory, at most 1 GiB."""
+        if self.memory_bytes is not None:
+            return self.memory_bytes
+        try:
+            physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            physical = 8 << 30
+        return max(1 << 26, min(1 << 30, physical // 8))
 
     @classmethod
     def from_toml(cls, path: Path | str) -> DedupConfig:

@@ -1,19 +1,24 @@
-"""The batch job as named stages, and :func:`dedup` / :func:`dedup_files` composing them.
+"""The batch job as named stages, and :func:`dedup` composing them for texts in memory.
 
 ::
 
     fit_idf          for a TF-IDF SimHash only: a first pass learning document frequencies
-    sketch_records   read → normalise → shingle → sketch, batch by batch (signatures, lookup
-                     keys, exact fingerprints)
+    sketch_batches   normalise → shingle → sketch, batch by batch; keeps per document only the
+                     id, the length, the exact fingerprint and the lookup keys (spilled by
+                     column), and the normalised text in the arena
     exact_groups     documents with identical normalised text, grouped by fingerprint
-    find_candidates  the sketch kind's candidate scheme (LSH bands, shared bottom-k hashes,
-                     supershingles, or SimHashes within h bits) over one representative per
-                     exact group
-    verify_candidates  estimate from signatures, exact similarity from shingles: Jaccard,
-                     weighted Jaccard, or cosine for SimHash
-    cluster_pairs    union-find over exact and verified pairs, one representative each
+    find_candidates  the sketch kind's candidate scheme (LSH bands one at a time, shared bottom-k
+                     hashes, supershingles, or SimHashes within h bits) over one representative
+                     per exact group
+    verify_candidates  in chunks of bounded size: the candidates' texts from the arena,
+                     sketched again for the estimate, shingled for the exact similarity
+                     (Jaccard, weighted Jaccard, or cosine for SimHash)
+    cluster_pairs    union-find over exact and verified pairs; one representative each; the
+                     pairs that joined two clusters (a spanning forest)
 
-Each stage is timed; the summary reports every parameter, count and timing.
+Each stage is timed; the summary reports every parameter, count and timing. No stage holds a
+Python object per document: per-document state is a few NumPy arrays (about 60 bytes a
+document), the rest is spilled or streamed.
 """
 
 from __future__ import annotations
@@ -27,17 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from neardup._types import BoolArray, F64Array, I64Array, U64Array
+from neardup._kernels.verify import pair_chunks
+from neardup._progress import Progress
+from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup._version import __version__
-from neardup.cluster import Clusters, connected_components
+from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
-from neardup.io.spill import MatrixSink, MemoryMatrix
-from neardup.lsh.banding import CandidatePairs
+from neardup.io.arena import TextArena
+from neardup.io.records import Ids, RecordBatch
+from neardup.io.spill import KeyColumns
+from neardup.lsh.banding import CandidatePairs, equal_key_groups
 from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, make_sketcher
-from neardup.sketch.signatures import Signatures
-from neardup.text.normalize import normalize_batch
+from neardup.sketch.signatures import provenance_of
+from neardup.text.normalize import normalize_bytes, text_statistics
 from neardup.verify import exact_similarity
 
 __all__ = [
@@ -51,12 +60,15 @@ __all__ = [
     "find_candidates",
     "find_duplicates",
     "fit_idf",
-    "sketch_records",
+    "sketch_batches",
     "verify_candidates",
 ]
 
-TextLoader = Callable[[I64Array], list[str]]
-"""Given sorted document numbers, their texts in that order (a second pass over the input)."""
+SKETCH_ROWS = 8192
+"""Documents sketched per kernel call: their signature rows stay in cache until keyed."""
+
+ProgressCallback = Callable[[int], object]
+"""Told an absolute amount of work done (input bytes, or pairs verified)."""
 
 
 @dataclass
@@ -86,18 +98,31 @@ class Timings:
 
 @dataclass(frozen=True, slots=True)
 class Sketched:
-    """What the first pass keeps per document: small, fixed-size arrays (plus ids)."""
+    """What the first pass keeps per document.
 
-    ids: list[str]
+    Small fixed-size arrays, the ids, the keys (spilled by column) and the normalised texts
+    (in the arena).
+    """
+
+    ids: Ids
     lengths: I64Array
-    """Characters per document (``keep="longest"`` compares these)."""
-    signatures: Signatures
-    keys: U64Array
+    """Characters per document, before normalisation (``keep="longest"`` compares these)."""
+    fingerprints: U64Array
+    """``uint64[num_docs, 2]``: the 128-bit fingerprint of each normalised text."""
+    is_short: BoolArray
+    """Documents with no shingle at all: matched only by their exact fingerprint."""
+    keys: KeyColumns
     """Lookup keys of the candidate scheme (LSH band keys for banding), one row per document."""
+    texts: TextArena
     num_bytes: int
     """UTF-8 bytes of normalised text sketched."""
     idf: IDFWeights | None = None
     """The IDF weights of a TF-IDF SimHash (verification weighs the shingles with them too)."""
+
+    @property
+    def num_docs(self) -> int:
+        """Documents sketched."""
+        return len(self.ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +140,12 @@ class VerifiedPairs:
     def __len__(self) -> int:
         return int(self.first.shape[0])
 
+    def subset(self, mask: BoolArray) -> VerifiedPairs:
+        """The pairs where ``mask`` is true."""
+        return VerifiedPairs(
+            self.first[mask], self.second[mask], self.estimate[mask], self.jaccard[mask]
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class DedupResult:
@@ -123,97 +154,84 @@ class DedupResult:
     Attributes
     ----------
     ids
-        Document ids in input order.
+        Document ids in input order (a read-only sequence of ``str``).
     clusters
         ``labels`` (smallest member of each document's cluster) and ``keep`` flags.
     exact_pairs
         ``(first, second)``: each exact duplicate linked to the first document of its group.
     pairs
-        Verified near-duplicate pairs between exact-group representatives.
+        Verified near-duplicate pairs between exact-group representatives: all of them, the
+        spanning ones, or none, as ``config.pairs`` says.
     summary
         Every parameter, count and timing, as written to ``summary.json``.
     """
 
-    ids: list[str]
+    ids: Sequence[str]
     clusters: Clusters
     exact_pairs: tuple[I64Array, I64Array]
     pairs: VerifiedPairs
     summary: dict[str, Any]
 
 
-def _batches(
-    records: Iterable[tuple[str, str]], batch_bytes: int
-) -> Iterator[list[tuple[str, str]]]:
-    batch: list[tuple[str, str]] = []
-    size = 0
-    for record in records:
-        batch.append(record)
-        size += len(record[1])
-        if size >= batch_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def sketch_records(
-    records: Iterable[tuple[str, str]],
+def sketch_batches(
+    batches: Iterable[RecordBatch],
     config: DedupConfig,
-    sink: MatrixSink | None = None,
-    progress: Callable[[int], object] | None = None,
+    keys: KeyColumns,
+    texts: TextArena,
+    *,
     idf: IDFWeights | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Sketched:
-    """Read ``(id, text)`` records in batches of ``config.batch_bytes`` and sketch them.
+    """Normalise and sketch record batches; keep per document only what later stages need.
 
-    Signature rows go to ``sink`` (memory by default; the batch job spills them to a file);
-    only ids, lengths, fingerprints, shingle counts and lookup keys stay in memory. ``idf``:
-    the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
+    The signature rows of at most :data:`SKETCH_ROWS` documents exist at once: each block is
+    turned into the scheme's lookup keys (appended to ``keys``) and dropped. The normalised
+    texts go to ``texts``. ``idf``: the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
     """
     sketcher = make_sketcher(config.sketch, idf)
     scheme = candidate_scheme(config.sketch, config.lsh)
-    sink = sink if sink is not None else MemoryMatrix(sketcher.width)
-    ids: list[str] = []
+    ids: list[Ids] = []
     lengths: list[I64Array] = []
-    counts: list[I64Array] = []
     fingerprints: list[U64Array] = []
-    keys: list[U64Array] = []
+    short: list[BoolArray] = []
     num_bytes = 0
-    for batch in _batches(records, config.batch_bytes):
-        texts = [text for _, text in batch]
-        normalized = normalize_batch(texts, config.sketch.normalize)
-        signatures = sketcher.sketch(normalized)
-        sink.append(signatures.values)
-        keys.append(scheme.keys(signatures.values))
-        counts.append(signatures.num_shingles)
-        fingerprints.append(signatures.fingerprints)
-        lengths.append(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)))
+    for batch in batches:
+        stats = text_statistics(batch.texts)
+        normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats)
+        texts.append(normalized)
+        for start in range(0, normalized.num_docs, SKETCH_ROWS):
+            stop = min(start + SKETCH_ROWS, normalized.num_docs)
+            part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
+            signatures = sketcher.sketch(part)
+            keys.append(scheme.keys(signatures.values))
+            fingerprints.append(signatures.fingerprints)
+            short.append(signatures.is_short)
+        lengths.append(stats.chars)
+        ids.append(batch.ids)
         num_bytes += normalized.num_bytes
-        ids.extend(doc_id for doc_id, _ in batch)
         if progress is not None:
-            progress(len(batch))
+            progress(batch.position)
+    texts.finish()
     if not ids:
         raise InputError("no usable records in the input")
     return Sketched(
-        ids=ids,
+        ids=Ids.concat(ids),
         lengths=np.concatenate(lengths),
-        signatures=Signatures(
-            values=sink.finish(),
-            num_shingles=np.concatenate(counts),
-            fingerprints=np.concatenate(fingerprints),
-            spec=config.sketch,
-        ),
-        keys=np.concatenate(keys),
+        fingerprints=np.concatenate(fingerprints),
+        is_short=np.concatenate(short),
+        keys=keys,
+        texts=texts,
         num_bytes=num_bytes,
         idf=idf,
     )
 
 
-def fit_idf(records: Iterable[tuple[str, str]], config: DedupConfig) -> IDFWeights | None:
+def fit_idf(batches: Iterable[RecordBatch], config: DedupConfig) -> IDFWeights | None:
     """The IDF of the corpus when ``config`` asks for TF-IDF weights (a first pass), else None."""
     if config.sketch.weighting != "tfidf" or config.sketch.kind != "simhash":
         return None
-    batches = ([text for _, text in batch] for batch in _batches(records, config.batch_bytes))
-    return IDFWeights(config.sketch).fit_batches(batches)
+    normalized = (normalize_bytes(b.texts, config.sketch.normalize) for b in batches)
+    return IDFWeights(config.sketch).fit_batches(normalized)
 
 
 def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
@@ -230,51 +248,68 @@ def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
     ([0, 1, 0], [True, True, False])
     """
     num_docs = fingerprints.shape[0]
-    order = np.lexsort((fingerprints[:, 1], fingerprints[:, 0]))
-    ordered = fingerprints[order]
-    starts = np.ones(num_docs, dtype=bool)
-    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    run = np.cumsum(starts) - 1
-    group_first = np.empty(num_docs, dtype=np.int64)
-    group_first[order] = order[starts][run]
+    group_first = np.arange(num_docs, dtype=np.int64)
+    members, bounds = equal_key_groups(
+        np.ascontiguousarray(fingerprints[:, 0]), np.ascontiguousarray(fingerprints[:, 1])
+    )
+    sizes = np.diff(bounds)
+    group_first[members] = np.repeat(members[bounds[:-1]], sizes)
     return group_first, group_first == np.arange(num_docs)
 
 
-def find_candidates(keys: U64Array, active: BoolArray, config: DedupConfig) -> CandidatePairs:
+def find_candidates(keys: KeyColumns, active: BoolArray, config: DedupConfig) -> CandidatePairs:
     """Candidate pairs among the ``active`` documents, by the sketch kind's scheme."""
     return candidate_scheme(config.sketch, config.lsh).pairs(keys, active)
 
 
 def verify_candidates(
     candidates: CandidatePairs,
-    signatures: Signatures,
+    texts: TextArena,
     config: DedupConfig,
-    load_texts: TextLoader,
     idf: IDFWeights | None = None,
+    progress: ProgressCallback | None = None,
 ) -> VerifiedPairs:
     """Estimate every candidate's similarity and keep the pairs ``config.verify_mode`` accepts.
 
-    With ``"exact"`` the shingles of the documents in candidate pairs are taken from their
-    texts (``load_texts``) and the exact similarity (:func:`~neardup.verify.exact_similarity`,
-    weighing by ``idf`` for a TF-IDF SimHash) must reach the threshold.
+    Candidates are taken in chunks whose documents (texts, signature rows and shingle sets)
+    fit in ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are
+    sketched again for the estimate. With
+    ``"exact"`` the exact similarity (:func:`~neardup.verify.exact_similarity`, weighing by
+    ``idf`` for a TF-IDF SimHash) must reach the threshold.
     """
-    estimate = candidate_scheme(config.sketch, config.lsh).estimate(signatures, candidates)
-    jaccard = np.full(len(candidates), np.nan)
+    sketcher = make_sketcher(config.sketch, idf)
+    scheme = candidate_scheme(config.sketch, config.lsh)
     mode = config.verify_mode
-    threshold = config.lsh.threshold
-    if mode == "exact" and len(candidates):
-        docs = np.unique(np.concatenate([candidates.first, candidates.second]))
-        texts = load_texts(docs)
+    num = len(candidates)
+    estimate = np.empty(num, dtype=np.float64)
+    jaccard = np.full(num, np.nan)
+    bounds = pair_chunks(
+        candidates.first,
+        candidates.second,
+        texts.offsets,
+        8 * sketcher.width + 64,
+        8,
+        config.working_memory // 4,
+        np.full(texts.num_docs, -1, dtype=np.int64),
+    )
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        first, second = candidates.first[lo:hi], candidates.second[lo:hi]
+        docs = np.unique(np.concatenate([first, second]))
+        batch = texts.take(docs)
         local = CandidatePairs(
-            first=np.searchsorted(docs, candidates.first),
-            second=np.searchsorted(docs, candidates.second),
+            first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
         )
-        jaccard = exact_similarity(texts, local, config.sketch, idf)
-        accepted = jaccard >= threshold
+        estimate[lo:hi] = scheme.estimate(sketcher.sketch(batch), local)
+        if mode == "exact":
+            jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
+        if progress is not None:
+            progress(hi)
+    if mode == "exact":
+        accepted = jaccard >= config.lsh.threshold
     elif mode == "signature":
-        accepted = estimate >= threshold
+        accepted = estimate >= config.lsh.threshold
     else:
-        accepted = np.ones(len(candidates), dtype=bool)
+        accepted = np.ones(num, dtype=bool)
     return VerifiedPairs(
         first=candidates.first[accepted],
         second=candidates.second[accepted],
@@ -289,29 +324,30 @@ def cluster_pairs(
     pairs: VerifiedPairs,
     config: DedupConfig,
     lengths: I64Array,
-) -> Clusters:
-    """Connected components of the exact links and the verified pairs; one kept per cluster."""
+) -> tuple[Clusters, BoolArray]:
+    """Connected components of the exact links and the verified pairs; one kept per cluster.
+
+    Returns the clusters and, per verified pair, whether it joined two clusters when the
+    exact links and then the pairs (in their order) were merged: a spanning forest.
+    """
     docs = np.arange(num_docs, dtype=np.int64)
     linked = exact_first != docs
     first = np.concatenate([exact_first[linked], pairs.first])
     second = np.concatenate([docs[linked], pairs.second])
-    return connected_components(num_docs, first, second, keep=config.keep, lengths=lengths)
+    labels, joined = union_pairs(num_docs, first, second)
+    clusters = Clusters(labels=labels, keep=representatives(labels, config.keep, lengths))
+    return clusters, joined[int(linked.sum()) :]
 
 
 def find_duplicates(
-    sketched: Sketched,
-    config: DedupConfig,
-    load_texts: TextLoader,
-    timings: Timings,
+    sketched: Sketched, config: DedupConfig, timings: Timings, *, show_progress: bool = False
 ) -> DedupResult:
     """Every stage after sketching: exact groups, candidates, verification, clustering."""
-    signatures = sketched.signatures
-    num_docs = signatures.num_docs
+    num_docs = sketched.num_docs
     with timings.stage("exact"):
-        group_first, is_first = exact_groups(signatures.fingerprints)
+        group_first, is_first = exact_groups(sketched.fingerprints)
     with timings.stage("candidates"):
-        active = is_first & ~signatures.is_short
-        candidates = find_candidates(sketched.keys, active, config)
+        candidates = find_candidates(sketched.keys, is_first & ~sketched.is_short, config)
     if candidates.num_giant_buckets:
         warnings.warn(
             f"{candidates.num_giant_buckets} LSH buckets held more than "
@@ -321,20 +357,35 @@ def find_duplicates(
             NeardupWarning,
             stacklevel=2,
         )
-    with timings.stage("verify"):
-        pairs = verify_candidates(candidates, signatures, config, load_texts, sketched.idf)
+    with (
+        timings.stage("verify"),
+        Progress("verify", len(candidates), unit="pairs", enabled=show_progress) as bar,
+    ):
+        verified = verify_candidates(candidates, sketched.texts, config, sketched.idf, bar)
     with timings.stage("cluster"):
-        clusters = cluster_pairs(num_docs, group_first, pairs, config, sketched.lengths)
+        clusters, joined = cluster_pairs(num_docs, group_first, verified, config, sketched.lengths)
+    reported = verified.subset(_reported(joined, config))
     docs = np.arange(num_docs, dtype=np.int64)
     linked = group_first != docs
-    summary = _summary(sketched, config, candidates, pairs, clusters, int(linked.sum()), timings)
+    summary = _summary(
+        sketched, config, candidates, verified, reported, clusters, int(linked.sum()), timings
+    )
     return DedupResult(
         ids=sketched.ids,
         clusters=clusters,
         exact_pairs=(group_first[linked], docs[linked]),
-        pairs=pairs,
+        pairs=reported,
         summary=summary,
     )
+
+
+def _reported(joined: BoolArray, config: DedupConfig) -> BoolArray:
+    """Which verified pairs ``config.pairs`` reports, given those that joined two clusters."""
+    if config.pairs == "all":
+        return np.ones(joined.shape[0], dtype=bool)
+    if config.pairs == "spanning":
+        return joined
+    return np.zeros(joined.shape[0], dtype=bool)
 
 
 def dedup(
@@ -351,8 +402,8 @@ def dedup(
     ids
         Their ids (default: ``"0"``, ``"1"``, ...).
     config
-        Every parameter; the defaults are word 5-shingles, OPH with 128 slots, threshold 0.8 and
-        exact verification.
+        Every parameter; the defaults are word 5-shingles, OPH with 128 slots, threshold 0.8,
+        exact verification and the spanning pairs.
 
     Examples
     --------
@@ -367,46 +418,44 @@ def dedup(
     if len(ids) != len(texts):
         raise InputError(f"dedup got {len(texts)} texts but {len(ids)} ids")
     timings = Timings()
-    records = list(zip(map(str, ids), texts, strict=True))
+    batches = [RecordBatch.of(list(map(str, ids)), list(texts))] if texts else []
     with timings.stage("idf"):
-        idf = fit_idf(records, config)
+        idf = fit_idf(batches, config)
     with timings.stage("read_sketch"):
-        sketched = sketch_records(records, config, idf=idf)
-
-    def load_texts(docs: I64Array) -> list[str]:
-        return [texts[i] for i in docs.tolist()]
-
-    return find_duplicates(sketched, config, load_texts, timings)
+        sketched = sketch_batches(batches, config, KeyColumns(), TextArena(), idf=idf)
+    return find_duplicates(sketched, config, timings)
 
 
 def _summary(
     sketched: Sketched,
     config: DedupConfig,
     candidates: CandidatePairs,
-    pairs: VerifiedPairs,
+    verified: VerifiedPairs,
+    reported: VerifiedPairs,
     clusters: Clusters,
     num_exact: int,
     timings: Timings,
 ) -> dict[str, Any]:
-    signatures = sketched.signatures
     sizes = clusters.sizes()
+    num_docs = sketched.num_docs
     return {
         "neardup_version": __version__,
         "config": config.to_dict(),
         "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
         "verify": config.verify_mode,
-        "signatures": signatures.provenance(),
+        "signatures": provenance_of(config.sketch),
         **({"idf": sketched.idf.describe()} if sketched.idf is not None else {}),
         "counts": {
-            "documents": signatures.num_docs,
+            "documents": num_docs,
             "bytes": sketched.num_bytes,
-            "short_documents": int(signatures.is_short.sum()),
+            "short_documents": int(sketched.is_short.sum()),
             "exact_duplicates": num_exact,
             "candidate_pairs": len(candidates),
-            "verified_pairs": len(pairs),
+            "verified_pairs": len(verified),
+            "pairs_reported": len(reported),
             "clusters": int(np.count_nonzero(sizes > 1)),
             "documents_in_clusters": int(sizes[sizes > 1].sum()),
-            "removed": int(signatures.num_docs - clusters.keep.sum()),
+            "removed": int(num_docs - clusters.keep.sum()),
             "kept": int(clusters.keep.sum()),
             "giant_buckets": candidates.num_giant_buckets,
             "largest_bucket": candidates.largest_bucket,

@@ -11,7 +11,7 @@ import numpy as np
 
 from neardup._kernels import verify as kernels
 from neardup._parallel import parallel_section
-from neardup._types import F64Array, I64Array, U64Array
+from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import CandidatePairs
 from neardup.params import SketchSpec
@@ -76,7 +76,7 @@ def jaccard_of_sets(a: U64Array, b: U64Array) -> float:
 
 
 def exact_similarity(
-    texts: Sequence[str],
+    texts: Sequence[str] | Batch,
     pairs: CandidatePairs,
     spec: SketchSpec,
     idf: IDFWeights | None = None,
@@ -85,7 +85,8 @@ def exact_similarity(
 
     The Jaccard similarity of the shingle sets; for ``kind="weighted"`` the weighted Jaccard
     (``sum min / sum max``) of the shingle counts; for ``kind="simhash"`` the cosine of the
-    shingle counts, times ``idf`` with ``weighting="tfidf"``.
+    shingle counts, times ``idf`` with ``weighting="tfidf"``. ``texts`` are strings, or a
+    :class:`~neardup._types.Batch` already normalised as ``spec`` says.
     """
     if spec.kind == "simhash":
         weighted = idf.transform(texts) if idf is not None else term_counts(texts, spec)

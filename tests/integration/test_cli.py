@@ -218,7 +218,8 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
         records = [json.loads(line) for line in f]
     config = DedupConfig.from_dict(summary["config"])
     result = dedup([r["text"] for r in records], [r["id"] for r in records], config)
-    assert summary["counts"]["verified_pairs"] == len(result.pairs) > 100
+    assert summary["counts"]["pairs_reported"] == len(result.pairs) > 100
+    assert summary["counts"]["verified_pairs"] >= len(result.pairs)
     lines = (out / "clusters.jsonl").read_text().splitlines()
     kept = {json.loads(line)["id"] for line in lines if json.loads(line)["keep"]}
     assert kept == {result.ids[i] for i in np.flatnonzero(result.clusters.keep)}

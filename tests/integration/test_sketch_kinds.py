@@ -24,7 +24,8 @@ def corpus(licenses: list[dict[str, object]]) -> list[str]:
 
 def _found(texts: list[str], kind: str, **spec: object) -> set[tuple[int, int]]:
     sketch = SketchSpec(kind=kind, **spec)  # type: ignore[arg-type]
-    config = DedupConfig(sketch=sketch, lsh=LSHSpec(threshold=THRESHOLD, num_perm=sketch.num_perm))
+    lsh = LSHSpec(threshold=THRESHOLD, num_perm=sketch.num_perm)
+    config = DedupConfig(sketch=sketch, lsh=lsh, pairs="all")
     result = dedup(texts, config=config)
     return set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
 

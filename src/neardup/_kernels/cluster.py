@@ -15,16 +15,19 @@ def _find(parent, x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def component_roots(num_items, first, second):  # type: ignore[no-untyped-def]
+def component_roots(num_items, first, second, joined):  # type: ignore[no-untyped-def]
     """For each item, the smallest item of its connected component under the given edges.
 
     Union-find with path halving; the smaller root always wins, so the labels do not depend on
-    the order of the edges. Cost: O((n + e) * alpha(n)), iterative (no recursion).
+    the order of the edges. ``joined[e]`` is set when edge ``e`` merged two components as the
+    edges were taken in order (Kruskal's rule: those edges form a spanning forest).
+    Cost: O((n + e) * alpha(n)), iterative (no recursion).
     """
     parent = np.arange(num_items)
     for e in range(first.shape[0]):
         ra = _find(parent, first[e])
         rb = _find(parent, second[e])
+        joined[e] = ra != rb
         if ra < rb:
             parent[rb] = ra
         elif rb < ra:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 
@@ -46,3 +47,43 @@ def weighted_overlaps(  # type: ignore[no-untyped-def]
                 j += 1
         low[p] = smaller
         dot[p] = product
+
+
+@njit(cache=True, nogil=True)
+def pair_chunks(first, second, offsets, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
+    """Split pairs into runs whose distinct documents cost at most ``budget`` bytes each.
+
+    A document costs ``per_doc + per_byte * len`` (``len`` from ``offsets``), counted once per
+    run; a run holds at least one pair. ``mark`` (one entry per document, all -1) is scratch.
+    Returns the run boundaries ``[0, ..., len(first)]``. Cost: O(pairs).
+    """
+    n = first.shape[0]
+    out = np.empty(n + 1, dtype=np.int64)
+    out[0] = 0
+    if n == 0:
+        return out[:1]
+    k = 0
+    run = 0
+    used = 0
+    start = 0
+    for p in range(n):
+        a, b = first[p], second[p]
+        add = 0
+        if mark[a] != run:
+            add += per_doc + per_byte * (offsets[a + 1] - offsets[a])
+        if mark[b] != run and b != a:
+            add += per_doc + per_byte * (offsets[b + 1] - offsets[b])
+        if used + add > budget and p > start:
+            k += 1
+            out[k] = p
+            run += 1
+            start = p
+            used = 0
+            add = per_doc + per_byte * (offsets[a + 1] - offsets[a])
+            if b != a:
+                add += per_doc + per_byte * (offsets[b + 1] - offsets[b])
+        mark[a] = run
+        mark[b] = run
+        used += add
+    out[k + 1] = n
+    return out[: k + 2]

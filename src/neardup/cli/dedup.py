@@ -52,7 +52,20 @@ Examples:
     type=click.Choice(["first", "longest"]),
     help="Which document represents a cluster [default: first].",
 )
-@click.option("--batch-mb", type=float, help="Text read per batch, in MB [default: 32].")
+@click.option(
+    "--pairs",
+    type=click.Choice(["spanning", "all", "none"]),
+    help="Near-duplicate pairs written to pairs.jsonl: spanning (those that join two "
+    "clusters: enough to explain every cluster, at most one per duplicate), all (every "
+    "verified pair; grows quadratically in near-identical groups) or none [default: spanning].",
+)
+@click.option("--batch-mb", type=float, help="Input read per batch, in MB [default: 32].")
+@click.option(
+    "--memory-gb",
+    type=float,
+    help="Working memory for verification and writing chunks [default: 1/8 of the machine, "
+    "at most 1]. Besides it the run holds about 60 bytes per document.",
+)
 @click.option(
     "--compress",
     type=click.Choice(["none", "gzip", "zstd"]),

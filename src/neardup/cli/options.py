@@ -8,8 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from neardup.params import FEATURE_PRESETS, DedupConfig, ShingleSpec
-from neardup.sketch import SKETCHERS
+from neardup.params import FEATURE_PRESETS, SKETCH_KINDS, DedupConfig, ShingleSpec
 
 __all__ = ["apply_flags", "input_options", "sketch_options"]
 
@@ -69,7 +68,7 @@ sketch_options = _stack(
     click.option(
         "--sketch",
         "sketch_kind",
-        type=click.Choice(sorted(SKETCHERS)),
+        type=click.Choice(sorted(SKETCH_KINDS)),
         help="oph: one-permutation hashing (fast); minhash: k permutations; minhash-lead: "
         "the same by lead bytes; bottomk: k smallest hashes; bbit: OPH cut to --bbits bits; "
         "supershingle: Broder's features (--preset); weighted: ICWS of shingle counts; "
@@ -149,6 +148,7 @@ _FLAG_PLACES = [
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),
     ("skip_bad_records", ("skip_bad_records",)),
+    ("pairs", ("pairs",)),
 ]
 
 
@@ -182,6 +182,8 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["id_field"] = flags["id_field"] or None
     if flags.get("batch_mb") is not None:
         data["batch_bytes"] = max(1, int(flags["batch_mb"] * 2**20))
+    if flags.get("memory_gb") is not None:
+        data["memory_bytes"] = int(flags["memory_gb"] * 2**30)
     return DedupConfig.from_dict(data)
 
 

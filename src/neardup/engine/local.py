@@ -1,39 +1,58 @@
 """The batch job on one machine: files in, an output directory out, written atomically.
 
-Three streaming passes over the input: sketch every record; re-read the texts of documents in
-candidate pairs for exact verification; copy the kept records. Between passes only small
-per-document arrays stay in memory; signature rows are spilled to a work file.
+Two streaming passes over the input: the first reads every record into columns, sketches it and
+keeps its normalised text in an arena file; the second copies the kept records. Verification
+reads the candidates' texts back from the arena, so the input is never parsed twice. Between
+passes only a few small arrays per document stay in memory (about 60 bytes a document); the
+lookup keys and the texts wait in the output's work directory, which disappears with the run
+(also when it fails).
 """
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
+from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
 from neardup.index import LSHIndex, Match
+from neardup.io.arena import TextArena
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import ReadOptions, Source, open_sources
+from neardup.io.records import RecordBatch
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
-from neardup.io.spill import FileMatrix
+from neardup.io.spill import KeyColumns
 from neardup.params import DedupConfig
-from neardup.pipeline import DedupResult, Timings, find_duplicates, fit_idf, sketch_records
+from neardup.pipeline import (
+    DedupResult,
+    Sketched,
+    Timings,
+    find_duplicates,
+    fit_idf,
+    sketch_batches,
+)
 from neardup.sketch import make_sketcher
-from neardup.sketch.signatures import Signatures
 
 __all__ = ["dedup_files"]
 
+INDEX_QUERY_DOCS = 4096
+"""Kept documents looked up in an ``--against`` index per batch."""
 
-def _records(sources: Sequence[Source]) -> Iterator[tuple[str, str]]:
-    return itertools.chain.from_iterable(source.records() for source in sources)
+
+def _batches(sources: Sequence[Source], batch_bytes: int) -> Iterator[RecordBatch]:
+    """Every source's batches in turn; positions count the bytes of all the inputs."""
+    done = 0
+    for source in sources:
+        for batch in source.batches(batch_bytes):
+            yield dataclasses.replace(batch, position=done + batch.position)
+        done += source.size
 
 
 def dedup_files(
@@ -59,7 +78,7 @@ def dedup_files(
     config
         Every parameter (:class:`~neardup.params.DedupConfig`).
     show_progress
-        Draw a progress bar on stderr.
+        Report progress on stderr (a bar on a terminal, log lines otherwise).
     against
         An index of documents seen before: documents with a near-copy in it are dropped too
         (listed in ``index_matches.jsonl``). ``config.sketch`` must be the index's.
@@ -75,49 +94,43 @@ def dedup_files(
     config = config if config is not None else DedupConfig()
     options = ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
     sources = open_sources(inputs, options, config.input_format)
+    total_bytes = sum(source.size for source in sources)
     timings = Timings()
     with AtomicDirectory(output, overwrite=overwrite) as directory:
-        with timings.stage("idf"):
-            idf = fit_idf(_records(sources), config)
-        width = make_sketcher(config.sketch, idf).width
-        with (
-            tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work,
-            FileMatrix(Path(work) / "signatures.u64", width) as sink,
-        ):
-            with (
-                timings.stage("read_sketch"),
-                tqdm(desc="sketch", unit=" docs", disable=not show_progress) as bar,
-            ):
-                sketched = sketch_records(_records(sources), config, sink, bar.update, idf)
-
-            def load_texts(docs: I64Array) -> list[str]:
-                wanted = set(docs.tolist())
-                with tqdm(
-                    desc="verify", unit=" docs", disable=not show_progress, total=len(sketched.ids)
-                ) as bar:
-                    texts = []
-                    for index, (_, text) in enumerate(_records(sources)):
-                        bar.update()
-                        if index in wanted:
-                            texts.append(text)
-                    return texts
-
-            result = find_duplicates(sketched, config, load_texts, timings)
-            index_matches: dict[int, list[Match]] = {}
-            if against is not None:
-                with timings.stage("against_index"):
-                    result, index_matches = _drop_indexed(result, sketched.signatures, against)
+        work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
+        try:
+            with timings.stage("idf"):
+                idf = fit_idf(_batches(sources, config.batch_bytes), config)
+            with TextArena(work / "texts.utf8") as arena:
+                with (
+                    timings.stage("read_sketch"),
+                    Progress("sketch", total_bytes, enabled=show_progress) as bar,
+                ):
+                    batches = _batches(sources, config.batch_bytes)
+                    sketched = sketch_batches(
+                        batches, config, KeyColumns(work), arena, idf=idf, progress=bar
+                    )
+                result = find_duplicates(sketched, config, timings, show_progress=show_progress)
+                index_matches: dict[int, list[Match]] = {}
+                if against is not None:
+                    with timings.stage("against_index"):
+                        result, index_matches = _drop_indexed(result, sketched, against, config)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         with timings.stage("write"):
             clusters = result.clusters
             write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
-            pairs = result.pairs
-            write_pairs(
-                directory / "pairs.jsonl",
-                result.ids,
-                result.exact_pairs,
-                (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
+            if config.pairs != "none":
+                pairs = result.pairs
+                write_pairs(
+                    directory / "pairs.jsonl",
+                    result.ids,
+                    result.exact_pairs,
+                    (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
+                )
+            kept_path = write_kept(
+                sources, clusters.keep, directory, config.compress, config.batch_bytes
             )
-            kept_path = write_kept(sources, clusters.keep, directory, config.compress)
             if against is not None:
                 write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         summary = result.summary
@@ -126,7 +139,7 @@ def dedup_files(
         summary["counts"]["bad_records_skipped"] = sum(s.num_bad for s in sources)
         summary["outputs"] = {
             "clusters": "clusters.jsonl",
-            "pairs": "pairs.jsonl",
+            **({"pairs": "pairs.jsonl"} if config.pairs != "none" else {}),
             "kept": kept_path.name,
             "summary": "summary.json",
         }
@@ -139,12 +152,19 @@ def dedup_files(
 
 
 def _drop_indexed(
-    result: DedupResult, signatures: Signatures, index: LSHIndex
+    result: DedupResult, sketched: Sketched, index: LSHIndex, config: DedupConfig
 ) -> tuple[DedupResult, dict[int, list[Match]]]:
-    """Unkeep every kept document that has a near-copy in ``index``."""
+    """Unkeep every kept document that has a near-copy in ``index``.
+
+    The kept documents' texts come from the arena and are sketched again, a block at a time.
+    """
+    sketcher = make_sketcher(config.sketch, sketched.idf)
     kept = np.flatnonzero(result.clusters.keep)
-    matches = index.query_signatures(signatures.take(kept))
-    found = {int(doc): m for doc, m in zip(kept.tolist(), matches, strict=True) if m}
+    found: dict[int, list[Match]] = {}
+    for start in range(0, kept.shape[0], INDEX_QUERY_DOCS):
+        docs: I64Array = kept[start : start + INDEX_QUERY_DOCS]
+        matches = index.query_signatures(sketcher.sketch(sketched.texts.take(docs)))
+        found.update((int(doc), m) for doc, m in zip(docs.tolist(), matches, strict=True) if m)
     keep = result.clusters.keep.copy()
     keep[list(found)] = False
     counts = dict(result.summary["counts"])
@@ -153,7 +173,7 @@ def _drop_indexed(
     counts["removed"] = int(keep.shape[0] - keep.sum())
     summary = {**result.summary, "counts": counts, "against": index.info()["header"]}
     clusters = Clusters(labels=result.clusters.labels, keep=keep)
-    return replace(result, clusters=clusters, summary=summary), found
+    return dataclasses.replace(result, clusters=clusters, summary=summary), found
 
 
 def _add_kept(
@@ -164,16 +184,10 @@ def _add_kept(
     Upsert, not add: a kept document whose id is already indexed (with a text that is no
     near-copy of the new one) replaces it.
     """
-    flags = iter(keep.tolist())
-    batch: list[tuple[str, str]] = []
-    size = 0
-    for doc_id, text in _records(sources):
-        if not next(flags):
-            continue
-        batch.append((doc_id, text))
-        size += len(text)
-        if size >= batch_bytes:
-            index.upsert([i for i, _ in batch], [t for _, t in batch])
-            batch, size = [], 0
-    if batch:
-        index.upsert([i for i, _ in batch], [t for _, t in batch])
+    position = 0
+    for batch in _batches(sources, batch_bytes):
+        flags = keep[position : position + batch.num_docs].tolist()
+        position += batch.num_docs
+        records = [record for record, kept in zip(batch.records(), flags, strict=True) if kept]
+        if records:
+            index.upsert([i for i, _ in records], [t for _, t in records])

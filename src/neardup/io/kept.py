@@ -1,7 +1,8 @@
 """Writing the deduplicated corpus: the kept records, unchanged, in the input's format.
 
-JSONL records are copied byte for byte; CSV rows keep the header; Parquet keeps the schema and
-every column; .txt inputs become JSONL records ``{"id", "text"}``.
+JSONL records are copied byte for byte (a kernel copies the kept lines of each chunk); CSV rows
+keep the header; Parquet keeps the schema and every column (Arrow batches filtered by a mask);
+.txt inputs become JSONL records ``{"id", "text"}``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-import numpy as np
-
 from neardup._types import BoolArray
 from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
-from neardup.io.readers import CSVSource, ParquetSource, Source
+from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.params import Compression
 
 __all__ = ["write_kept"]
@@ -27,10 +26,15 @@ _EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
 
 
 def write_kept(
-    sources: Sequence[Source], keep: BoolArray, directory: Path, compress: Compression = "none"
+    sources: Sequence[Source],
+    keep: BoolArray,
+    directory: Path,
+    compress: Compression = "none",
+    batch_bytes: int = 32 << 20,
 ) -> Path:
     """Write the records whose ``keep`` entry is true (one entry per usable record, in order).
 
+    Call after a full reading pass over ``sources`` (which records are bad is known then).
     Returns the path written: ``kept.jsonl``, ``kept.csv`` or ``kept.parquet`` in ``directory``
     (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed).
     """
@@ -41,15 +45,20 @@ def write_kept(
         return path
     suffix = ".csv" if fmt == "csv" else ".jsonl"
     path = directory / f"kept{suffix}{_EXTENSIONS[compress]}"
-    flags = iter(keep.tolist())
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
-            _write_csv([s for s in sources if isinstance(s, CSVSource)], flags, out)
+            _write_csv([s for s in sources if isinstance(s, CSVSource)], iter(keep.tolist()), out)
+        elif fmt == "jsonl":
+            position = 0
+            for source in sources:
+                assert isinstance(source, JSONLinesSource)
+                position += source.copy_kept(keep[position:], out, batch_bytes)
         else:
+            flags = iter(keep.tolist())
             for source in sources:
                 for raw in source.raw_records():
                     if next(flags):
-                        out.write(raw if fmt == "jsonl" else _text_record(raw))
+                        out.write(_text_record(raw))
     return path
 
 
@@ -89,11 +98,11 @@ def _write_parquet(sources: Sequence[ParquetSource], keep: BoolArray, path: Path
                     f"Parquet schema differs from {sources[0].path}'s; write one schema per run",
                     path=source.path,
                 )
-            rows = np.fromiter(source.raw_records(), dtype=np.int64)
+            mask = source.usable_rows()
+            usable = int(mask.sum())
+            mask[mask] = keep[position : position + usable]
+            position += usable
             parquet = pq.ParquetFile(source.path)
-            mask = np.zeros(parquet.metadata.num_rows, dtype=bool)
-            mask[rows] = keep[position : position + rows.shape[0]]
-            position += rows.shape[0]
             start = 0
             for batch in parquet.iter_batches(batch_size=4096):
                 chunk = mask[start : start + batch.num_rows]

@@ -3,21 +3,29 @@
 ``clusters.jsonl``: one line per input document, in input order:
 ``{"id": ..., "cluster": <id of the cluster's first document>, "keep": true|false}``.
 
-``pairs.jsonl``: one line per duplicate pair, ``a`` before ``b`` in input order:
+``pairs.jsonl``: one line per reported duplicate pair, ``a`` before ``b`` in input order:
 ``{"a": ..., "b": ..., "jaccard": <exact Jaccard or null>, "estimate": <from signatures>,
 "exact": <true when the normalised texts are identical>}``.
+
+The line functions (:func:`cluster_line`, :func:`exact_pair_line`, :func:`near_pair_line`) are
+the definition of these bytes (the Spark engine writes with them); :func:`write_clusters` and
+:func:`write_pairs` write the same bytes in chunks with numba kernels, from ids kept as UTF-8
+buffers (:class:`~neardup.io.records.Ids`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-from neardup._types import BoolArray, F64Array, I64Array
+from neardup._kernels import jsonout as kernels
+from neardup._parallel import parallel_section
+from neardup._types import BoolArray, F64Array, I64Array, U8Array
+from neardup.io.records import Ids
 
 __all__ = [
     "cluster_line",
@@ -28,6 +36,9 @@ __all__ = [
     "write_json",
     "write_pairs",
 ]
+
+CHUNK_LINES = 1 << 18
+"""Lines formatted per kernel call (a few tens of MB of output)."""
 
 
 def cluster_line(doc_id: str, cluster_id: str, keep: bool) -> str:
@@ -56,11 +67,61 @@ def near_pair_line(a: str, b: str, estimate: float, jaccard: float) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
+def _bytes(text: str) -> U8Array:
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+_CLUSTER_PARTS = tuple(
+    _bytes(part) for part in ('{"id": ', ', "cluster": ', ', "keep": true}\n', ', "keep": false}\n')
+)
+_PAIR_HEAD = tuple(
+    _bytes(part) for part in ('{"a": ', ', "b": ', ', "jaccard": ', ', "estimate": ')
+)
+_EXACT_TAIL = _bytes(', "exact": true}\n')
+_NEAR_TAIL = _bytes(', "exact": false}\n')
+
+
+def _as_ids(ids: Sequence[str]) -> Ids:
+    return ids if isinstance(ids, Ids) else Ids.of(list(ids))
+
+
+def _literal_sizes(ids: Ids) -> I64Array:
+    sizes = np.empty(len(ids), dtype=np.int64)
+    with parallel_section:
+        kernels.string_sizes(ids.data, ids.offsets, sizes)
+    return sizes
+
+
 def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolArray) -> None:
     """Write ``clusters.jsonl``."""
-    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
-        for doc, (label, kept) in enumerate(zip(labels.tolist(), keep.tolist(), strict=True)):
-            f.write(cluster_line(ids[doc], ids[label], kept))
+    packed = _as_ids(ids)
+    sizes = _literal_sizes(packed)
+    head, middle, kept, dropped = _CLUSTER_PARTS
+    constant = head.shape[0] + middle.shape[0]
+    with path.open("wb") as f:
+        for lo in range(0, labels.shape[0], CHUNK_LINES):
+            hi = min(lo + CHUNK_LINES, labels.shape[0])
+            chunk_labels = np.ascontiguousarray(labels[lo:hi], dtype=np.int64)
+            chunk_keep = np.ascontiguousarray(keep[lo:hi])
+            line_sizes = (
+                constant
+                + sizes[lo:hi]
+                + sizes[chunk_labels]
+                + np.where(chunk_keep, kept.shape[0], dropped.shape[0])
+            )
+            out, offsets = _room(line_sizes)
+            with parallel_section:
+                kernels.cluster_lines(
+                    packed.data,
+                    packed.offsets,
+                    chunk_labels,
+                    chunk_keep,
+                    lo,
+                    _CLUSTER_PARTS,
+                    out,
+                    offsets,
+                )
+            f.write(out.data)
 
 
 def write_pairs(
@@ -69,15 +130,72 @@ def write_pairs(
     exact: tuple[I64Array, I64Array],
     near: tuple[I64Array, I64Array, F64Array, F64Array],
 ) -> None:
-    """Write ``pairs.jsonl``: exact duplicates first, then verified near duplicates."""
-    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
-        for a, b in zip(exact[0].tolist(), exact[1].tolist(), strict=True):
-            f.write(exact_pair_line(ids[a], ids[b]))
-        first, second, estimate, jaccard = near
-        for a, b, est, jac in zip(
-            first.tolist(), second.tolist(), estimate.tolist(), jaccard.tolist(), strict=True
-        ):
-            f.write(near_pair_line(ids[a], ids[b], est, jac))
+    """Write ``pairs.jsonl``: exact duplicates first, then near duplicates."""
+    packed = _as_ids(ids)
+    sizes = _literal_sizes(packed)
+    first, second, estimate, jaccard = near
+    ones = np.ones(exact[0].shape[0])
+    with path.open("wb") as f:
+        for chunk in _pair_chunks((*exact, ones, ones), _EXACT_TAIL):
+            _write_pair_chunk(f, packed, sizes, *chunk)
+        for chunk in _pair_chunks((first, second, jaccard, estimate), _NEAR_TAIL):
+            _write_pair_chunk(f, packed, sizes, *chunk)
+
+
+def _pair_chunks(
+    columns: tuple[I64Array, I64Array, F64Array, F64Array], tail: U8Array
+) -> Iterator[tuple[I64Array, I64Array, F64Array, F64Array, U8Array]]:
+    first, second, jaccard, estimate = columns
+    for lo in range(0, first.shape[0], CHUNK_LINES):
+        hi = lo + CHUNK_LINES
+        yield first[lo:hi], second[lo:hi], jaccard[lo:hi], estimate[lo:hi], tail
+
+
+def _write_pair_chunk(
+    f: IO[bytes],
+    ids: Ids,
+    sizes: I64Array,
+    first: I64Array,
+    second: I64Array,
+    jaccard: F64Array,
+    estimate: F64Array,
+    tail: U8Array,
+) -> None:
+    first = np.ascontiguousarray(first, dtype=np.int64)
+    second = np.ascontiguousarray(second, dtype=np.int64)
+    numbers, number_sizes = _format_numbers(np.stack([jaccard, estimate], axis=1))
+    constant = sum(part.shape[0] for part in _PAIR_HEAD) + tail.shape[0]
+    line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
+    out, offsets = _room(line_sizes)
+    with parallel_section:
+        kernels.pair_lines(
+            ids.data, ids.offsets, first, second, numbers, number_sizes, (*_PAIR_HEAD, tail), out,
+            offsets,
+        )  # fmt: skip
+    f.write(out.data)
+
+
+def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
+    """``repr(round(v, 6))`` (``null`` for NaN) of each value, as fixed-width byte rows."""
+    flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    out = np.empty((flat.shape[0], kernels.NUMBER_WIDTH), dtype=np.uint8)
+    sizes = np.empty(flat.shape[0], dtype=np.int64)
+    is_python = np.empty(flat.shape[0], dtype=bool)
+    with parallel_section:
+        kernels.format_numbers(flat, out, sizes, is_python)
+    for i in np.flatnonzero(is_python).tolist():
+        text = json.dumps(round(float(flat[i]), 6)).encode()
+        out[i, : len(text)] = np.frombuffer(text, dtype=np.uint8)
+        sizes[i] = len(text)
+    shape = (*values.shape, kernels.NUMBER_WIDTH)
+    return out.reshape(shape), sizes.reshape(values.shape)
+
+
+def _room(line_sizes: I64Array) -> tuple[U8Array, I64Array]:
+    """An output buffer for lines of these sizes and each line's start."""
+    offsets = np.zeros(line_sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(line_sizes, out=offsets[1:])
+    return np.empty(int(offsets[-1]), dtype=np.uint8), offsets
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -1,75 +1,82 @@
-"""Growing ``uint64`` matrices kept in memory or spilled to a file, for signature rows.
+"""Lookup keys kept column by column, in memory or spilled to files, read one column at a time.
 
-The batch job appends each batch's signature rows and reads them back (memory-mapped) only for
-the candidate pairs it verifies, so its memory is bounded by the batch rather than the corpus.
+The first pass appends each batch's key rows (one LSH band key per column, or the scheme's
+other keys); candidate generation then reads one column (one band) at a time, so its memory is
+one ``uint64`` per document, whatever the number of bands. In a directory each column is a raw
+little-endian ``uint64`` file ``keys-<column>.u64``, deleted with the run's work directory.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from neardup._types import U64Array
 
-__all__ = ["FileMatrix", "MatrixSink", "MemoryMatrix"]
+__all__ = ["KeyColumns"]
 
 
-class MatrixSink(Protocol):
-    """Rows of a fixed width appended batch by batch, then read as one matrix."""
+class KeyColumns:
+    """``uint64`` rows of a fixed width, appended in blocks, read by column.
+
+    Parameters
+    ----------
+    directory
+        Where the column files go; ``None`` keeps the blocks in memory.
+
+    The width (keys per row) is set by the first block appended.
+
+    Examples
+    --------
+    >>> keys = KeyColumns()
+    >>> keys.append(np.array([[1, 2], [3, 4]], dtype=np.uint64))
+    >>> keys.append(np.array([[5, 6]], dtype=np.uint64))
+    >>> keys.column(1).tolist(), keys.num_rows
+    ([2, 4, 6], 3)
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.width = 0
+        self.directory = directory
+        self.num_rows = 0
+        self._blocks: list[U64Array] = []
+
+    def _path(self, column: int) -> Path:
+        assert self.directory is not None
+        return self.directory / f"keys-{column}.u64"
 
     def append(self, rows: U64Array) -> None:
         """Append a ``(n, width)`` block of rows."""
+        if self.width == 0:
+            self.width = rows.shape[1]
+        if rows.shape[1] != self.width:
+            raise ValueError(f"KeyColumns holds rows of {self.width} keys; got {rows.shape[1]}.")
+        self.num_rows += rows.shape[0]
+        if self.directory is None:
+            self._blocks.append(rows)
+            return
+        for column in range(self.width):
+            with self._path(column).open("ab") as f:
+                f.write(np.ascontiguousarray(rows[:, column], dtype="<u8").data)
 
-    def finish(self) -> U64Array:
-        """All rows appended so far, as one ``(num_rows, width)`` array."""
+    def column(self, column: int) -> U64Array:
+        """All keys of one column, in row order."""
+        if self.directory is None:
+            if not self._blocks:
+                return np.empty(0, dtype=np.uint64)
+            return np.concatenate([block[:, column] for block in self._blocks])
+        if self.num_rows == 0:
+            return np.empty(0, dtype=np.uint64)
+        return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
 
-
-class MemoryMatrix:
-    """A :class:`MatrixSink` in RAM."""
-
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self._parts: list[U64Array] = []
-
-    def append(self, rows: U64Array) -> None:
-        """Append a block of rows."""
-        self._parts.append(rows)
-
-    def finish(self) -> U64Array:
-        """The rows as one array."""
-        if not self._parts:
-            return np.empty((0, self.width), dtype=np.uint64)
-        return np.concatenate(self._parts)
-
-
-class FileMatrix:
-    """A :class:`MatrixSink` in a raw little-endian ``uint64`` file, read back memory-mapped.
-
-    A context manager: leaving it closes the file, also when the job failed.
-    """
-
-    def __init__(self, path: Path, width: int) -> None:
-        self.path = path
-        self.width = width
-        self._num_rows = 0
-        self._file = path.open("wb")
-
-    def __enter__(self) -> FileMatrix:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._file.close()
-
-    def append(self, rows: U64Array) -> None:
-        """Append a block of rows to the file."""
-        self._file.write(np.ascontiguousarray(rows, dtype="<u8").tobytes())
-        self._num_rows += rows.shape[0]
-
-    def finish(self) -> U64Array:
-        """The rows, memory-mapped (an empty array when there are none)."""
-        self._file.close()
-        if self._num_rows == 0:
-            return np.empty((0, self.width), dtype=np.uint64)
-        return np.memmap(self.path, dtype="<u8", mode="r", shape=(self._num_rows, self.width))
+    def matrix(self) -> U64Array:
+        """All rows as one ``(num_rows, width)`` matrix (for schemes that need every column)."""
+        if self.directory is None:
+            if not self._blocks:
+                return np.empty((0, self.width), dtype=np.uint64)
+            return np.concatenate(self._blocks)
+        out = np.empty((self.num_rows, self.width), dtype=np.uint64)
+        for column in range(self.width):
+            out[:, column] = self.column(column)
+        return out

@@ -1,16 +1,21 @@
 """LSH banding (MMDS §3.4): the S-curve, the choice of bands and rows, and candidate pairs.
 
 Documents whose signatures agree in every row of at least one band become candidates. Pairs
-come from sorting each band's keys (NumPy), never from Python dicts of lists.
+come from sorting each band's keys packed with the document numbers (a numba radix sort), one
+band at a time, never from Python dicts of lists: the memory is a few words per document
+whatever the number of bands.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
+from neardup._kernels import groups
 from neardup._kernels import lsh as kernels
 from neardup._parallel import parallel_section
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
@@ -18,9 +23,12 @@ from neardup.errors import ParameterError
 
 __all__ = [
     "CandidatePairs",
+    "KeyTable",
     "band_keys",
+    "banded_pairs",
     "candidate_pairs",
     "choose_bands",
+    "equal_key_groups",
     "s_curve",
     "shared_key_pairs",
     "threshold_of",
@@ -134,6 +142,24 @@ class CandidatePairs:
         return int(self.first.shape[0])
 
 
+class KeyTable(Protocol):
+    """Lookup keys of every document, readable one column (band) at a time."""
+
+    @property
+    def num_rows(self) -> int:
+        """Documents."""
+
+    @property
+    def width(self) -> int:
+        """Columns."""
+
+    def column(self, column: int) -> U64Array:
+        """One column's keys, one per document."""
+
+    def matrix(self) -> U64Array:
+        """All columns as one ``(num_rows, columns)`` matrix."""
+
+
 def candidate_pairs(
     keys: U64Array, *, active: BoolArray | None = None, max_bucket_size: int = 1000
 ) -> CandidatePairs:
@@ -155,12 +181,26 @@ def candidate_pairs(
     >>> list(zip(pairs.first.tolist(), pairs.second.tolist()))
     [(0, 1), (0, 2)]
     """
-    num_docs = keys.shape[0]
+    bands = (keys[:, band] for band in range(keys.shape[1]))
+    return banded_pairs(bands, keys.shape[0], active=active, max_bucket_size=max_bucket_size)
+
+
+def banded_pairs(
+    bands: Iterable[U64Array],
+    num_docs: int,
+    *,
+    active: BoolArray | None = None,
+    max_bucket_size: int = 1000,
+) -> CandidatePairs:
+    """:func:`candidate_pairs` over bands given one at a time (each ``uint64[num_docs]``).
+
+    Only one band is in memory at once (with its sort), so a key table spilled to disk is
+    read band by band.
+    """
     docs = np.arange(num_docs, dtype=np.int64)
     if active is not None:
         docs = docs[active]
-    buckets = [(keys[docs, band], docs) for band in range(keys.shape[1])]
-    return _pairs_of_buckets(buckets, num_docs, max_bucket_size)
+    return _pairs_of_buckets(((band[docs], docs) for band in bands), num_docs, max_bucket_size)
 
 
 def shared_key_pairs(
@@ -188,19 +228,50 @@ def shared_key_pairs(
     return _pairs_of_buckets([(flat[usable], docs[usable])], num_docs, max_bucket_size)
 
 
+def equal_key_groups(
+    keys_hi: U64Array, keys_lo: U64Array | None = None
+) -> tuple[I64Array, I64Array]:
+    """Groups of two or more items with equal 64-bit (or 128-bit: ``keys_hi``, ``keys_lo``) keys.
+
+    Returns ``(members, bounds)``: group ``g`` is ``members[bounds[g]:bounds[g + 1]]``, items
+    ascending within each group.
+
+    Examples
+    --------
+    >>> members, bounds = equal_key_groups(np.array([9, 4, 9, 9, 4, 1], dtype=np.uint64))
+    >>> sorted(members[bounds[g]:bounds[g + 1]].tolist() for g in range(len(bounds) - 1))
+    [[0, 2, 3], [1, 4]]
+    """
+    n = keys_hi.shape[0]
+    low = np.empty(0, dtype=np.uint64) if keys_lo is None else np.ascontiguousarray(keys_lo)
+    if n < 2:
+        return np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    item_bits = max(1, (n - 1).bit_length())
+    keys_hi = np.ascontiguousarray(keys_hi, dtype=np.uint64)
+    shift = np.uint64(item_bits)
+    packed = ((keys_hi >> shift) << shift) | np.arange(n, dtype=np.uint64)
+    with parallel_section:
+        ordered = groups.sort_u64(packed)
+    members, bounds = groups.equal_key_buckets(ordered, keys_hi, low, item_bits)
+    return members, bounds
+
+
 def _pairs_of_buckets(
-    buckets: list[tuple[U64Array, I64Array]], num_docs: int, max_bucket_size: int
+    buckets: Iterable[tuple[U64Array, I64Array]], num_docs: int, max_bucket_size: int
 ) -> CandidatePairs:
-    """Distinct pairs of documents with equal keys within each ``(keys, docs)`` group."""
+    """Distinct pairs of documents with equal keys within each ``(keys, docs)`` group.
+
+    ``docs`` ascend within each group, so a bucket's members ascend too.
+    """
     if max_bucket_size < 2:
         raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")
     codes: list[I64Array] = []
     num_giant = largest = 0
     for values, docs in buckets:
-        order = np.argsort(values, kind="stable")
-        first, second, giant, big = kernels.bucket_pairs(
-            values[order], docs[order], max_bucket_size
-        )
+        if docs.shape[0]:
+            largest = max(largest, 1)
+        members, bounds = equal_key_groups(values)
+        first, second, giant, big = groups.bucket_pairs(docs[members], bounds, max_bucket_size)
         codes.append(first * num_docs + second)
         num_giant += int(giant)
         largest = max(largest, int(big))

@@ -34,8 +34,9 @@ from neardup.errors import ParameterError
 from neardup.hamming.pairs import near_pairs
 from neardup.lsh.banding import (
     CandidatePairs,
+    KeyTable,
     band_keys,
-    candidate_pairs,
+    banded_pairs,
     choose_bands,
     s_curve,
     shared_key_pairs,
@@ -70,9 +71,15 @@ class CandidateScheme(ABC):
     def keys(self, values: U64Array) -> U64Array:
         """``uint64[num_docs, num_keys]``: the lookup keys of each signature row."""
 
-    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
-        """Candidate pairs among the ``active`` documents."""
-        return candidate_pairs(keys, active=active, max_bucket_size=self.lsh.max_bucket_size)
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
+        """Candidate pairs among the ``active`` documents.
+
+        By default a bucket per key within a column, one column at a time.
+        """
+        bands = (keys.column(j) for j in range(keys.width))
+        return banded_pairs(
+            bands, keys.num_rows, active=active, max_bucket_size=self.lsh.max_bucket_size
+        )
 
     def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
         """The estimated similarity of each pair."""
@@ -169,8 +176,10 @@ class BottomKPairs(CandidateScheme):
         keys[low == EMPTY_SLOT] = EMPTY_SLOT  # a sketch smaller than L: no pair beyond its end
         return keys
 
-    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
-        return shared_key_pairs(keys, active=active, max_bucket_size=self.lsh.max_bucket_size)
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
+        return shared_key_pairs(
+            keys.matrix(), active=active, max_bucket_size=self.lsh.max_bucket_size
+        )
 
     def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
         return resemblance(signatures, pairs)
@@ -208,9 +217,9 @@ class FeatureFilter(CandidateScheme):
     def keys(self, values: U64Array) -> U64Array:
         return supershingles(values, self.preset)
 
-    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
         pairs, _ = fungible_pairs(
-            keys,
+            keys.matrix(),
             self.preset.min_shared,
             active=active,
             max_bucket_size=self.lsh.max_bucket_size,
@@ -241,9 +250,9 @@ class HammingPairs(CandidateScheme):
     def keys(self, values: U64Array) -> U64Array:
         return values
 
-    def pairs(self, keys: U64Array, active: BoolArray) -> CandidatePairs:
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
         return near_pairs(
-            keys,
+            keys.matrix(),
             self.lsh.hamming,
             active=active,
             num_blocks=self.lsh.hamming_blocks,

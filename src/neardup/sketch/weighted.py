@@ -82,21 +82,23 @@ class IDFWeights:
         """Learn document frequencies from ``corpus``."""
         return self.fit_batches([corpus])
 
-    def fit_batches(self, batches: Iterable[Sequence[str]]) -> IDFWeights:
+    def fit_batches(self, batches: Iterable[Sequence[str] | Batch]) -> IDFWeights:
         """Learn document frequencies from a corpus read batch by batch.
 
-        Memory holds the distinct shingles seen, not the corpus.
+        Batches are texts or normalised :class:`~neardup._types.Batch` es. Memory holds the
+        distinct shingles seen, not the corpus.
         """
         shingler = Shingler(self.spec.shingle, self.spec.normalize)
         features = np.empty(0, dtype=np.uint64)
         df = np.empty(0, dtype=np.int64)
         num_docs = 0
         for batch in batches:
-            new, counts = np.unique(shingler.shingle_sets(batch).hashes, return_counts=True)
+            sets = shingler.shingle_sets(batch)
+            new, counts = np.unique(sets.hashes, return_counts=True)
             features, inverse = np.unique(np.concatenate([features, new]), return_inverse=True)
             df = np.bincount(inverse, weights=np.concatenate([df, counts]), minlength=len(features))
             df = df.astype(np.int64)
-            num_docs += len(batch)
+            num_docs += len(sets)
         if num_docs == 0:
             raise ParameterError("IDFWeights needs at least one document to learn from.")
         return self.set_learned(features, np.log(num_docs / df), num_docs)

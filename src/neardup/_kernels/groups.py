@@ -1,0 +1,164 @@
+"""Numba kernels grouping items by equal 64- or 128-bit keys.
+
+A radix sort of packed keys, the buckets of equal keys, and the pairs a bucket yields.
+
+Items are numbered ``0 .. n - 1``; a key and the item number are packed into one ``uint64``
+(the key's top bits, the item in the low ``item_bits``), so one sort of plain integers orders
+items by key prefix and, within a prefix, by item. Runs of equal prefix are then split by the
+full key, keeping items ascending. Used by LSH banding (one band at a time) and by exact
+duplicate grouping (128-bit fingerprints).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+_SMALL = 32
+
+
+@njit(cache=True, nogil=True)
+def _insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
+    for i in range(start + 1, stop):
+        v = values[i]
+        j = i - 1
+        while j >= start and values[j] > v:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = v
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def sort_u64(values):  # type: ignore[no-untyped-def]
+    """A sorted copy of ``values``: one radix pass on the top bits, then each bucket sorted.
+
+    Assumes the top bits are roughly uniform (hashes); a skewed bucket is sorted by quicksort,
+    so the worst case stays O(n log n). Cost: two sequential passes plus parallel small sorts.
+    """
+    n = values.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    if n < 4096:
+        out[:] = np.sort(values)
+        return out
+    bits = 4
+    while bits < 20 and (n >> (bits + 4)) > 0:
+        bits += 1
+    shift = uint64(64 - bits)
+    num_buckets = 1 << bits
+    bounds = np.zeros(num_buckets + 1, dtype=np.int64)
+    for i in range(n):
+        bounds[np.int64(values[i] >> shift) + 1] += 1
+    for b in range(num_buckets):
+        bounds[b + 1] += bounds[b]
+    fill = bounds[:-1].copy()
+    for i in range(n):
+        bucket = np.int64(values[i] >> shift)
+        out[fill[bucket]] = values[i]
+        fill[bucket] += 1
+    for b in prange(num_buckets):
+        start, stop = bounds[b], bounds[b + 1]
+        if stop - start <= _SMALL:
+            _insertion_sort(out, start, stop)
+        else:
+            out[start:stop].sort()
+    return out
+
+
+@njit(cache=True, nogil=True)
+def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-untyped-def]
+    """Buckets of two or more items with equal keys, items ascending in each.
+
+    ``packed`` is sorted, each entry the key's top bits above the item number (``item_bits``
+    low bits); ``keys_hi[item]`` is the full key (and ``keys_lo[item]`` its low word for 128-bit
+    keys; empty for 64-bit ones). Returns ``(members, bounds)``: bucket ``b`` is
+    ``members[bounds[b]:bounds[b + 1]]``, buckets in order of their first member's key.
+    Cost: O(n) plus a sort of each run of equal prefix whose full keys differ.
+    """
+    n = packed.shape[0]
+    item_mask = (uint64(1) << uint64(item_bits)) - uint64(1)
+    wide = keys_lo.shape[0] > 0
+    members = np.empty(n, dtype=np.int64)
+    bounds = np.empty(n // 2 + 2, dtype=np.int64)
+    m = 0
+    num = 0
+    i = 0
+    while i < n:
+        prefix = packed[i] >> uint64(item_bits)
+        j = i + 1
+        while j < n and (packed[j] >> uint64(item_bits)) == prefix:
+            j += 1
+        if j - i >= 2:
+            items = np.empty(j - i, dtype=np.int64)
+            for t in range(j - i):
+                items[t] = np.int64(packed[i + t] & item_mask)
+            same = True
+            for t in range(1, j - i):
+                if keys_hi[items[t]] != keys_hi[items[0]] or (
+                    wide and keys_lo[items[t]] != keys_lo[items[0]]
+                ):
+                    same = False
+                    break
+            if not same:
+                if wide:
+                    items = items[np.argsort(keys_lo[items], kind="mergesort")]
+                items = items[np.argsort(keys_hi[items], kind="mergesort")]
+            start = 0
+            while start < j - i:
+                stop = start + 1
+                while (
+                    stop < j - i
+                    and keys_hi[items[stop]] == keys_hi[items[start]]
+                    and (not wide or keys_lo[items[stop]] == keys_lo[items[start]])
+                ):
+                    stop += 1
+                if stop - start >= 2:  # stable sorts kept the items ascending
+                    bounds[num] = m
+                    num += 1
+                    for t in range(start, stop):
+                        members[m] = items[t]
+                        m += 1
+                start = stop
+        i = j
+    bounds[num] = m
+    return members[:m], bounds[: num + 1]
+
+
+@njit(cache=True, nogil=True)
+def _pairs_in_bucket(length, cap):  # type: ignore[no-untyped-def]
+    """Pairs a bucket of ``length`` members yields: all of them, or ``cap - 1`` per member."""
+    if length <= cap:
+        return length * (length - 1) // 2
+    full = cap * (cap - 1) // 2
+    return full + (length - cap) * (cap - 1)
+
+
+@njit(cache=True, nogil=True)
+def bucket_pairs(docs, bounds, cap):  # type: ignore[no-untyped-def]
+    """Candidate pairs of each bucket ``docs[bounds[b]:bounds[b + 1]]`` (documents ascending).
+
+    A bucket of up to ``cap`` members yields all its pairs; a longer one (a *giant* bucket)
+    pairs each member with the ``cap - 1`` members just before it, so the cost stays linear in
+    its size. Returns ``(first, second, num_giant, largest)`` with ``first < second``.
+    Cost: O(members + pairs).
+    """
+    total = 0
+    num_giant = 0
+    largest = 0
+    for b in range(bounds.shape[0] - 1):
+        length = bounds[b + 1] - bounds[b]
+        total += _pairs_in_bucket(length, cap)
+        if length > cap:
+            num_giant += 1
+        largest = max(largest, length)
+    first = np.empty(total, dtype=np.int64)
+    second = np.empty(total, dtype=np.int64)
+    k = 0
+    for b in range(bounds.shape[0] - 1):
+        start, end = bounds[b], bounds[b + 1]
+        for j in range(start + 1, end):
+            low = max(start, j - cap + 1) if end - start > cap else start
+            for i in range(low, j):
+                first[k] = docs[i]
+                second[k] = docs[j]
+                k += 1
+    return first, second, num_giant, largest

@@ -1,0 +1,546 @@
+r"""Numba kernels for JSON Lines: two fields of each record pulled out of raw bytes, no objects.
+
+A chunk of a JSONL file is a ``uint8`` buffer holding whole lines (each ends with ``\\n`` but
+perhaps the last). :func:`line_starts` finds the lines; :func:`parse_lines` reads each one in
+parallel and, for the common case, decodes the text and id fields straight into byte buffers.
+
+The fast path accepts only what :func:`json.loads` accepts *and* decodes the same way: a line is
+``FAST`` when it is one JSON object whose members are well formed (strings with valid UTF-8, no
+raw control characters and known escapes; numbers in JSON's grammar; ``true``/``false``/
+``null``; nested arrays and objects), with the text field a string and the id field, if present,
+a string, a small integer or ``null``. Anything else (a duplicated field, an escape in a key, a
+lone surrogate escape, ``NaN``, a long integer, a malformed line) is ``SLOW``: the caller parses
+that line with :mod:`json` and gets exactly the old behaviour and error message. Whitespace-only
+lines (the ASCII whitespace of :meth:`bytes.strip`) are ``BLANK``.
+
+Decoded strings are never longer than their JSON form, so each line's text and id are written
+into output buffers at the line's own offset; ``spans.gather_spans`` packs them afterwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+FAST = 0
+SLOW = 1
+BLANK = 2
+
+ID_NONE = 0
+ID_STRING = 1
+ID_INTEGER = 2
+
+_MAX_DEPTH = 64
+_MAX_INT_DIGITS = 18
+
+
+@njit(cache=True, nogil=True)
+def line_starts(buf, n):  # type: ignore[no-untyped-def]
+    """Start offsets of the lines of ``buf[:n]``, plus ``n`` at the end. Cost: O(n)."""
+    count = 0
+    for i in range(n):
+        if buf[i] == 10:
+            count += 1
+    has_tail = n > 0 and buf[n - 1] != 10
+    out = np.empty(count + 1 + (1 if has_tail else 0), dtype=np.int64)
+    out[0] = 0
+    k = 1
+    for i in range(n):
+        if buf[i] == 10:
+            out[k] = i + 1
+            k += 1
+    if has_tail:
+        out[k] = n
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_json_space(b):  # type: ignore[no-untyped-def]
+    return b == 32 or b == 9 or b == 10 or b == 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_strip_space(b):  # type: ignore[no-untyped-def]
+    r"""ASCII whitespace as bytes.strip() sees it: space, \\t, \\n, \\v, \\f, \\r."""
+    return b == 32 or (9 <= b <= 13)
+
+
+@njit(cache=True, nogil=True)
+def _skip_space(buf, i, end):  # type: ignore[no-untyped-def]
+    while i < end and _is_json_space(buf[i]):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _utf8_length(buf, i, end):  # type: ignore[no-untyped-def]
+    """Bytes of the valid UTF-8 sequence at ``buf[i]`` (a byte >= 0x80), or 0 if invalid.
+
+    Strict as Python's decoder: no overlong forms, no encoded surrogates, nothing past U+10FFFF.
+    """
+    b0 = buf[i]
+    if 0xC2 <= b0 <= 0xDF:
+        if i + 1 < end and 0x80 <= buf[i + 1] <= 0xBF:
+            return 2
+        return 0
+    if 0xE0 <= b0 <= 0xEF:
+        if i + 2 >= end:
+            return 0
+        b1 = buf[i + 1]
+        low = 0xA0 if b0 == 0xE0 else 0x80
+        high = 0x9F if b0 == 0xED else 0xBF
+        if low <= b1 <= high and 0x80 <= buf[i + 2] <= 0xBF:
+            return 3
+        return 0
+    if 0xF0 <= b0 <= 0xF4:
+        if i + 3 >= end:
+            return 0
+        b1 = buf[i + 1]
+        low = 0x90 if b0 == 0xF0 else 0x80
+        high = 0x8F if b0 == 0xF4 else 0xBF
+        if low <= b1 <= high and 0x80 <= buf[i + 2] <= 0xBF and 0x80 <= buf[i + 3] <= 0xBF:
+            return 4
+        return 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _hex4(buf, i, end):  # type: ignore[no-untyped-def]
+    """The value of four hex digits at ``buf[i]``, or -1."""
+    if i + 4 > end:
+        return -1
+    value = 0
+    for j in range(i, i + 4):
+        c = buf[j]
+        if 48 <= c <= 57:
+            digit = c - 48
+        elif 97 <= c <= 102:
+            digit = c - 87
+        elif 65 <= c <= 70:
+            digit = c - 55
+        else:
+            return -1
+        value = value * 16 + digit
+    return value
+
+
+@njit(cache=True, nogil=True)
+def _put_code_point(out, o, cp):  # type: ignore[no-untyped-def]
+    """Write ``cp`` as UTF-8 at ``out[o]``; return the new position."""
+    if cp < 0x80:
+        out[o] = cp
+        return o + 1
+    if cp < 0x800:
+        out[o] = 0xC0 | (cp >> 6)
+        out[o + 1] = 0x80 | (cp & 0x3F)
+        return o + 2
+    if cp < 0x10000:
+        out[o] = 0xE0 | (cp >> 12)
+        out[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        out[o + 2] = 0x80 | (cp & 0x3F)
+        return o + 3
+    out[o] = 0xF0 | (cp >> 18)
+    out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    out[o + 3] = 0x80 | (cp & 0x3F)
+    return o + 4
+
+
+@njit(cache=True, nogil=True)
+def _string(buf, i, end, out, o, write):  # type: ignore[no-untyped-def]
+    """Read the JSON string whose opening quote is at ``buf[i]``.
+
+    Returns ``(position after the closing quote, bytes written, has_escape)``, decoding into
+    ``out[o:]`` when ``write``; position -1 when the string is not on the fast path.
+    """
+    i += 1
+    start_o = o
+    has_escape = False
+    while i < end:
+        c = buf[i]
+        if c == 34:  # closing quote
+            return i + 1, o - start_o, has_escape
+        if c == 92:  # backslash
+            has_escape = True
+            if i + 1 >= end:
+                return -1, 0, has_escape
+            e = buf[i + 1]
+            if e == 117:  # \uXXXX
+                cp = _hex4(buf, i + 2, end)
+                if cp < 0 or 0xDC00 <= cp <= 0xDFFF:
+                    return -1, 0, has_escape
+                i += 6
+                if 0xD800 <= cp <= 0xDBFF:
+                    if i + 1 >= end or buf[i] != 92 or buf[i + 1] != 117:
+                        return -1, 0, has_escape
+                    low = _hex4(buf, i + 2, end)
+                    if low < 0xDC00 or low > 0xDFFF:
+                        return -1, 0, has_escape
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
+                    i += 6
+                if write:
+                    o = _put_code_point(out, o, cp)
+                else:
+                    o += 1
+                continue
+            if e == 34 or e == 92 or e == 47:
+                value = e
+            elif e == 98:
+                value = 8
+            elif e == 102:
+                value = 12
+            elif e == 110:
+                value = 10
+            elif e == 114:
+                value = 13
+            elif e == 116:
+                value = 9
+            else:
+                return -1, 0, has_escape
+            if write:
+                out[o] = value
+            o += 1
+            i += 2
+            continue
+        if c < 0x20:
+            return -1, 0, has_escape
+        if c < 0x80:
+            if write:
+                out[o] = c
+            o += 1
+            i += 1
+            continue
+        size = _utf8_length(buf, i, end)
+        if size == 0:
+            return -1, 0, has_escape
+        if write:
+            for j in range(size):
+                out[o + j] = buf[i + j]
+        o += size
+        i += size
+    return -1, 0, has_escape
+
+
+@njit(cache=True, nogil=True)
+def _number(buf, i, end):  # type: ignore[no-untyped-def]
+    """Skip a JSON number at ``buf[i]``: ``(end position, is_integer)``, or ``(-1, False)``."""
+    j = i
+    if j < end and buf[j] == 45:
+        j += 1
+    if j >= end:
+        return -1, False
+    if buf[j] == 48:
+        j += 1
+    elif 49 <= buf[j] <= 57:
+        while j < end and 48 <= buf[j] <= 57:
+            j += 1
+    else:
+        return -1, False
+    integer = True
+    if j < end and buf[j] == 46:
+        integer = False
+        j += 1
+        if j >= end or not 48 <= buf[j] <= 57:
+            return -1, False
+        while j < end and 48 <= buf[j] <= 57:
+            j += 1
+    if j < end and (buf[j] == 101 or buf[j] == 69):
+        integer = False
+        j += 1
+        if j < end and (buf[j] == 43 or buf[j] == 45):
+            j += 1
+        if j >= end or not 48 <= buf[j] <= 57:
+            return -1, False
+        while j < end and 48 <= buf[j] <= 57:
+            j += 1
+    return j, integer
+
+
+@njit(cache=True, nogil=True)
+def _literal(buf, i, end):  # type: ignore[no-untyped-def]
+    """Position after the ``true``, ``false`` or ``null`` at ``buf[i]``, else -1."""
+    c = buf[i]
+    if c == 116 and i + 4 <= end and buf[i + 1] == 114 and buf[i + 2] == 117:
+        return i + 4 if buf[i + 3] == 101 else -1
+    if c == 110 and i + 4 <= end and buf[i + 1] == 117 and buf[i + 2] == 108:
+        return i + 4 if buf[i + 3] == 108 else -1
+    if c == 102 and i + 5 <= end and buf[i + 1] == 97 and buf[i + 2] == 108:
+        return i + 5 if buf[i + 3] == 115 and buf[i + 4] == 101 else -1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _skip_value(buf, i, end, scratch, stack):  # type: ignore[no-untyped-def]
+    """Validate and skip any JSON value at ``buf[i]``; return the position after it, or -1.
+
+    Arrays and objects nest up to ``stack.shape[0]`` deep with an explicit stack (no
+    recursion): ``stack[d]`` is 1 inside an object, 2 inside an array.
+    """
+    depth = 0
+    while True:
+        i = _skip_space(buf, i, end)
+        if i >= end:
+            return -1
+        c = buf[i]
+        if c == 34:
+            i, _, _ = _string(buf, i, end, scratch, 0, False)
+        elif c == 45 or 48 <= c <= 57:
+            i, _ = _number(buf, i, end)
+        elif c == 116 or c == 102 or c == 110:
+            i = _literal(buf, i, end)
+        elif c == 123 or c == 91:
+            if depth == stack.shape[0]:
+                return -1
+            stack[depth] = 1 if c == 123 else 2
+            depth += 1
+            i = _skip_space(buf, i + 1, end)
+            if i >= end:
+                return -1
+            if buf[i] == (125 if c == 123 else 93):  # empty container
+                depth -= 1
+                i += 1
+            elif c == 123:
+                if buf[i] != 34:
+                    return -1
+                i, _, _ = _string(buf, i, end, scratch, 0, False)
+                if i < 0:
+                    return -1
+                i = _skip_space(buf, i, end)
+                if i >= end or buf[i] != 58:
+                    return -1
+                i += 1
+                continue  # the member's value
+            else:
+                continue  # the first element
+        else:
+            return -1
+        if i < 0:
+            return -1
+        # after a value: close containers or move to the next member / element
+        while depth > 0:
+            i = _skip_space(buf, i, end)
+            if i >= end:
+                return -1
+            c = buf[i]
+            closing = 125 if stack[depth - 1] == 1 else 93
+            if c == closing:
+                depth -= 1
+                i += 1
+                continue
+            if c != 44:
+                return -1
+            i = _skip_space(buf, i + 1, end)
+            if stack[depth - 1] == 1:
+                if i >= end or buf[i] != 34:
+                    return -1
+                i, _, _ = _string(buf, i, end, scratch, 0, False)
+                if i < 0:
+                    return -1
+                i = _skip_space(buf, i, end)
+                if i >= end or buf[i] != 58:
+                    return -1
+                i += 1
+            break
+        if depth == 0:
+            return i
+
+
+@njit(cache=True, nogil=True)
+def _key_is(buf, start, stop, key):  # type: ignore[no-untyped-def]
+    """Whether the raw key bytes ``buf[start:stop]`` equal ``key``."""
+    if stop - start != key.shape[0]:
+        return False
+    for j in range(key.shape[0]):
+        if buf[start + j] != key[j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _parse_line(  # type: ignore[no-untyped-def]
+    buf, start, end, text_key, id_key, text_out, id_out, scratch, stack
+):
+    """Parse one line; return ``(status, text_length, id_kind, id_length)``.
+
+    The text is decoded to ``text_out[start:]`` and the id to ``id_out[start:]``.
+    """
+    blank = True
+    for i in range(start, end):
+        if not _is_strip_space(buf[i]):
+            blank = False
+            break
+    if blank:
+        return BLANK, 0, ID_NONE, 0
+    i = _skip_space(buf, start, end)
+    if i >= end or buf[i] != 123:
+        return SLOW, 0, ID_NONE, 0
+    i = _skip_space(buf, i + 1, end)
+    if i < end and buf[i] == 125:
+        return SLOW, 0, ID_NONE, 0  # {}: no text field; json reports it
+    has_text = False
+    text_length = 0
+    id_kind = ID_NONE
+    id_length = 0
+    has_id = False
+    while True:
+        if i >= end or buf[i] != 34:
+            return SLOW, 0, ID_NONE, 0
+        key_start = i + 1
+        i, _, escaped = _string(buf, i, end, scratch, 0, False)
+        if i < 0 or escaped:
+            return SLOW, 0, ID_NONE, 0
+        key_stop = i - 1
+        i = _skip_space(buf, i, end)
+        if i >= end or buf[i] != 58:
+            return SLOW, 0, ID_NONE, 0
+        i = _skip_space(buf, i + 1, end)
+        if i >= end:
+            return SLOW, 0, ID_NONE, 0
+        is_text = _key_is(buf, key_start, key_stop, text_key)
+        is_id = id_key.shape[0] > 0 and _key_is(buf, key_start, key_stop, id_key)
+        if is_text:
+            if has_text or buf[i] != 34:
+                return SLOW, 0, ID_NONE, 0
+            i, text_length, _ = _string(buf, i, end, text_out, start, True)
+            has_text = True
+        elif is_id:
+            if has_id:
+                return SLOW, 0, ID_NONE, 0
+            has_id = True
+            c = buf[i]
+            if c == 34:
+                i, id_length, _ = _string(buf, i, end, id_out, start, True)
+                id_kind = ID_STRING
+            elif c == 110:
+                i = _literal(buf, i, end)
+            elif c == 45 or 48 <= c <= 57:
+                stop, integer = _number(buf, i, end)
+                digits = stop - i
+                if stop < 0 or not integer or digits > _MAX_INT_DIGITS:
+                    return SLOW, 0, ID_NONE, 0
+                if digits == 2 and buf[i] == 45 and buf[i + 1] == 48:
+                    return SLOW, 0, ID_NONE, 0  # -0 is the integer 0
+                for j in range(digits):
+                    id_out[start + j] = buf[i + j]
+                id_kind = ID_INTEGER
+                id_length = digits
+                i = stop
+            else:
+                return SLOW, 0, ID_NONE, 0
+        else:
+            i = _skip_value(buf, i, end, scratch, stack)
+        if i < 0:
+            return SLOW, 0, ID_NONE, 0
+        i = _skip_space(buf, i, end)
+        if i >= end:
+            return SLOW, 0, ID_NONE, 0
+        if buf[i] == 44:
+            i = _skip_space(buf, i + 1, end)
+            continue
+        if buf[i] != 125:
+            return SLOW, 0, ID_NONE, 0
+        i = _skip_space(buf, i + 1, end)
+        if i != end or not has_text:
+            return SLOW, 0, ID_NONE, 0
+        return FAST, text_length, id_kind, id_length
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def parse_lines(  # type: ignore[no-untyped-def]
+    buf, starts, text_key, id_key, text_out, id_out, status, text_length, id_kind, id_length
+):
+    """Parse every line ``buf[starts[l]:starts[l + 1]]`` (see the module docstring).
+
+    ``text_key`` and ``id_key`` are the field names as UTF-8 bytes (``id_key`` empty: no id
+    field). Writes per line its status, text length, id kind and id length; decoded bytes go to
+    ``text_out`` and ``id_out`` at the line's start. Cost: O(bytes), parallel over lines.
+    """
+    num_lines = starts.shape[0] - 1
+    chunk = 1024
+    for c in prange((num_lines + chunk - 1) // chunk):
+        scratch = np.empty(0, dtype=np.uint8)
+        stack = np.empty(_MAX_DEPTH, dtype=np.uint8)
+        for line in range(c * chunk, min(num_lines, (c + 1) * chunk)):
+            s, t, k, n = _parse_line(
+                buf,
+                starts[line],
+                starts[line + 1],
+                text_key,
+                id_key,
+                text_out,
+                id_out,
+                scratch,
+                stack,
+            )
+            status[line] = s
+            text_length[line] = t
+            id_kind[line] = k
+            id_length[line] = n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def default_ids(prefix, numbers, out, out_offsets):  # type: ignore[no-untyped-def]
+    """Write ``prefix`` followed by the decimal ``numbers[r]`` for every item ``r``."""
+    for r in prange(numbers.shape[0]):
+        o = out_offsets[r]
+        for j in range(prefix.shape[0]):
+            out[o + j] = prefix[j]
+        o += prefix.shape[0]
+        value = numbers[r]
+        digits = 1
+        power = 10
+        while value >= power:
+            digits += 1
+            power *= 10
+        for j in range(digits - 1, -1, -1):
+            out[o + j] = 48 + value % 10
+            value //= 10
+
+
+def decimal_digits(numbers: np.ndarray) -> np.ndarray:
+    """How many decimal digits each non-negative integer has (vectorised)."""
+    digits = np.ones(numbers.shape[0], dtype=np.int64)
+    power = 10
+    while True:
+        more = numbers >= power
+        if not more.any():
+            return digits
+        digits += more
+        power *= 10
+
+
+@njit(cache=True, nogil=True)
+def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # type: ignore[no-untyped-def]
+    """Copy the kept records' lines of a chunk to ``out``, each ending with a newline.
+
+    Line ``l`` of the chunk is line ``first_line + l`` of the file (1-based); it is a record
+    unless it is blank or listed in ``bad_lines`` (sorted). Records are numbered from
+    ``first_record``; ``keep[r]`` says whether record ``r`` is copied. Returns
+    ``(bytes written, records seen)``.
+    """
+    o = 0
+    record = first_record
+    b = np.searchsorted(bad_lines, first_line)
+    for line in range(starts.shape[0] - 1):
+        s, e = starts[line], starts[line + 1]
+        blank = True
+        for i in range(s, e):
+            if not _is_strip_space(buf[i]):
+                blank = False
+                break
+        if blank:
+            continue
+        number = first_line + line
+        while b < bad_lines.shape[0] and bad_lines[b] < number:
+            b += 1
+        if b < bad_lines.shape[0] and bad_lines[b] == number:
+            continue
+        if keep[record]:
+            for i in range(s, e):
+                out[o] = buf[i]
+                o += 1
+            if buf[e - 1] != 10:
+                out[o] = 10
+                o += 1
+        record += 1
+    return o, record - first_record

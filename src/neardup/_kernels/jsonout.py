@@ -1,0 +1,192 @@
+r"""Numba kernels writing JSON Lines results byte for byte as :func:`json.dumps` would.
+
+Strings are UTF-8 bytes (lone surrogates as Python's ``surrogatepass`` writes them) encoded as
+``json.dumps(s, ensure_ascii=False)`` does: ``"`` and ``\\`` escaped, ``\\b \\f \\n \\r \\t``
+by name, other bytes below 0x20 as ``\\u00XX`` (lower-case hex), everything else as it is.
+
+Similarities are written as ``repr(round(x, 6))``: the kernels compute the digits of
+``round(x * 10^6)`` and flag the values where that could differ from Python's correctly
+rounded result or where ``repr`` switches to exponent notation (below 1e-4, negative, above 1,
+within 1e-6 of a rounding tie, not finite); the caller formats those few in Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+NUMBER_WIDTH = 24
+"""Bytes reserved per formatted number (``repr`` of a float is at most 24 characters)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _escaped_size(c):  # type: ignore[no-untyped-def]
+    if c == 34 or c == 92 or c == 8 or c == 12 or c == 10 or c == 13 or c == 9:
+        return 2
+    if c < 0x20:
+        return 6
+    return 1
+
+
+@njit(cache=True, nogil=True)
+def _string_size(data, start, stop):  # type: ignore[no-untyped-def]
+    """Bytes of the JSON string literal (quotes included) of ``data[start:stop]``."""
+    size = 2
+    for i in range(start, stop):
+        size += _escaped_size(data[i])
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _put_string(data, start, stop, out, o, hex_digits):  # type: ignore[no-untyped-def]
+    """Write the JSON string literal of ``data[start:stop]`` at ``out[o]``; return the end."""
+    out[o] = 34
+    o += 1
+    for i in range(start, stop):
+        c = data[i]
+        size = _escaped_size(c)
+        if size == 1:
+            out[o] = c
+            o += 1
+        elif size == 2:
+            out[o] = 92
+            if c == 34 or c == 92:
+                out[o + 1] = c
+            elif c == 8:
+                out[o + 1] = 98
+            elif c == 12:
+                out[o + 1] = 102
+            elif c == 10:
+                out[o + 1] = 110
+            elif c == 13:
+                out[o + 1] = 114
+            else:
+                out[o + 1] = 116
+            o += 2
+        else:
+            out[o] = 92
+            out[o + 1] = 117
+            out[o + 2] = 48
+            out[o + 3] = 48
+            out[o + 4] = hex_digits[c >> 4]
+            out[o + 5] = hex_digits[c & 15]
+            o += 6
+    out[o] = 34
+    return o + 1
+
+
+@njit(cache=True, nogil=True)
+def _put_bytes(src, out, o):  # type: ignore[no-untyped-def]
+    for j in range(src.shape[0]):
+        out[o + j] = src[j]
+    return o + src.shape[0]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def string_sizes(data, offsets, out):  # type: ignore[no-untyped-def]
+    """``out[i]``: bytes of the JSON literal of string ``i`` (``data[offsets[i]:offsets[i+1]]``)."""
+    for i in prange(offsets.shape[0] - 1):
+        out[i] = _string_size(data, offsets[i], offsets[i + 1])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def cluster_lines(data, offsets, labels, keep, first_doc, parts, out, out_offsets):  # type: ignore[no-untyped-def]
+    """Lines of ``clusters.jsonl`` for documents ``first_doc .. first_doc + len(labels) - 1``.
+
+    Line ``i`` is ``head id middle cluster-id kept|dropped``: ``parts`` holds those four
+    constant pieces (``{"id": ``, ``, "cluster": ``, ``, "keep": true}`` + newline, and the
+    same with ``false``). ``out_offsets[i]`` (prefix sums of the line sizes) places line ``i``.
+    """
+    head, middle, kept, dropped = parts
+    for i in prange(labels.shape[0]):
+        doc = first_doc + i
+        label = labels[i]
+        o = _put_bytes(head, out, out_offsets[i])
+        o = _put_string(data, offsets[doc], offsets[doc + 1], out, o, _HEX)
+        o = _put_bytes(middle, out, o)
+        o = _put_string(data, offsets[label], offsets[label + 1], out, o, _HEX)
+        _put_bytes(kept if keep[i] else dropped, out, o)
+
+
+@njit(cache=True, nogil=True)
+def _put_number(value, out, o):  # type: ignore[no-untyped-def]
+    """Write ``value / 10^6`` as repr writes it: ``0.0``, ``1.0``, ``0.5``, ``0.923077``."""
+    whole = value // 1000000
+    frac = value % 1000000
+    out[o] = 48 + whole
+    out[o + 1] = 46
+    o += 2
+    if frac == 0:
+        out[o] = 48
+        return o + 1
+    digits = 6
+    while frac % 10 == 0:
+        frac //= 10
+        digits -= 1
+    for j in range(digits - 1, -1, -1):
+        out[o + j] = 48 + frac % 10
+        frac //= 10
+    return o + digits
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-def]
+    """``repr(round(v, 6))`` of each value into ``out[i, :sizes[i]]``; ``null`` for NaN.
+
+    Values this kernel cannot format exactly are flagged in ``is_python``.
+    """
+    for i in prange(values.shape[0]):
+        v = values[i]
+        if np.isnan(v):
+            out[i, 0] = 110
+            out[i, 1] = 117
+            out[i, 2] = 108
+            out[i, 3] = 108
+            sizes[i] = 4
+            is_python[i] = False
+            continue
+        if v == 0.0:
+            out[i, 0] = 48
+            out[i, 1] = 46
+            out[i, 2] = 48
+            sizes[i] = 3
+            is_python[i] = False
+            continue
+        scaled = v * 1e6
+        if not (1e-4 <= v <= 1.0) or abs(scaled - np.floor(scaled) - 0.5) < 1e-6:
+            sizes[i] = 0
+            is_python[i] = True
+            continue
+        rounded = np.int64(np.round(scaled))
+        sizes[i] = _put_number(rounded, out[i], 0)
+        is_python[i] = False
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pair_lines(  # type: ignore[no-untyped-def]
+    data, offsets, first, second, numbers, number_sizes, parts, out, out_offsets
+):
+    r"""Lines of ``pairs.jsonl``: ``{"a": A, "b": B, "jaccard": J, "estimate": E, "exact": X}``.
+
+    ``numbers[i, 0]`` / ``numbers[i, 1]`` hold the formatted Jaccard and estimate of pair ``i``
+    (sizes in ``number_sizes``); ``parts`` are the constant pieces ``{"a": ``, ``, "b": ``,
+    ``, "jaccard": ``, ``, "estimate": ``, ``, "exact": false}\\n``.
+    """
+    head, b_key, jaccard_key, estimate_key, tail = parts
+    for i in prange(first.shape[0]):
+        a, b = first[i], second[i]
+        o = _put_bytes(head, out, out_offsets[i])
+        o = _put_string(data, offsets[a], offsets[a + 1], out, o, _HEX)
+        o = _put_bytes(b_key, out, o)
+        o = _put_string(data, offsets[b], offsets[b + 1], out, o, _HEX)
+        o = _put_bytes(jaccard_key, out, o)
+        for j in range(number_sizes[i, 0]):
+            out[o + j] = numbers[i, 0, j]
+        o += number_sizes[i, 0]
+        o = _put_bytes(estimate_key, out, o)
+        for j in range(number_sizes[i, 1]):
+            out[o + j] = numbers[i, 1, j]
+        o += number_sizes[i, 1]
+        _put_bytes(tail, out, o)

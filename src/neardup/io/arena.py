@@ -1,0 +1,120 @@
+"""The text arena: every document's normalised text, kept once, read back by document number.
+
+The first pass appends each batch's normalised UTF-8 texts; verification (and the index pass of
+``--against``) later takes the texts of just the documents it needs, so the input is never parsed
+twice. In a file the arena costs disk, not memory: it is read through a memory map whose pages
+are released after each :meth:`TextArena.take`, so the resident memory is bounded by one take.
+Only the offsets (8 bytes per document) stay in memory.
+
+File layout: the texts back to back, no header; the offsets live in memory only (the file is
+work data, deleted with the run's work directory).
+"""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+import numpy as np
+
+from neardup._types import Batch, I64Array, U8Array
+from neardup.text.spans import gather
+
+__all__ = ["TextArena"]
+
+
+class TextArena:
+    """Normalised texts appended batch by batch, then taken by document number.
+
+    Parameters
+    ----------
+    path
+        The file to keep them in; ``None`` keeps them in memory.
+
+    Examples
+    --------
+    >>> arena = TextArena()
+    >>> arena.append(Batch(np.frombuffer(b"abcde", np.uint8), np.array([0, 2, 5])))
+    >>> arena.finish()
+    >>> bytes(arena.take(np.array([1])).data)
+    b'cde'
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._sizes: list[I64Array] = []
+        self._parts: list[U8Array] = []
+        self._file: BinaryIO | None = path.open("wb") if path is not None else None
+        self._map: mmap.mmap | None = None
+        self._data: U8Array = np.empty(0, dtype=np.uint8)
+        self.offsets: I64Array = np.zeros(1, dtype=np.int64)
+
+    def __enter__(self) -> TextArena:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def append(self, batch: Batch) -> None:
+        """Add a batch's texts after those already held."""
+        self._sizes.append(np.diff(batch.offsets))
+        data = batch.data[batch.offsets[0] : batch.offsets[-1]]
+        if self._file is not None:
+            self._file.write(data.data)
+        else:
+            self._parts.append(data)
+
+    def finish(self) -> None:
+        """End appending; from now on :meth:`take` works."""
+        sizes = np.concatenate(self._sizes) if self._sizes else np.empty(0, dtype=np.int64)
+        self._sizes = []
+        self.offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.offsets[1:])
+        if self._file is None:
+            self._data = np.concatenate(self._parts) if self._parts else self._data
+            self._parts = []
+            return
+        self._file.close()
+        self._file = None
+        if self.offsets[-1] > 0 and self.path is not None:
+            with self.path.open("rb") as f:
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+    @property
+    def num_docs(self) -> int:
+        """Documents held."""
+        return int(self.offsets.shape[0]) - 1
+
+    def lengths(self, docs: I64Array) -> I64Array:
+        """Bytes of each of ``docs``' texts."""
+        return self.offsets[docs + 1] - self.offsets[docs]
+
+    def take(self, docs: I64Array) -> Batch:
+        """The texts of ``docs`` (any order, repeats allowed), packed into one batch."""
+        starts = self.offsets[docs]
+        lengths = self.offsets[docs + 1] - starts
+        no_second = np.zeros(docs.shape[0], dtype=bool)
+        if self._map is None:
+            return gather(self._data, self._data, no_second, starts, lengths)
+        data = np.frombuffer(self._map, dtype=np.uint8)
+        try:
+            return gather(data, data, no_second, starts, lengths)
+        finally:
+            del data
+            self._map.madvise(mmap.MADV_DONTNEED)
+
+    def close(self) -> None:
+        """Release the file and the map (the file itself stays; its directory owns it)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._map is not None:
+            self._map.close()
+            self._map = None

@@ -1,0 +1,131 @@
+"""What every input format shares: records in input order, in columnar batches, bad ones named.
+
+A :class:`Source` is one input file (or directory of .txt files). :meth:`Source.batches` reads
+it as :class:`~neardup.io.records.RecordBatch` es of about ``batch_bytes`` of text each, so
+memory is bounded by the batch, never by the corpus. Every pass over a source decides the same
+way which records are bad, so passes agree on record numbering. A bad record raises an
+:class:`~neardup.errors.InputError` naming the file and line, or, with ``skip_bad_records``,
+is counted in :attr:`Source.num_bad`, its line (or row) listed in :attr:`Source.bad_lines`,
+and skipped.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from neardup.errors import InputError
+from neardup.io.records import RecordBatch
+
+__all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source"]
+
+SKIP_HINT = "or pass --skip-bad-records to skip such records"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """How records are read: field names and what to do with bad records."""
+
+    text_field: str = "text"
+    id_field: str | None = "id"
+    skip_bad_records: bool = False
+
+
+class BadRecordError(Exception):
+    """A record that cannot be used; carries the reason for the InputError."""
+
+
+class Source(ABC):
+    """One input file (or directory of .txt files) read as ``(id, text)`` records."""
+
+    format: ClassVar[str]
+
+    def __init__(self, path: Path, options: ReadOptions) -> None:
+        self.path = path
+        self.options = options
+        self.num_bad = 0
+        self.bad_lines: list[int] = []
+        self.consumed = 0
+        """Input bytes consumed so far in the current pass (for progress)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes of input on disk (for progress)."""
+        return self.path.stat().st_size if self.path.is_file() else 0
+
+    def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
+        """The usable records in batches of about ``batch_bytes`` bytes of text, in order.
+
+        This generic version packs :meth:`_scan`'s records; formats with a columnar reader
+        override it.
+        """
+        self._start_pass()
+        ids: list[str] = []
+        texts: list[str] = []
+        size = 0
+        for item in self._scan():
+            if isinstance(item, InputError):
+                self._reject(item)
+                continue
+            ids.append(item[0])
+            texts.append(item[1])
+            size += len(item[1])
+            if size >= batch_bytes:
+                yield RecordBatch.of(ids, texts, self.consumed)
+                ids, texts, size = [], [], 0
+        if ids:
+            yield RecordBatch.of(ids, texts, self.consumed)
+
+    def records(self) -> Iterator[tuple[str, str]]:
+        """The usable records ``(id, text)`` in input order; bad ones raise or are counted."""
+        for batch in self.batches(1 << 22):
+            yield from batch.records()
+
+    def _start_pass(self) -> None:
+        self.num_bad = 0
+        self.bad_lines = []
+        self.consumed = 0
+
+    def _reject(self, error: InputError) -> None:
+        if not self.options.skip_bad_records:
+            raise error
+        self.num_bad += 1
+        if error.line is not None:
+            self.bad_lines.append(error.line)
+
+    @abstractmethod
+    def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
+        """Every record as ``(id, text, raw)``, or an InputError for a bad one."""
+
+    def raw_records(self) -> Iterator[Any]:
+        """The raw form (as :meth:`records` yields them, bad ones skipped) for copying out."""
+        for item in self._scan():
+            if not isinstance(item, InputError):
+                yield item[2]
+
+    def _field_text_and_id(self, record: dict[str, Any], default_id: str) -> tuple[str, str]:
+        name = self.options.text_field
+        if name not in record:
+            fields = ", ".join(map(repr, list(record)[:10])) or "none"
+            raise BadRecordError(
+                f"record has no {name!r} field (fields: {fields}); choose the text field with "
+                f"--text-field, {SKIP_HINT}"
+            )
+        text = record[name]
+        if not isinstance(text, str):
+            raise BadRecordError(
+                f"field {name!r} is {type(text).__name__}, expected a string; {SKIP_HINT}"
+            )
+        id_field = self.options.id_field
+        if id_field is None or record.get(id_field) is None:
+            return default_id, text
+        value = record[id_field]
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise BadRecordError(
+                f"field {id_field!r} is {type(value).__name__}, expected a string or an integer; "
+                f"choose the id field with --id-field, {SKIP_HINT}"
+            )
+        return str(value), text

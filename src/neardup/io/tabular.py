@@ -1,0 +1,197 @@
+"""CSV and Parquet input: CSV rows through Python's csv module, Parquet as Arrow columns.
+
+Parquet texts and ids go from Arrow's string buffers straight into a
+:class:`~neardup.io.records.RecordBatch`; a batch with null texts or columns of another type is
+read value by value to report its bad rows as the other formats do.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from neardup._types import Batch, Offsets, U8Array
+from neardup.errors import InputError
+from neardup.io.compression import open_binary
+from neardup.io.records import Ids, RecordBatch
+from neardup.io.source import SKIP_HINT, BadRecordError, Source
+
+__all__ = ["CSVSource", "ParquetSource"]
+
+
+class CSVSource(Source):
+    """CSV with a header row; ids default to FILE:LINE."""
+
+    format = "csv"
+
+    def header(self) -> list[str]:
+        """The column names."""
+        with self._text() as f:
+            return next(csv.reader(f), [])
+
+    def _text(self) -> io.TextIOWrapper:
+        return io.TextIOWrapper(open_binary(self.path), encoding="utf-8", newline="")
+
+    def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
+        csv.field_size_limit(sys.maxsize)
+        with self._text() as f:
+            reader = csv.reader(f)
+            try:
+                header = next(reader, None)
+                if header is None:
+                    raise InputError("file has no records (it is empty)", path=self.path)
+                for row in reader:
+                    yield self._parse(header, row, reader.line_num)
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not valid UTF-8 near line {reader.line_num + 1}: {exc.reason}; re-encode "
+                    "the file as UTF-8",
+                    path=self.path,
+                ) from None
+            except csv.Error as exc:
+                raise InputError(
+                    f"malformed CSV: {exc}", path=self.path, line=reader.line_num
+                ) from None
+
+    def _parse(
+        self, header: list[str], row: list[str], number: int
+    ) -> tuple[str, str, list[str]] | InputError:
+        if len(row) != len(header):
+            return InputError(
+                f"row has {len(row)} fields, the header has {len(header)}; {SKIP_HINT}",
+                path=self.path,
+                line=number,
+            )
+        try:
+            doc_id, text = self._field_text_and_id(
+                dict(zip(header, row, strict=True)), f"{self.path.name}:{number}"
+            )
+        except BadRecordError as exc:
+            return InputError(str(exc), path=self.path, line=number)
+        return doc_id, text, row
+
+
+_STRING_TYPES = ("string", "large_string")
+
+
+class ParquetSource(Source):
+    """Parquet, read in record batches; ids default to FILE:ROW (1-based)."""
+
+    format = "parquet"
+
+    def _file(self) -> Any:
+        import pyarrow.parquet as pq
+
+        if not self.path.exists():
+            raise InputError("no such file; check the path", path=self.path)
+        try:
+            return pq.ParquetFile(self.path)
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise InputError(f"not a readable Parquet file: {exc}", path=self.path) from None
+
+    def schema(self) -> Any:
+        """The file's Arrow schema."""
+        return self._file().schema_arrow
+
+    def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
+        """The usable rows, in Arrow record batches of about ``batch_bytes`` of data."""
+        self._start_pass()
+        parquet = self._file()
+        names = parquet.schema_arrow.names
+        text_field = self.options.text_field
+        if text_field not in names:
+            raise InputError(
+                f"no column {text_field!r} (columns: {', '.join(names)}); "
+                "choose the text column with --text-field",
+                path=self.path,
+            )
+        columns = [text_field]
+        id_field = self.options.id_field
+        if id_field is not None and id_field in names and id_field != text_field:
+            columns.append(id_field)
+        metadata = parquet.metadata
+        row_bytes = max(1, metadata.row_group(0).total_byte_size // max(1, metadata.num_rows))
+        rows = max(1, min(1 << 20, batch_bytes // row_bytes))
+        row = 0
+        for record_batch in parquet.iter_batches(batch_size=rows, columns=columns):
+            batch = self._columnar(record_batch, row) or self._by_value(record_batch, row)
+            row += record_batch.num_rows
+            self.consumed = int(self.size * row / max(1, metadata.num_rows))
+            if batch.num_docs:
+                yield RecordBatch(texts=batch.texts, ids=batch.ids, position=self.consumed)
+
+    def _columnar(self, record_batch: Any, first_row: int) -> RecordBatch | None:
+        """The batch from Arrow buffers, or None when it needs reading value by value."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        texts = record_batch.column(self.options.text_field)
+        if str(texts.type) not in _STRING_TYPES or texts.null_count:
+            return None
+        id_field = self.options.id_field
+        if id_field is None or id_field not in record_batch.schema.names:
+            numbers = range(first_row + 1, first_row + record_batch.num_rows + 1)
+            ids = Ids.of([f"{self.path.name}:{n}" for n in numbers])
+        else:
+            column = record_batch.column(id_field)
+            if pa.types.is_integer(column.type):
+                column = pc.cast(column, pa.string())
+            elif str(column.type) not in _STRING_TYPES:
+                return None
+            if column.null_count:
+                return None
+            ids = Ids(*_arrow_strings(column))
+        return RecordBatch(texts=Batch(*_arrow_strings(texts)), ids=ids)
+
+    def _by_value(self, record_batch: Any, first_row: int) -> RecordBatch:
+        """The batch value by value, with the same checks and messages as JSONL records."""
+        table = record_batch.to_pydict()
+        texts = table[self.options.text_field]
+        id_field = self.options.id_field
+        ids = table.get(id_field) if id_field is not None else None
+        good_ids: list[str] = []
+        good_texts: list[str] = []
+        for i, text in enumerate(texts):
+            row = first_row + i + 1
+            record = {self.options.text_field: text}
+            if ids is not None and id_field is not None:
+                record[id_field] = ids[i]
+            try:
+                doc_id, value = self._field_text_and_id(record, f"{self.path.name}:{row}")
+            except BadRecordError as exc:
+                self._reject(InputError(str(exc), path=self.path, line=row))
+                continue
+            good_ids.append(doc_id)
+            good_texts.append(value)
+        return RecordBatch.of(good_ids, good_texts)
+
+    def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
+        """Rows as ``(id, text, row index)``; bad rows are counted by :meth:`batches`."""
+        for batch in self.batches(1 << 24):
+            yield from ((doc_id, text, None) for doc_id, text in batch.records())
+
+    def usable_rows(self) -> np.ndarray:
+        """A mask of the rows :meth:`batches` yielded (after a pass): all but the bad ones."""
+        mask = np.ones(self._file().metadata.num_rows, dtype=bool)
+        mask[np.asarray(self.bad_lines, dtype=np.int64) - 1] = False
+        return mask
+
+
+def _arrow_strings(array: Any) -> tuple[U8Array, Offsets]:
+    """An Arrow string array (no nulls) as bytes and offsets, without copying the text."""
+    _, offsets_buffer, data_buffer = array.buffers()
+    width = np.int64 if str(array.type) == "large_string" else np.int32
+    raw = np.frombuffer(offsets_buffer, dtype=width)[array.offset : array.offset + len(array) + 1]
+    offsets = raw.astype(np.int64)
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None
+        else np.empty(0, dtype=np.uint8)
+    )
+    start = int(offsets[0])
+    return data[start : int(offsets[-1])], offsets - start

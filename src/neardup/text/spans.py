@@ -1,0 +1,69 @@
+"""Byte spans packed into a :class:`~neardup._types.Batch`.
+
+The one way batches are assembled: from strings, or from pieces of other buffers (readers,
+normalisation, the text arena).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from neardup._kernels.spans import gather_spans
+from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
+
+__all__ = ["gather", "pack_strings", "take"]
+
+
+def pack_strings(values: Sequence[str]) -> tuple[U8Array, Offsets]:
+    r"""Strings as one UTF-8 buffer (lone surrogates kept, as ``surrogatepass``) plus offsets.
+
+    Examples
+    --------
+    >>> data, offsets = pack_strings(["ab", "é"])
+    >>> bytes(data), offsets.tolist()
+    (b'ab\xc3\xa9', [0, 2, 4])
+    """
+    encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def gather(
+    first: U8Array, second: U8Array, use_second: BoolArray, starts: I64Array, lengths: I64Array
+) -> Batch:
+    """Spans of two buffers packed into one :class:`Batch`.
+
+    Item ``r`` is ``second[starts[r]:starts[r] + lengths[r]]`` when ``use_second[r]``, else
+    the same span of ``first``.
+
+    Examples
+    --------
+    >>> a, b = np.frombuffer(b"hello", np.uint8), np.frombuffer(b"world", np.uint8)
+    >>> batch = gather(a, b, np.array([False, True]), np.array([0, 1]), np.array([2, 3]))
+    >>> bytes(batch.data)
+    b'heorl'
+    """
+    offsets = np.zeros(starts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    if starts.shape[0]:
+        gather_spans(
+            first,
+            second,
+            np.ascontiguousarray(use_second),
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(lengths, dtype=np.int64),
+            out,
+            offsets,
+        )
+    return Batch(data=out, offsets=offsets)
+
+
+def take(batch: Batch, docs: I64Array) -> Batch:
+    """The documents ``docs`` of ``batch``, in that order, packed."""
+    starts = batch.offsets[docs]
+    lengths = batch.offsets[docs + 1] - starts
+    return gather(batch.data, batch.data, np.zeros(docs.shape[0], dtype=bool), starts, lengths)
