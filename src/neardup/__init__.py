@@ -3,44 +3,93 @@
 The flow: read → normalise + shingle → sketch (MinHash / OPH / SimHash) → candidates (LSH
 bands or Hamming tables) → verify → cluster → write. Every name below is public and typed;
 everything else is internal.
+
+Names are imported when first used (PEP 562), so ``import neardup`` and the command line's
+``--help`` do not pay for numba, pyarrow or the kernels until something needs them.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from neardup._version import __version__
-from neardup.cluster import Clusters, connected_components
-from neardup.engine.local import dedup_files
-from neardup.errors import (
-    IdExistsError,
-    IncompatibleError,
-    InputError,
-    MissingExtraError,
-    NeardupError,
-    NeardupWarning,
-    ParameterError,
-    StoreError,
-)
-from neardup.hamming import HammingIndex, HammingMatch
-from neardup.lsh import (
-    CandidatePairs,
-    band_keys,
-    candidate_pairs,
-    choose_bands,
-    s_curve,
-    threshold_of,
-)
-from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
-from neardup.pipeline import DedupResult, VerifiedPairs, dedup
-from neardup.sketch import (
-    SKETCHERS,
-    IDFWeights,
-    MinHasher,
-    OPHSketcher,
-    Signatures,
-    SimHasher,
-    make_sketcher,
-    minhash_sets,
-)
-from neardup.text import Shingler, ShingleSets, normalize
-from neardup.verify import estimate_jaccard, exact_jaccard, jaccard_of_sets
+
+if TYPE_CHECKING:
+    from neardup.cluster import Clusters, connected_components
+    from neardup.engine.local import dedup_files
+    from neardup.errors import (
+        IdExistsError,
+        IncompatibleError,
+        InputError,
+        MissingExtraError,
+        NeardupError,
+        NeardupWarning,
+        ParameterError,
+        StoreError,
+    )
+    from neardup.hamming import HammingIndex, HammingMatch
+    from neardup.lsh import (
+        CandidatePairs,
+        band_keys,
+        candidate_pairs,
+        choose_bands,
+        s_curve,
+        threshold_of,
+    )
+    from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
+    from neardup.pipeline import DedupResult, VerifiedPairs, dedup
+    from neardup.sketch import (
+        SKETCHERS,
+        IDFWeights,
+        MinHasher,
+        OPHSketcher,
+        Signatures,
+        SimHasher,
+        make_sketcher,
+        minhash_sets,
+    )
+    from neardup.text import Shingler, ShingleSets, normalize
+    from neardup.verify import estimate_jaccard, exact_jaccard, jaccard_of_sets
+
+_HOMES = {
+    "neardup.cluster": ("Clusters", "connected_components"),
+    "neardup.engine.local": ("dedup_files",),
+    "neardup.errors": (
+        "IdExistsError",
+        "IncompatibleError",
+        "InputError",
+        "MissingExtraError",
+        "NeardupError",
+        "NeardupWarning",
+        "ParameterError",
+        "StoreError",
+    ),
+    "neardup.hamming": ("HammingIndex", "HammingMatch"),
+    "neardup.lsh": (
+        "CandidatePairs",
+        "band_keys",
+        "candidate_pairs",
+        "choose_bands",
+        "s_curve",
+        "threshold_of",
+    ),
+    "neardup.params": ("DedupConfig", "LSHSpec", "NormalizeSpec", "ShingleSpec", "SketchSpec"),
+    "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
+    "neardup.sketch": (
+        "SKETCHERS",
+        "IDFWeights",
+        "MinHasher",
+        "OPHSketcher",
+        "Signatures",
+        "SimHasher",
+        "make_sketcher",
+        "minhash_sets",
+    ),
+    "neardup.text": ("Shingler", "ShingleSets", "normalize"),
+    "neardup.verify": ("estimate_jaccard", "exact_jaccard", "jaccard_of_sets"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "SKETCHERS",
@@ -86,3 +135,17 @@ __all__ = [
     "s_curve",
     "threshold_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -96,6 +96,26 @@ class Timings:
         }
 
 
+class TextStore(Protocol):
+    """Where verification finds the normalised texts of the documents it needs.
+
+    :class:`~neardup.io.arena.TextArena` keeps a copy (in memory or a file);
+    :class:`~neardup.io.jsonl.JSONLineTexts` reads plain JSONL lines again.
+    """
+
+    def append(self, records: RecordBatch, normalized: Batch) -> None:
+        """Take note of a batch (its records and their normalised texts)."""
+
+    def finish(self) -> None:
+        """End appending."""
+
+    def sizes(self) -> I64Array:
+        """About how many bytes each document's text has."""
+
+    def take(self, docs: I64Array) -> Batch:
+        """The normalised texts of ``docs``, in that order."""
+
+
 @dataclass(frozen=True, slots=True)
 class Sketched:
     """What the first pass keeps per document.
@@ -113,7 +133,7 @@ class Sketched:
     """Documents with no shingle at all: matched only by their exact fingerprint."""
     keys: KeyColumns
     """Lookup keys of the candidate scheme (LSH band keys for banding), one row per document."""
-    texts: TextArena
+    texts: TextStore
     num_bytes: int
     """UTF-8 bytes of normalised text sketched."""
     idf: IDFWeights | None = None
@@ -177,7 +197,7 @@ def sketch_batches(
     batches: Iterable[RecordBatch],
     config: DedupConfig,
     keys: KeyColumns,
-    texts: TextArena,
+    texts: TextStore,
     *,
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
@@ -198,7 +218,7 @@ def sketch_batches(
     for batch in batches:
         stats = text_statistics(batch.texts)
         normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats)
-        texts.append(normalized)
+        texts.append(batch, normalized)
         for start in range(0, normalized.num_docs, SKETCH_ROWS):
             stop = min(start + SKETCH_ROWS, normalized.num_docs)
             part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
@@ -264,7 +284,7 @@ def find_candidates(keys: KeyColumns, active: BoolArray, config: DedupConfig) ->
 
 def verify_candidates(
     candidates: CandidatePairs,
-    texts: TextArena,
+    texts: TextStore,
     config: DedupConfig,
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
@@ -283,14 +303,15 @@ def verify_candidates(
     num = len(candidates)
     estimate = np.empty(num, dtype=np.float64)
     jaccard = np.full(num, np.nan)
+    sizes = texts.sizes()
     bounds = pair_chunks(
         candidates.first,
         candidates.second,
-        texts.offsets,
+        sizes,
         8 * sketcher.width + 64,
         8,
         config.working_memory // 4,
-        np.full(texts.num_docs, -1, dtype=np.int64),
+        np.full(sizes.shape[0], -1, dtype=np.int64),
     )
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         first, second = candidates.first[lo:hi], candidates.second[lo:hi]

@@ -68,8 +68,39 @@ def _token_end(h, rabin):  # type: ignore[no-untyped-def]
     return h if rabin.shape[0] else fmix64(h)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _decode(buf, i):  # type: ignore[no-untyped-def]
+    """The code point of the multi-byte UTF-8 sequence at ``buf[i]``, and its size."""
+    b0 = buf[i]
+    if b0 < 0xE0:
+        return (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F), 2
+    if b0 < 0xF0:
+        cp = (
+            (np.int64(b0 & 0x0F) << 12)
+            | (np.int64(buf[i + 1] & 0x3F) << 6)
+            | np.int64(buf[i + 2] & 0x3F)
+        )
+        return cp, 3
+    cp = (
+        (np.int64(b0 & 0x07) << 18)
+        | (np.int64(buf[i + 1] & 0x3F) << 12)
+        | (np.int64(buf[i + 2] & 0x3F) << 6)
+        | np.int64(buf[i + 3] & 0x3F)
+    )
+    return cp, 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
+    """WORD, SPACE or ALONE: the class of ``cp``, punctuation resolved by ``strip_punct``."""
+    cls = classes[cp]
+    if cls == PUNCT:
+        return SPACE if strip_punct else WORD
+    return cls
+
+
 @njit(cache=True, nogil=True)
-def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+def _tokens(buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
 
     ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
@@ -78,14 +109,61 @@ def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, o
     In character mode every code point is a token, with each run of separators collapsed to one
     space and leading and trailing ones dropped. A token's hash is FNV-1a + fmix64 of its UTF-8
     bytes, or with ``rabin`` tables its Rabin fingerprint (a code point's in character mode too).
-    Cost: O(bytes).
+    ``ascii_words`` is the ASCII part of ``classes`` for words: the byte a word hashes (folded),
+    or 256 for a separator (see ``neardup.text.KernelText``). Cost: O(bytes).
     """
+    if is_char:
+        return _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out)
     n = 0
     i = start
-    in_word = False
+    while i < end:
+        b0 = buf[i]
+        if b0 < 0x80:
+            if ascii_words[b0] > 255:
+                i += 1
+                continue
+        else:
+            cp, size = _decode(buf, i)
+            cls = _class(classes, cp, strip_punct)
+            if cls == SPACE:
+                i += size
+                continue
+            if cls == ALONE:
+                h = _token_start(rabin)
+                for j in range(i, i + size):
+                    h = _token_byte(h, buf[j], rabin)
+                out[n] = _token_end(h, rabin)
+                n += 1
+                i += size
+                continue
+        h = _token_start(rabin)  # a word starts at buf[i]: hash it to its end
+        while i < end:
+            b0 = buf[i]
+            if b0 < 0x80:
+                byte = ascii_words[b0]
+                if byte > 255:
+                    break
+                h = _token_byte(h, byte, rabin)
+                i += 1
+            else:
+                cp, size = _decode(buf, i)
+                if _class(classes, cp, strip_punct) != WORD:
+                    break
+                for j in range(i, i + size):
+                    h = _token_byte(h, buf[j], rabin)
+                i += size
+        out[n] = _token_end(h, rabin)
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):  # type: ignore[no-untyped-def]
+    """:func:`_tokens` in character mode: every code point a token, separators one space."""
+    n = 0
+    i = start
     pending_space = False
     use_rabin = rabin.shape[0] > 0
-    h = _token_start(rabin)
     while i < end:
         b0 = buf[i]
         if b0 < 0x80:
@@ -93,69 +171,26 @@ def _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, o
             if fold_ascii and 65 <= cp <= 90:
                 cp += 32
             size = 1
-        elif b0 < 0xE0:
-            cp = (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F)
-            size = 2
-        elif b0 < 0xF0:
-            cp = (
-                (np.int64(b0 & 0x0F) << 12)
-                | (np.int64(buf[i + 1] & 0x3F) << 6)
-                | np.int64(buf[i + 2] & 0x3F)
-            )
-            size = 3
         else:
-            cp = (
-                (np.int64(b0 & 0x07) << 18)
-                | (np.int64(buf[i + 1] & 0x3F) << 12)
-                | (np.int64(buf[i + 2] & 0x3F) << 6)
-                | np.int64(buf[i + 3] & 0x3F)
-            )
-            size = 4
-        cls = classes[cp]
-        if cls == PUNCT:
-            cls = SPACE if strip_punct else WORD
-        if is_char:
-            if cls == SPACE:
-                pending_space = n > 0
-            else:
-                if pending_space:
-                    out[n] = uint64(32) if use_rabin else fmix64(uint64(32) + CHAR_SALT)
-                    n += 1
-                    pending_space = False
-                if not use_rabin:
-                    out[n] = fmix64(uint64(cp) + CHAR_SALT)
-                elif size == 1:
-                    out[n] = uint64(cp)
-                else:
-                    h = uint64(0)
-                    for j in range(i, i + size):
-                        h = _token_byte(h, buf[j], rabin)
-                    out[n] = h
+            cp, size = _decode(buf, i)
+        if _class(classes, cp, strip_punct) == SPACE:
+            pending_space = n > 0
+        else:
+            if pending_space:
+                out[n] = uint64(32) if use_rabin else fmix64(uint64(32) + CHAR_SALT)
                 n += 1
-        elif cls == WORD:
-            if not in_word:
-                h = _token_start(rabin)
-                in_word = True
-            if size == 1:
-                h = _token_byte(h, cp, rabin)
+                pending_space = False
+            if not use_rabin:
+                out[n] = fmix64(uint64(cp) + CHAR_SALT)
+            elif size == 1:
+                out[n] = uint64(cp)
             else:
+                h = uint64(0)
                 for j in range(i, i + size):
                     h = _token_byte(h, buf[j], rabin)
-        else:
-            if in_word:
-                out[n] = _token_end(h, rabin)
-                n += 1
-                in_word = False
-            if cls == ALONE:
-                h = _token_start(rabin)
-                for j in range(i, i + size):
-                    h = _token_byte(h, buf[j], rabin)
-                out[n] = _token_end(h, rabin)
-                n += 1
+                out[n] = h
+            n += 1
         i += size
-    if in_word:
-        out[n] = _token_end(h, rabin)
-        n += 1
     return n
 
 
@@ -208,17 +243,48 @@ def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _doc_shingles_into(  # type: ignore[no-untyped-def]
+    buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k, tokens, out
+):
+    """Tokenise one document into scratch arrays; return (count, fingerprint halves).
+
+    ``tokens`` receives the token hashes and ``out`` the shingle fingerprints; both need at
+    least ``end - start + 1`` entries.
+    """
+    num_tokens = _tokens(
+        buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, tokens
+    )
+    num = _shingles(tokens, num_tokens, k, rabin, out)
+    fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
+    return num, fp_hi, fp_lo
+
+
+@njit(cache=True, nogil=True)
 def _doc_shingles(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, k
+    buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k
 ):
     """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
-    size = end - start + 1
-    tokens = np.empty(size, dtype=np.uint64)
-    num_tokens = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, tokens)
-    shingles = np.empty(max(num_tokens - k + 1, 1), dtype=np.uint64)
-    num = _shingles(tokens, num_tokens, k, rabin, shingles)
-    fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
+    tokens = np.empty(end - start + 1, dtype=np.uint64)
+    shingles = np.empty(end - start + 1, dtype=np.uint64)
+    num, fp_hi, fp_lo = _doc_shingles_into(
+        buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k,
+        tokens, shingles,
+    )  # fmt: skip
     return shingles, num, fp_hi, fp_lo
+
+
+@njit(cache=True, nogil=True)
+def _block_size(num_docs):  # type: ignore[no-untyped-def]
+    """Documents per parallel task: up to 256, at least 64 tasks when there are enough."""
+    return max(1, min(256, num_docs // 64))
+
+
+@njit(cache=True, nogil=True)
+def _longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
+    longest = 0
+    for d in range(lo, hi):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    return longest
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -226,6 +292,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -247,7 +314,16 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     num_perm = perm_a.shape[0]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         row = sig[d]
         for i in range(num_perm):
@@ -268,11 +344,32 @@ def _bin_of(h, num_bins):  # type: ignore[no-untyped-def]
     return np.int64(((h >> uint64(32)) * uint64(num_bins)) >> uint64(32))
 
 
+@njit(cache=True, nogil=True)
+def _probe(densify_key, i, attempt, num_bins):  # type: ignore[no-untyped-def]
+    """Bin ``i``'s ``attempt``-th probe in optimal densification."""
+    return _bin_of(fmix64(densify_key + (uint64(i) << uint64(32)) + uint64(attempt)), num_bins)
+
+
+@njit(cache=True, nogil=True)
+def oph_probe_table(densify_key, num_bins, depth):  # type: ignore[no-untyped-def]
+    """``out[i, a]``: the bin of bin ``i``'s densification probe ``a`` (``a < depth``).
+
+    The same for every document, so :func:`oph_signatures` looks the first probes up instead
+    of hashing them.
+    """
+    out = np.empty((num_bins, depth), dtype=np.int64)
+    for i in range(num_bins):
+        for attempt in range(depth):
+            out[i, attempt] = _probe(densify_key, i, attempt, num_bins)
+    return out
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def oph_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -280,6 +377,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     k,
     key,
     densify_key,
+    probes,
     sig,
     num_shingles,
     fingerprint,
@@ -290,47 +388,64 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     top bits choose one of ``num_bins`` bins and the bin keeps its smallest ``h`` (Li, Owen and
     Zhang 2012; seed 000, "Ping Li's fast uniform sampling"). An empty bin ``i`` then copies
     the first non-empty bin of the probe sequence ``bin_of(fmix64(densify_key + i * 2^32 +
-    attempt))``, attempt = 0, 1, ... (Shrivastava 2017, optimal densification). The sequence is
-    the same for every document, so ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity.
-    Cost: O(shingles + num_bins^2 / filled bins) per document.
+    attempt))``, attempt = 0, 1, ... (Shrivastava 2017, optimal densification), whose first
+    ``probes.shape[1]`` entries are tabled in ``probes`` (:func:`oph_probe_table`). The
+    sequence is the same for every document, so ``P[sig1[i] == sig2[i]]`` equals the Jaccard
+    similarity. Cost: O(shingles + num_bins^2 / filled bins) per document.
     """
     num_bins = sig.shape[1]
-    for d in prange(offsets.shape[0] - 1):
-        shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
-        )
-        row = sig[d]
-        for i in range(num_bins):
-            row[i] = EMPTY
-        for s in range(num):
-            h = fmix64((shingles[s] ^ key[0]) * key[1])
-            b = _bin_of(h, num_bins)
-            row[b] = min(row[b], h)
-        if num > 0:
-            filled = row.copy()
+    depth = probes.shape[1]
+    num_docs = offsets.shape[0] - 1
+    block = _block_size(num_docs)
+    for b in prange((num_docs + block - 1) // block):
+        lo = b * block
+        hi = min(num_docs, lo + block)
+        room = _longest(offsets, lo, hi) + 1
+        tokens = np.empty(room, dtype=np.uint64)
+        shingles = np.empty(room, dtype=np.uint64)
+        filled = np.empty(num_bins, dtype=np.bool_)
+        for d in range(lo, hi):
+            num, fp_hi, fp_lo = _doc_shingles_into(
+                buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
+                is_char, rabin, k, tokens, shingles,
+            )  # fmt: skip
+            row = sig[d]
             for i in range(num_bins):
-                if filled[i] != EMPTY:
-                    continue
-                attempt = uint64(0)
-                while True:
-                    probe = fmix64(densify_key + (uint64(i) << uint64(32)) + attempt)
-                    j = _bin_of(probe, num_bins)
-                    if filled[j] != EMPTY:
-                        row[i] = filled[j]
-                        break
-                    attempt += uint64(1)
-        num_shingles[d] = num
-        fingerprint[d, 0] = fp_hi
-        fingerprint[d, 1] = fp_lo
+                row[i] = EMPTY
+            for s in range(num):
+                h = fmix64((shingles[s] ^ key[0]) * key[1])
+                j = _bin_of(h, num_bins)
+                row[j] = min(row[j], h)
+            if num > 0:
+                for i in range(num_bins):
+                    filled[i] = row[i] != EMPTY
+                for i in range(num_bins):
+                    if filled[i]:
+                        continue
+                    attempt = 0
+                    while True:
+                        if attempt < depth:
+                            j = probes[i, attempt]
+                        else:
+                            j = _probe(densify_key, i, attempt, num_bins)
+                        if filled[j]:
+                            row[i] = row[j]
+                            break
+                        attempt += 1
+            num_shingles[d] = num
+            fingerprint[d, 0] = fp_hi
+            fingerprint[d, 1] = fp_lo
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_tokens(buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+def count_tokens(buf, offsets, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write each document's token count to ``out``. Cost: O(bytes)."""
     for d in prange(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         scratch = np.empty(end - start + 1, dtype=np.uint64)
-        out[d] = _tokens(buf, start, end, classes, strip_punct, fold_ascii, is_char, rabin, scratch)
+        out[d] = _tokens(
+            buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, scratch
+        )
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -338,6 +453,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -356,7 +472,16 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     """
     for d in prange(offsets.shape[0] - 1):
         shingles, num, _, _ = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         size = 0
         if num > 0:
@@ -403,6 +528,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -422,7 +548,16 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     width = sketch.shape[1]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         hashed = np.empty(num, dtype=np.uint64)
         for s in range(num):
@@ -446,7 +581,17 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True, parallel=True)
 def document_fingerprints(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, strip_punct, fold_ascii, is_char, rabin, k, num_shingles, fingerprint
+    buf,
+    offsets,
+    classes,
+    ascii_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    k,
+    num_shingles,
+    fingerprint,
 ):
     """Each document's shingle count and 128-bit exact fingerprint.
 
@@ -454,7 +599,16 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
     """
     for d in prange(offsets.shape[0] - 1):
         _, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         num_shingles[d] = num
         fingerprint[d, 0] = fp_hi
@@ -466,6 +620,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -493,7 +648,16 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
     num_groups = lead_tables.shape[0]
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         row = sig[d]
         lead = np.full(num_perm, 256, dtype=np.int64)
@@ -528,6 +692,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
+    ascii_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -561,7 +726,16 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     keep_weights = bit_weights.shape[1] == bits
     for d in prange(offsets.shape[0] - 1):
         shingles, num, fp_hi, fp_lo = _doc_shingles(
-            buf, offsets[d], offsets[d + 1], classes, strip_punct, fold_ascii, is_char, rabin, k
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            ascii_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            k,
         )
         weights = np.zeros(bits, dtype=np.float64)
         for s in range(num):

@@ -19,31 +19,27 @@ def gather_spans(first, second, use_second, starts, lengths, out, out_offsets): 
     says where each item goes. Cost: O(bytes).
     """
     for r in prange(starts.shape[0]):
-        source = second if use_second[r] else first
         base = out_offsets[r]
         s = starts[r]
-        for j in range(lengths[r]):
-            out[base + j] = source[s + j]
+        n = lengths[r]
+        if use_second[r]:
+            out[base : base + n] = second[s : s + n]
+        else:
+            out[base : base + n] = first[s : s + n]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def text_stats(buf, offsets, chars, is_ascii, has_nul):  # type: ignore[no-untyped-def]
-    """Per document: characters, whether every byte is ASCII, whether a NUL byte occurs.
+def text_stats(buf, offsets, chars, is_ascii):  # type: ignore[no-untyped-def]
+    """Per document: characters, and whether every byte is ASCII.
 
     Characters are the bytes that do not continue a UTF-8 sequence. Cost: O(bytes).
     """
     for d in prange(offsets.shape[0] - 1):
-        count = 0
-        high = False
-        nul = False
+        continuations = 0
+        high = 0
         for i in range(offsets[d], offsets[d + 1]):
             b = buf[i]
-            if b & 0xC0 != 0x80:
-                count += 1
-            if b >= 0x80:
-                high = True
-            if b == 0:
-                nul = True
-        chars[d] = count
-        is_ascii[d] = not high
-        has_nul[d] = nul
+            continuations += (b & 0xC0) == 0x80
+            high |= b
+        chars[d] = offsets[d + 1] - offsets[d] - continuations
+        is_ascii[d] = high < 0x80

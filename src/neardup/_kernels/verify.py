@@ -50,10 +50,10 @@ def weighted_overlaps(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def pair_chunks(first, second, offsets, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
+def pair_chunks(first, second, sizes, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
     """Split pairs into runs whose distinct documents cost at most ``budget`` bytes each.
 
-    A document costs ``per_doc + per_byte * len`` (``len`` from ``offsets``), counted once per
+    Document ``d`` costs ``per_doc + per_byte * sizes[d]``, counted once per
     run; a run holds at least one pair. ``mark`` (one entry per document, all -1) is scratch.
     Returns the run boundaries ``[0, ..., len(first)]``. Cost: O(pairs).
     """
@@ -70,18 +70,18 @@ def pair_chunks(first, second, offsets, per_doc, per_byte, budget, mark):  # typ
         a, b = first[p], second[p]
         add = 0
         if mark[a] != run:
-            add += per_doc + per_byte * (offsets[a + 1] - offsets[a])
+            add += per_doc + per_byte * sizes[a]
         if mark[b] != run and b != a:
-            add += per_doc + per_byte * (offsets[b + 1] - offsets[b])
+            add += per_doc + per_byte * sizes[b]
         if used + add > budget and p > start:
             k += 1
             out[k] = p
             run += 1
             start = p
             used = 0
-            add = per_doc + per_byte * (offsets[a + 1] - offsets[a])
+            add = per_doc + per_byte * sizes[a]
             if b != a:
-                add += per_doc + per_byte * (offsets[b + 1] - offsets[b])
+                add += per_doc + per_byte * sizes[b]
         mark[a] = run
         mark[b] = run
         used += add

@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, sketch_options
-from neardup.compare import compare
 from neardup.errors import InputError
 from neardup.params import DedupConfig
 
@@ -42,6 +41,8 @@ Examples:
 def compare_command(a: Path, b: Path, as_json: bool, **flags: Any) -> None:
     """Compare two text files: exact Jaccard, containment both ways, cosine, sketch estimates."""
     spec = apply_flags(DedupConfig(), flags).sketch
+    from neardup.compare import compare
+
     result = compare(_read(a), _read(b), spec)
     if as_json:
         click.echo(

@@ -8,8 +8,6 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
-from neardup.engine.local import dedup_files
-from neardup.index import LSHIndex
 from neardup.params import DedupConfig
 
 __all__ = ["dedup_command"]
@@ -111,6 +109,9 @@ def dedup_command(
     kept.parquet (the deduplicated corpus, records unchanged) and summary.json (every
     parameter, count and timing).
     """
+    from neardup.engine.local import dedup_files
+    from neardup.index import LSHIndex
+
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")

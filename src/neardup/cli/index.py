@@ -6,15 +6,17 @@ import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
 from neardup.errors import InputError
-from neardup.index import LSHIndex
-from neardup.io.readers import ReadOptions, open_sources
 from neardup.params import DedupConfig
+
+if TYPE_CHECKING:
+    from neardup.index import LSHIndex
+    from neardup.io.source import Source
 
 __all__ = ["index_group"]
 
@@ -32,16 +34,22 @@ def index_group() -> None:
     """A persistent near-duplicate index in one SQLite file (see docs/service.md)."""
 
 
-def _read_options(flags: dict[str, Any]) -> tuple[DedupConfig, ReadOptions]:
+def _index(path: Path, **specs: Any) -> LSHIndex:
+    """The index at ``path`` (the index machinery is imported only when a command needs it)."""
+    from neardup.index import LSHIndex
+
+    return LSHIndex.open(path, **specs)
+
+
+def _sources(inputs: tuple[Path, ...], flags: dict[str, Any]) -> list[Source]:
+    from neardup.io.readers import ReadOptions, open_sources
+
     config = apply_flags(DedupConfig(), flags)
-    return config, ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
+    options = ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
+    return open_sources(inputs, options, config.input_format)
 
 
-def _batches(
-    inputs: tuple[Path, ...], flags: dict[str, Any], size: int
-) -> Iterator[list[tuple[str, str]]]:
-    config, options = _read_options(flags)
-    sources = open_sources(inputs, options, config.input_format)
+def _batches(sources: list[Source], size: int) -> Iterator[list[tuple[str, str]]]:
     records = itertools.chain.from_iterable(s.records() for s in sources)
     while batch := list(itertools.islice(records, size)):
         yield batch
@@ -58,7 +66,7 @@ def create_command(path: Path, **flags: Any) -> None:
     if path.exists():
         raise InputError("already exists; choose another path", path=path)
     config = apply_flags(DedupConfig(), flags)
-    with LSHIndex.open(path, sketch=config.sketch, lsh=config.lsh) as index:
+    with _index(path, sketch=config.sketch, lsh=config.lsh) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
@@ -70,16 +78,28 @@ def create_command(path: Path, **flags: Any) -> None:
 @input_options
 @click.option("--upsert", is_flag=True, help="Replace documents whose id is already indexed.")
 @click.option("--batch-size", default=5000, show_default=True, help="Documents per transaction.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def add_command(
-    path: Path, inputs: tuple[Path, ...], upsert: bool, batch_size: int, **flags: Any
+    path: Path,
+    inputs: tuple[Path, ...],
+    upsert: bool,
+    batch_size: int,
+    quiet: bool,
+    **flags: Any,
 ) -> None:
     """Add the documents of INPUTS (read as `neardup dedup` reads them) to the index at PATH."""
+    from neardup._progress import Progress
+
     total = 0
-    with LSHIndex.open(existing_index(path)) as index:
-        for batch in _batches(inputs, flags, batch_size):
-            ids, texts = [i for i, _ in batch], [t for _, t in batch]
-            (index.upsert if upsert else index.add)(ids, texts)
-            total += len(batch)
+    with _index(existing_index(path)) as index:
+        sources = _sources(inputs, flags)
+        size = sum(source.size for source in sources)
+        with Progress("add", size, enabled=not quiet) as bar:
+            for batch in _batches(sources, batch_size):
+                ids, texts = [i for i, _ in batch], [t for _, t in batch]
+                (index.upsert if upsert else index.add)(ids, texts)
+                total += len(batch)
+                bar(sum(source.consumed for source in sources))
         click.echo(f"added {total:,} documents; the index holds {len(index):,}")
 
 
@@ -113,11 +133,11 @@ def query_command(
     """
     if bool(texts) == bool(inputs):
         raise click.UsageError("give either --text or INPUT files, not both or neither")
-    with LSHIndex.open(existing_index(path)) as index:
+    with _index(existing_index(path)) as index:
         batches: Iterator[list[tuple[str, str]]] = (
             iter([[(f"text:{i + 1}", t) for i, t in enumerate(texts)]])
             if texts
-            else _batches(inputs, flags, 1000)
+            else _batches(_sources(inputs, flags), 1000)
         )
         for batch in batches:
             found = index.query([t for _, t in batch], threshold=threshold, top_k=top_k)
@@ -134,7 +154,7 @@ def query_command(
 @click.argument("ids", nargs=-1, required=True)
 def delete_command(path: Path, ids: tuple[str, ...]) -> None:
     """Delete documents by id from the index at PATH."""
-    with LSHIndex.open(existing_index(path)) as index:
+    with _index(existing_index(path)) as index:
         deleted = index.delete(list(ids))
     missing = sorted(set(ids) - set(deleted))
     click.echo(
@@ -147,7 +167,7 @@ def delete_command(path: Path, ids: tuple[str, ...]) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def info_command(path: Path) -> None:
     """Print the index's parameters, size and document count as JSON."""
-    with LSHIndex.open(existing_index(path)) as index:
+    with _index(existing_index(path)) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
@@ -155,7 +175,7 @@ def info_command(path: Path) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def check_command(path: Path) -> None:
     """Verify the index: SQLite integrity, and postings that match the documents exactly."""
-    with LSHIndex.open(existing_index(path)) as index:
+    with _index(existing_index(path)) as index:
         problems = index.verify_integrity()
         if problems:
             for problem in problems:

@@ -1,11 +1,11 @@
 """The batch job on one machine: files in, an output directory out, written atomically.
 
-Two streaming passes over the input: the first reads every record into columns, sketches it and
-keeps its normalised text in an arena file; the second copies the kept records. Verification
-reads the candidates' texts back from the arena, so the input is never parsed twice. Between
-passes only a few small arrays per document stay in memory (about 60 bytes a document); the
-lookup keys and the texts wait in the output's work directory, which disappears with the run
-(also when it fails).
+Two streaming passes over the input: the first reads every record into columns and sketches
+it; the second copies the kept records. Verification needs the texts of the candidates only:
+plain JSONL lines are read again where they are (by byte offset); other inputs leave a copy of
+each normalised text in an arena file. Between passes only a few small arrays per document stay
+in memory (about 60 bytes a document); the lookup keys (and the arena) wait in the output's
+work directory, which disappears with the run (also when it fails).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
 from neardup.index import LSHIndex, Match
 from neardup.io.arena import TextArena
+from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import ReadOptions, Source, open_sources
@@ -33,6 +34,7 @@ from neardup.params import DedupConfig
 from neardup.pipeline import (
     DedupResult,
     Sketched,
+    TextStore,
     Timings,
     find_duplicates,
     fit_idf,
@@ -49,10 +51,18 @@ INDEX_QUERY_DOCS = 4096
 def _batches(sources: Sequence[Source], batch_bytes: int) -> Iterator[RecordBatch]:
     """Every source's batches in turn; positions count the bytes of all the inputs."""
     done = 0
-    for source in sources:
+    for index, source in enumerate(sources):
         for batch in source.batches(batch_bytes):
-            yield dataclasses.replace(batch, position=done + batch.position)
+            yield dataclasses.replace(batch, position=done + batch.position, source=index)
         done += source.size
+
+
+def _text_store(sources: Sequence[Source], config: DedupConfig, work: Path) -> TextStore:
+    """Plain JSONL lines are read again in place; anything else is copied to an arena file."""
+    lines = [s for s in sources if isinstance(s, JSONLinesSource) and not s.is_compressed]
+    if len(lines) == len(sources):
+        return JSONLineTexts(lines, config.sketch.normalize)
+    return TextArena(work / "texts.utf8")
 
 
 def dedup_files(
@@ -98,24 +108,26 @@ def dedup_files(
     timings = Timings()
     with AtomicDirectory(output, overwrite=overwrite) as directory:
         work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
+        texts = _text_store(sources, config, work)
         try:
             with timings.stage("idf"):
                 idf = fit_idf(_batches(sources, config.batch_bytes), config)
-            with TextArena(work / "texts.utf8") as arena:
-                with (
-                    timings.stage("read_sketch"),
-                    Progress("sketch", total_bytes, enabled=show_progress) as bar,
-                ):
-                    batches = _batches(sources, config.batch_bytes)
-                    sketched = sketch_batches(
-                        batches, config, KeyColumns(work), arena, idf=idf, progress=bar
-                    )
-                result = find_duplicates(sketched, config, timings, show_progress=show_progress)
-                index_matches: dict[int, list[Match]] = {}
-                if against is not None:
-                    with timings.stage("against_index"):
-                        result, index_matches = _drop_indexed(result, sketched, against, config)
+            with (
+                timings.stage("read_sketch"),
+                Progress("sketch", total_bytes, enabled=show_progress) as bar,
+            ):
+                batches = _batches(sources, config.batch_bytes)
+                sketched = sketch_batches(
+                    batches, config, KeyColumns(work), texts, idf=idf, progress=bar
+                )
+            result = find_duplicates(sketched, config, timings, show_progress=show_progress)
+            index_matches: dict[int, list[Match]] = {}
+            if against is not None:
+                with timings.stage("against_index"):
+                    result, index_matches = _drop_indexed(result, sketched, against, config)
         finally:
+            if isinstance(texts, TextArena):
+                texts.close()
             shutil.rmtree(work, ignore_errors=True)
         with timings.stage("write"):
             clusters = result.clusters
@@ -129,7 +141,12 @@ def dedup_files(
                     (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
                 )
             kept_path = write_kept(
-                sources, clusters.keep, directory, config.compress, config.batch_bytes
+                sources,
+                clusters.keep,
+                directory,
+                config.compress,
+                config.batch_bytes,
+                texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
             )
             if against is not None:
                 write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)

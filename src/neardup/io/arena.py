@@ -20,6 +20,7 @@ from typing import BinaryIO
 import numpy as np
 
 from neardup._types import Batch, I64Array, U8Array
+from neardup.io.records import RecordBatch
 from neardup.text.spans import gather
 
 __all__ = ["TextArena"]
@@ -36,7 +37,7 @@ class TextArena:
     Examples
     --------
     >>> arena = TextArena()
-    >>> arena.append(Batch(np.frombuffer(b"abcde", np.uint8), np.array([0, 2, 5])))
+    >>> arena.append(None, Batch(np.frombuffer(b"abcde", np.uint8), np.array([0, 2, 5])))
     >>> arena.finish()
     >>> bytes(arena.take(np.array([1])).data)
     b'cde'
@@ -62,8 +63,8 @@ class TextArena:
     ) -> None:
         self.close()
 
-    def append(self, batch: Batch) -> None:
-        """Add a batch's texts after those already held."""
+    def append(self, records: RecordBatch | None, batch: Batch) -> None:
+        """Add a batch's normalised texts after those already held (``records`` unused)."""
         self._sizes.append(np.diff(batch.offsets))
         data = batch.data[batch.offsets[0] : batch.offsets[-1]]
         if self._file is not None:
@@ -92,9 +93,9 @@ class TextArena:
         """Documents held."""
         return int(self.offsets.shape[0]) - 1
 
-    def lengths(self, docs: I64Array) -> I64Array:
-        """Bytes of each of ``docs``' texts."""
-        return self.offsets[docs + 1] - self.offsets[docs]
+    def sizes(self) -> I64Array:
+        """Bytes of each document's text."""
+        return np.diff(self.offsets)
 
     def take(self, docs: I64Array) -> Batch:
         """The texts of ``docs`` (any order, repeats allowed), packed into one batch."""

@@ -12,8 +12,10 @@ take (a malformed line, a lone surrogate escape, a duplicated field, ...) is par
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import mmap
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
@@ -21,12 +23,25 @@ import numpy as np
 from neardup._kernels import jsonl as kernels
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError
-from neardup.io.compression import decompressing, open_raw
+from neardup.io.compression import decompressing, open_raw, strip_compression
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.source import SKIP_HINT, BadRecordError, Source
-from neardup.text.spans import gather, pack_strings
+from neardup.params import NormalizeSpec
+from neardup.text.normalize import normalize_bytes
+from neardup.text.spans import gather, pack_strings, take
 
 __all__ = ["JSONLinesSource"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """The field names as the kernel takes them, and how ids are made."""
+
+    text_key: U8Array
+    id_key: U8Array
+    prefix: U8Array
+    """``FILE:`` of the default ids."""
+    id_is_text: bool
 
 
 class JSONLinesSource(Source):
@@ -34,101 +49,127 @@ class JSONLinesSource(Source):
 
     format = "jsonl"
 
-    def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
-        """The usable records, about ``batch_bytes`` of input at a time."""
-        self._start_pass()
-        text_key = np.frombuffer(self.options.text_field.encode("utf-8"), dtype=np.uint8)
+    @property
+    def is_compressed(self) -> bool:
+        """Whether the file is gzip or zstd (its lines cannot be read back by offset)."""
+        return strip_compression(self.path)[1] is not None
+
+    def _fields(self) -> _Fields:
         id_field = self.options.id_field
         id_is_text = id_field == self.options.text_field
-        id_key = np.frombuffer(
-            b"" if id_field is None or id_is_text else id_field.encode("utf-8"), dtype=np.uint8
+        id_name = b"" if id_field is None or id_is_text else id_field.encode("utf-8")
+        return _Fields(
+            text_key=np.frombuffer(self.options.text_field.encode("utf-8"), dtype=np.uint8),
+            id_key=np.frombuffer(id_name, dtype=np.uint8),
+            prefix=np.frombuffer(f"{self.path.name}:".encode(), dtype=np.uint8),
+            id_is_text=id_is_text,
         )
-        prefix = np.frombuffer(f"{self.path.name}:".encode(), dtype=np.uint8)
+
+    def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
+        """The usable records, about ``batch_bytes`` of input at a time.
+
+        Each batch says where its records' lines are (:attr:`RecordBatch.lines`).
+        """
+        self._start_pass()
+        fields = self._fields()
         seen_line = False
-        for chunk, first_line, position in self._chunks(batch_bytes):
-            parsed = _ParsedChunk(chunk, text_key, id_key)
+        for chunk, first_line, offset in self._chunks(batch_bytes):
+            parsed = _ParsedChunk(chunk, fields.text_key, fields.id_key)
             seen_line = seen_line or bool((parsed.status != kernels.BLANK).any())
-            batch = self._assemble(parsed, first_line, prefix, id_is_text, position)
-            if batch.num_docs:
-                yield batch
+            records, slow = self._records(parsed, first_line)
+            texts = _texts(parsed, records, slow)
+            ids = texts if fields.id_is_text else _ids(parsed, records, slow, fields, first_line)
+            if records.shape[0]:
+                starts = parsed.starts[records]
+                yield RecordBatch(
+                    texts=texts,
+                    ids=Ids(ids.data, ids.offsets),
+                    position=self.consumed,
+                    lines=np.stack([starts + offset, parsed.starts[records + 1] - starts], axis=1),
+                )
         if not seen_line:
             raise InputError("file has no records (it is empty)", path=self.path)
 
+    def read_lines(self, lines: I64Array) -> Batch:
+        """The raw texts of the records whose lines are at ``lines`` (``(n, 2)``: offset, size).
+
+        For plain files only; the lines were read before, so they hold usable records.
+        """
+        if lines.shape[0] == 0:
+            return Batch(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+        with self.path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            data = np.frombuffer(m, dtype=np.uint8)
+            chunk = gather(
+                data, data, np.zeros(lines.shape[0], dtype=bool), lines[:, 0], lines[:, 1]
+            )
+            del data
+        fields = self._fields()
+        parsed = _ParsedChunk(chunk.data, fields.text_key, fields.id_key[:0], chunk.offsets)
+        records, slow = self._records(parsed, 0, self._changed)
+        if records.shape[0] != lines.shape[0]:
+            self._changed()
+        return _texts(parsed, records, slow)
+
+    def _changed(self, error: InputError | None = None) -> None:
+        raise InputError("file changed while it was read; run again", path=self.path)
+
     def _chunks(self, batch_bytes: int) -> Iterator[tuple[U8Array, int, int]]:
-        """Whole lines, about ``batch_bytes`` at a time: ``(bytes, first line, file position)``."""
+        """Whole lines, about ``batch_bytes`` at a time: ``(bytes, first line, offset)``.
+
+        ``offset`` is where the bytes start in the (decompressed) input. They are a view of one
+        reused buffer, valid until the next chunk is asked for. :attr:`consumed` follows the
+        file's position.
+        """
         with ExitStack() as stack:
             raw = stack.enter_context(open_raw(self.path))
             stream = stack.enter_context(decompressing(raw, self.path))
+            buffer = bytearray(max(1, batch_bytes))
             first_line = 1
-            carry = b""
+            offset = 0  # of the buffer's first byte in the stream
+            carry = 0  # bytes of an unfinished line at the front of the buffer
             while True:
-                data = _read(stream, batch_bytes, self)
-                if not data:
+                if carry == len(buffer):  # a line longer than the buffer
+                    buffer = buffer + bytearray(len(buffer))
+                end = carry + _read_into(stream, memoryview(buffer)[carry:], self)
+                if end == carry:
                     break
-                if carry:
-                    data = carry + data
-                cut = data.rfind(b"\n") + 1
+                cut = buffer.rfind(b"\n", 0, end) + 1
                 if cut == 0:
-                    carry = data
+                    carry = end
                     continue
-                carry = data[cut:]
                 self.consumed = raw.tell()
-                body = np.frombuffer(data, dtype=np.uint8)[:cut]
-                yield body, first_line, self.consumed
+                body = np.frombuffer(buffer, dtype=np.uint8, count=cut)
+                yield body, first_line, offset
                 first_line += int(np.count_nonzero(body == 10))
+                del body
+                buffer[: end - cut] = buffer[cut:end]
+                carry = end - cut
+                offset += cut
             if carry:
                 self.consumed = raw.tell()
-                yield np.frombuffer(carry, dtype=np.uint8), first_line, self.consumed
+                yield np.frombuffer(bytes(buffer[:carry]), dtype=np.uint8), first_line, offset
 
-    def _assemble(
+    def _records(
         self,
         parsed: _ParsedChunk,
         first_line: int,
-        prefix: U8Array,
-        id_is_text: bool,
-        position: int,
-    ) -> RecordBatch:
-        """The chunk's usable records: fast lines from the kernel, slow ones through json."""
-        status = parsed.status
-        slow_texts: list[str] = []
-        slow_ids: list[str] = []
-        slow_lines = np.flatnonzero(status == kernels.SLOW)
-        is_record = status == kernels.FAST
-        for line in slow_lines.tolist():
-            number = first_line + line
-            item = self._parse(parsed.line_bytes(line), number)
+        reject: Callable[[InputError], None] | None = None,
+    ) -> tuple[I64Array, dict[int, tuple[str, str]]]:
+        """The lines holding usable records, and the records of the lines json had to read.
+
+        Bad lines go to ``reject`` (default :meth:`Source._reject`: raise, or count and skip).
+        """
+        reject = reject if reject is not None else self._reject
+        is_record = parsed.status == kernels.FAST
+        slow: dict[int, tuple[str, str]] = {}
+        for line in np.flatnonzero(parsed.status == kernels.SLOW).tolist():
+            item = self._parse(parsed.line_bytes(line), first_line + line)
             if isinstance(item, InputError):
-                self._reject(item)
+                reject(item)
                 continue
             is_record[line] = True
-            slow_ids.append(item[0])
-            slow_texts.append(item[1])
-        lines = np.flatnonzero(is_record)
-        is_slow = status[lines] == kernels.SLOW
-        starts = parsed.starts[lines]
-        extra_texts, extra_offsets = pack_strings(slow_texts)
-        text_starts = starts.copy()
-        text_lengths = parsed.text_length[lines]
-        text_starts[is_slow] = extra_offsets[:-1]
-        text_lengths[is_slow] = np.diff(extra_offsets)
-        texts = gather(parsed.text_out, extra_texts, is_slow, text_starts, text_lengths)
-        if id_is_text:
-            return RecordBatch(texts=texts, ids=Ids(texts.data, texts.offsets), position=position)
-        has_id = (parsed.id_kind[lines] != kernels.ID_NONE) & ~is_slow
-        numbers = (first_line + lines)[~has_id & ~is_slow]
-        defaults = _default_ids(prefix, numbers)
-        slow_id_data, slow_id_offsets = pack_strings(slow_ids)
-        extra_ids = np.concatenate([defaults.data, slow_id_data])
-        id_starts = starts.copy()
-        id_lengths = parsed.id_length[lines]
-        use_extra = ~has_id
-        is_default = ~has_id & ~is_slow
-        id_starts[is_default] = defaults.offsets[:-1]
-        id_lengths[is_default] = np.diff(defaults.offsets)
-        id_starts[is_slow] = slow_id_offsets[:-1] + defaults.data.shape[0]
-        id_lengths[is_slow] = np.diff(slow_id_offsets)
-        ids = gather(parsed.id_out, extra_ids, use_extra, id_starts, id_lengths)
-        return RecordBatch(texts=texts, ids=Ids(ids.data, ids.offsets), position=position)
+            slow[line] = (item[0], item[1])
+        return np.flatnonzero(is_record), slow
 
     def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
         """Every line through :mod:`json` (the reference the fast path must agree with)."""
@@ -188,22 +229,65 @@ class JSONLinesSource(Source):
         """
         bad = np.asarray(sorted(self.bad_lines), dtype=np.int64)
         record = 0
+        room = np.empty(0, dtype=np.uint8)
         for chunk, first_line, _ in self._chunks(batch_bytes):
             starts = kernels.line_starts(chunk, chunk.shape[0])
-            room = np.empty(chunk.shape[0] + starts.shape[0], dtype=np.uint8)
+            if room.shape[0] < chunk.shape[0] + 1:
+                room = np.empty(chunk.shape[0] + 1, dtype=np.uint8)
             size, seen = kernels.kept_lines(chunk, starts, record, keep, bad, first_line, room)
             out.write(room[:size].data)
             record += seen
         return record
 
 
-def _read(stream: IO[bytes], size: int, source: Source) -> bytes:
+def _texts(parsed: _ParsedChunk, records: I64Array, slow: dict[int, tuple[str, str]]) -> Batch:
+    """The records' texts: from the kernel's output, or as json read them."""
+    is_slow = parsed.status[records] == kernels.SLOW
+    extra, extra_offsets = pack_strings([slow[line][1] for line in records[is_slow].tolist()])
+    starts = parsed.starts[records]
+    lengths = parsed.text_length[records]
+    starts[is_slow] = extra_offsets[:-1]
+    lengths[is_slow] = np.diff(extra_offsets)
+    return gather(parsed.text_out, extra, is_slow, starts, lengths)
+
+
+def _ids(
+    parsed: _ParsedChunk,
+    records: I64Array,
+    slow: dict[int, tuple[str, str]],
+    fields: _Fields,
+    first_line: int,
+) -> Batch:
+    """The records' ids: from the kernel's output, ``FILE:LINE``, or as json read them."""
+    is_slow = parsed.status[records] == kernels.SLOW
+    has_id = (parsed.id_kind[records] != kernels.ID_NONE) & ~is_slow
+    is_default = ~has_id & ~is_slow
+    defaults = _default_ids(fields.prefix, first_line + records[is_default])
+    slow_data, slow_offsets = pack_strings([slow[line][0] for line in records[is_slow].tolist()])
+    extra = np.concatenate([defaults.data, slow_data])
+    starts = parsed.starts[records]
+    lengths = parsed.id_length[records]
+    starts[is_default] = defaults.offsets[:-1]
+    lengths[is_default] = np.diff(defaults.offsets)
+    starts[is_slow] = slow_offsets[:-1] + defaults.data.shape[0]
+    lengths[is_slow] = np.diff(slow_offsets)
+    return gather(parsed.id_out, extra, ~has_id, starts, lengths)
+
+
+def _read_into(stream: IO[bytes], room: memoryview, source: Source) -> int:
+    """Fill ``room`` from ``stream`` (less only at the end of the stream); bytes read."""
+    done = 0
     try:
-        return stream.read(size)
+        while done < len(room):
+            got = stream.readinto(room[done:])  # type: ignore[attr-defined]
+            if not got:
+                break
+            done += got
     except Exception as exc:
         if _is_read_error(exc):
             raise _truncated(source, exc) from None
         raise
+    return done
 
 
 def _is_read_error(exc: Exception) -> bool:
@@ -218,9 +302,11 @@ def _truncated(source: Source, exc: BaseException) -> InputError:
 class _ParsedChunk:
     """The kernel's view of one chunk: line starts and, per line, status and field spans."""
 
-    def __init__(self, chunk: U8Array, text_key: U8Array, id_key: U8Array) -> None:
+    def __init__(
+        self, chunk: U8Array, text_key: U8Array, id_key: U8Array, starts: I64Array | None = None
+    ) -> None:
         self.chunk = chunk
-        self.starts = kernels.line_starts(chunk, chunk.shape[0])
+        self.starts = kernels.line_starts(chunk, chunk.shape[0]) if starts is None else starts
         num_lines = self.starts.shape[0] - 1
         self.status = np.empty(num_lines, dtype=np.int8)
         self.text_length = np.empty(num_lines, dtype=np.int64)
@@ -254,3 +340,67 @@ def _default_ids(prefix: U8Array, numbers: I64Array) -> Batch:
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     kernels.default_ids(prefix, numbers, out, offsets)
     return Batch(data=out, offsets=offsets)
+
+
+class JSONLineTexts:
+    """The normalised texts of records in plain JSONL files, read again from their lines.
+
+    The text store of a run whose inputs are all plain (uncompressed) JSONL: it keeps where
+    each record's line is (16 bytes a document) instead of a copy of the text, and
+    :meth:`take` reads, parses and normalises just the lines asked for.
+    """
+
+    def __init__(self, sources: Sequence[JSONLinesSource], normalize: NormalizeSpec) -> None:
+        self.sources = sources
+        self.normalize = normalize
+        self._parts: list[tuple[I64Array, I64Array]] = []
+        self._source = np.empty(0, dtype=np.int64)
+        self._lines = np.empty((0, 2), dtype=np.int64)
+
+    def append(self, records: RecordBatch, normalized: Batch) -> None:
+        """Remember where the batch's records are."""
+        assert records.lines is not None
+        self._parts.append((np.full(records.num_docs, records.source), records.lines))
+
+    def finish(self) -> None:
+        """End appending."""
+        if self._parts:
+            self._source = np.concatenate([source for source, _ in self._parts])
+            self._lines = np.concatenate([lines for _, lines in self._parts])
+        self._parts = []
+
+    @property
+    def num_docs(self) -> int:
+        """Documents held."""
+        return int(self._source.shape[0])
+
+    def sizes(self) -> I64Array:
+        """Bytes of each document's line (about its text's size)."""
+        return self._lines[:, 1]
+
+    def line_spans(self) -> tuple[I64Array, I64Array]:
+        """Each document's input (index into ``sources``) and line ``(offset, size)``."""
+        return self._source, self._lines
+
+    def take(self, docs: I64Array) -> Batch:
+        """The normalised texts of ``docs`` (any order), packed into one batch."""
+        order = np.argsort(docs, kind="stable")
+        pieces = []
+        sources = self._source[docs[order]]
+        for source in np.unique(sources).tolist():
+            chosen = docs[order][sources == source]
+            pieces.append(self.sources[source].read_lines(self._lines[chosen]))
+        raw = _concat(pieces)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(order.shape[0])
+        return normalize_bytes(take(raw, inverse), self.normalize)
+
+
+def _concat(batches: list[Batch]) -> Batch:
+    if len(batches) == 1:
+        return batches[0]
+    data = np.concatenate([b.data[b.offsets[0] : b.offsets[-1]] for b in batches])
+    sizes = np.concatenate([np.diff(b.offsets) for b in batches])
+    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return Batch(data=data, offsets=offsets)

@@ -10,11 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from neardup._types import BoolArray
+import numpy as np
+
+from neardup._types import BoolArray, I64Array
 from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
 from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
@@ -31,10 +34,14 @@ def write_kept(
     directory: Path,
     compress: Compression = "none",
     batch_bytes: int = 32 << 20,
+    line_spans: tuple[I64Array, I64Array] | None = None,
 ) -> Path:
     """Write the records whose ``keep`` entry is true (one entry per usable record, in order).
 
     Call after a full reading pass over ``sources`` (which records are bad is known then).
+    ``line_spans`` (plain JSONL: each record's input and line, see
+    :meth:`~neardup.io.jsonl.JSONLineTexts.line_spans`) lets uncompressed output be copied
+    file to file by the kernel (``copy_file_range``), runs of kept lines at a time.
     Returns the path written: ``kept.jsonl``, ``kept.csv`` or ``kept.parquet`` in ``directory``
     (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed).
     """
@@ -48,6 +55,8 @@ def write_kept(
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
             _write_csv([s for s in sources if isinstance(s, CSVSource)], iter(keep.tolist()), out)
+        elif fmt == "jsonl" and line_spans is not None and compress == "none":
+            _copy_lines([s.path for s in sources], keep, *line_spans, out)
         elif fmt == "jsonl":
             position = 0
             for source in sources:
@@ -60,6 +69,57 @@ def write_kept(
                     if next(flags):
                         out.write(_text_record(raw))
     return path
+
+
+def _copy_lines(
+    paths: Sequence[Path], keep: BoolArray, source: I64Array, lines: I64Array, out: IO[bytes]
+) -> None:
+    """Copy the kept records' lines from the input files, adjacent lines as one run."""
+    kept = np.flatnonzero(keep)
+    starts = lines[kept, 0]
+    stops = starts + lines[kept, 1]
+    inputs = source[kept]
+    new_run = np.ones(kept.shape[0], dtype=bool)
+    new_run[1:] = (starts[1:] != stops[:-1]) | (inputs[1:] != inputs[:-1])
+    first = np.flatnonzero(new_run)
+    last = np.r_[first[1:] - 1, kept.shape[0] - 1]
+    out.flush()
+    target = out.fileno()
+    sizes = [path.stat().st_size for path in paths]
+    handles = [path.open("rb") for path in paths]
+    try:
+        runs = zip(
+            inputs[first].tolist(), starts[first].tolist(), stops[last].tolist(), strict=True
+        )
+        for index, start, stop in runs:
+            _copy_range(handles[index], start, stop, target)
+            if stop == sizes[index]:  # the file's last line may lack its newline
+                handles[index].seek(stop - 1)
+                if handles[index].read(1) != b"\n":
+                    _write_all(target, b"\n")
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> None:
+    """``source[start:stop]`` appended to ``target``, in the kernel when it can."""
+    while start < stop:
+        try:
+            done = os.copy_file_range(source.fileno(), target, stop - start, start)
+        except OSError:  # another file system, or no copy_file_range: copy through memory
+            source.seek(start)
+            _write_all(target, source.read(stop - start))
+            return
+        if done == 0:
+            raise InputError("file changed while it was read; run again", path=source.name)
+        start += done
+
+
+def _write_all(target: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(target, view) :]
 
 
 def _text_record(raw: tuple[str, str]) -> bytes:

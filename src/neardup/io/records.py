@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 
-from neardup._types import Batch, Offsets, U8Array
+from neardup._types import Batch, I64Array, Offsets, U8Array
 from neardup.text.spans import pack_strings
 
 __all__ = ["Ids", "RecordBatch"]
@@ -95,11 +95,18 @@ class RecordBatch:
     position
         How far the reader is in its input after this batch: bytes of the input file (the
         compressed file for ``.gz``/``.zst``), for progress.
+    lines
+        For JSONL: ``(num_docs, 2)``, where each record's line is in the decompressed input
+        (byte offset, size), so its text can be read again later; ``None`` otherwise.
+    source
+        The index of the input the batch comes from, among a run's inputs.
     """
 
     texts: Batch
     ids: Ids
     position: int = 0
+    lines: I64Array | None = None
+    source: int = 0
 
     @property
     def num_docs(self) -> int:

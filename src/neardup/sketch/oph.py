@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from neardup._kernels.shingles import oph_signatures
+from neardup._kernels.shingles import oph_probe_table, oph_signatures
 from neardup._types import Batch, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 
 __all__ = ["OPHSketcher"]
+
+PROBE_DEPTH = 64
+"""Densification probes tabled per bin (a bin rarely needs more when a tenth of bins is filled)."""
 
 
 class OPHSketcher(TextSketcher):
@@ -34,6 +37,7 @@ class OPHSketcher(TextSketcher):
         self.key: U64Array = self._random_uint64(2)
         self.key[1] |= 1
         self.densify_key = self._random_uint64(1)[0]
+        self._probes = oph_probe_table(self.densify_key, self.spec.num_perm, PROBE_DEPTH)
 
     def _fill(
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
@@ -46,6 +50,7 @@ class OPHSketcher(TextSketcher):
             kt.k,
             self.key,
             self.densify_key,
+            self._probes,
             values,
             num_shingles,
             fingerprints,

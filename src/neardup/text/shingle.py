@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._kernels import shingles as kernels
 from neardup._parallel import parallel_section
@@ -34,6 +35,9 @@ class KernelText:
     """The tokenising arguments every text kernel takes, derived once from the specs."""
 
     classes: U8Array
+    ascii_words: NDArray[np.uint16]
+    """For each ASCII byte: the byte a word hashes (lower-cased when folding), or 256 for a
+    separator: the ASCII part of ``classes`` resolved once instead of per byte."""
     strip_punctuation: bool
     fold_ascii: bool
     is_char: bool
@@ -44,8 +48,10 @@ class KernelText:
     @classmethod
     def of(cls, shingle: ShingleSpec, normalize: NormalizeSpec) -> KernelText:
         """Derive the kernel arguments from a shingle and a normalisation spec."""
+        classes = codepoint_classes()
         return cls(
-            classes=codepoint_classes(),
+            classes=classes,
+            ascii_words=_ascii_words(classes, normalize),
             strip_punctuation=normalize.strip_punctuation,
             fold_ascii=normalize.casefold,
             is_char=shingle.unit == "char",
@@ -58,9 +64,31 @@ class KernelText:
         )
 
     @property
-    def tokenizer(self) -> tuple[U8Array, bool, bool, bool, U64Array]:
-        """The tokenising arguments in kernel order (classes, strip, fold, char, Rabin)."""
-        return self.classes, self.strip_punctuation, self.fold_ascii, self.is_char, self.rabin
+    def tokenizer(self) -> tuple[U8Array, NDArray[np.uint16], bool, bool, bool, U64Array]:
+        """The tokenising arguments in kernel order.
+
+        Classes, ASCII words, strip punctuation, fold ASCII, character mode, Rabin tables.
+        """
+        return (
+            self.classes,
+            self.ascii_words,
+            self.strip_punctuation,
+            self.fold_ascii,
+            self.is_char,
+            self.rabin,
+        )
+
+
+def _ascii_words(classes: U8Array, normalize: NormalizeSpec) -> NDArray[np.uint16]:
+    """The ``ascii_words`` table of :class:`KernelText`."""
+    ascii_classes = classes[:128].copy()
+    punct_as = kernels.SPACE if normalize.strip_punctuation else kernels.WORD
+    ascii_classes[ascii_classes == kernels.PUNCT] = punct_as
+    table = np.arange(128, dtype=np.uint16)
+    if normalize.casefold:
+        table[65:91] += 32
+    table[ascii_classes != kernels.WORD] = 256
+    return table
 
 
 def as_batch(texts: Sequence[str] | Batch, normalize: NormalizeSpec) -> Batch:
