@@ -217,7 +217,7 @@ def sketch_batches(
     num_bytes = 0
     for batch in batches:
         stats = text_statistics(batch.texts)
-        normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats)
+        normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats, in_place=True)
         texts.append(batch, normalized)
         for start in range(0, normalized.num_docs, SKETCH_ROWS):
             stop = min(start + SKETCH_ROWS, normalized.num_docs)

@@ -4,10 +4,11 @@ Strings are UTF-8 bytes (lone surrogates as Python's ``surrogatepass`` writes th
 ``json.dumps(s, ensure_ascii=False)`` does: ``"`` and ``\\`` escaped, ``\\b \\f \\n \\r \\t``
 by name, other bytes below 0x20 as ``\\u00XX`` (lower-case hex), everything else as it is.
 
-Similarities are written as ``repr(round(x, 6))``: the kernels compute the digits of
-``round(x * 10^6)`` and flag the values where that could differ from Python's correctly
-rounded result or where ``repr`` switches to exponent notation (below 1e-4, negative, above 1,
-within 1e-6 of a rounding tie, not finite); the caller formats those few in Python.
+Similarities are written as ``repr(round(x, 6))``: the kernels round ``x * 10^6`` exactly as
+Python's correctly rounded ``round`` does (the product's rounding error is recovered exactly,
+Dekker's two-product, so a tie is told from a near tie, and ties go to even) and write the
+digits; values where ``repr`` switches to exponent notation (below 1e-4), negative or above 1
+are flagged for the caller to format in Python.
 """
 
 from __future__ import annotations
@@ -131,6 +132,29 @@ def _put_number(value, out, o):  # type: ignore[no-untyped-def]
     return o + digits
 
 
+@njit(cache=True, nogil=True)
+def _round_millionths(v):  # type: ignore[no-untyped-def]
+    """``round(v * 10^6)`` of the exact value of ``v`` (0 <= v <= 1), ties to even.
+
+    ``v * 10^6 = (64 v) * 15625``; ``64 v`` is exact, and the product's rounding error is
+    recovered exactly by splitting ``64 v`` into two 26-bit halves (each half times 15625 is
+    exact). Only a product that lands on ``k + 0.5`` needs the error, to tell a true tie
+    (round to even) from a value just above or below it.
+    """
+    z = v * 64.0
+    t = z * 134217729.0  # 2^27 + 1: Veltkamp's split
+    high = t - (t - z)
+    low = z - high
+    product = z * 15625.0
+    error = (high * 15625.0 - product) + low * 15625.0
+    whole = np.floor(product)
+    fraction = product - whole
+    rounded = np.int64(whole)
+    if fraction > 0.5 or (fraction == 0.5 and (error > 0 or (error == 0 and rounded % 2 == 1))):
+        rounded += 1
+    return rounded
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-def]
     """``repr(round(v, 6))`` of each value into ``out[i, :sizes[i]]``; ``null`` for NaN.
@@ -154,13 +178,11 @@ def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-de
             sizes[i] = 3
             is_python[i] = False
             continue
-        scaled = v * 1e6
-        if not (1e-4 <= v <= 1.0) or abs(scaled - np.floor(scaled) - 0.5) < 1e-6:
+        if not (1e-4 <= v <= 1.0):
             sizes[i] = 0
             is_python[i] = True
             continue
-        rounded = np.int64(np.round(scaled))
-        sizes[i] = _put_number(rounded, out[i], 0)
+        sizes[i] = _put_number(_round_millionths(v), out[i], 0)
         is_python[i] = False
 
 

@@ -448,6 +448,48 @@ def count_tokens(buf, offsets, classes, ascii_words, strip_punct, fold_ascii, is
         )
 
 
+@njit(cache=True, nogil=True)
+def _insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
+    for i in range(start + 1, stop):
+        v = values[i]
+        j = i - 1
+        while j >= start and values[j] > v:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = v
+
+
+@njit(cache=True, nogil=True)
+def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
+    """Sort ``values[:n]`` (uniform 64-bit hashes) in place.
+
+    A radix pass on the top bits, then insertion sort of each small bucket. ``scratch`` holds
+    ``n`` values, ``counts`` 4,097 entries. Cost: O(n) expected.
+    """
+    if n <= 64:
+        _insertion_sort(values, 0, n)
+        return
+    bits = 4
+    while bits < 12 and (n >> (bits + 3)) > 0:
+        bits += 1
+    shift = uint64(64 - bits)
+    num_buckets = 1 << bits
+    counts[: num_buckets + 1] = 0
+    for i in range(n):
+        counts[np.int64(values[i] >> shift) + 1] += 1
+    for b in range(num_buckets):
+        counts[b + 1] += counts[b]
+    for i in range(n):
+        b = np.int64(values[i] >> shift)
+        scratch[counts[b]] = values[i]
+        counts[b] += 1
+    start = 0
+    for b in range(num_buckets):  # counts[b] is now the end of bucket b
+        _insertion_sort(scratch, start, counts[b])
+        start = counts[b]
+    values[:n] = scratch[:n]
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def shingle_sets(  # type: ignore[no-untyped-def]
     buf,
@@ -470,34 +512,47 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     and fills its first ``out_sizes[d]`` entries; ``out_counts`` holds how many times each
     occurs in the document. Cost: O(s log s) for s shingles.
     """
+    num_docs = offsets.shape[0] - 1
+    block = _block_size(num_docs)
+    for b in prange((num_docs + block - 1) // block):
+        lo = b * block
+        hi = min(num_docs, lo + block)
+        room = _longest(offsets, lo, hi) + 1
+        tokens = np.empty(room, dtype=np.uint64)
+        shingles = np.empty(room, dtype=np.uint64)
+        counts = np.empty(4097, dtype=np.int64)
+        for d in range(lo, hi):
+            num, _, _ = _doc_shingles_into(
+                buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
+                is_char, rabin, k, tokens, shingles,
+            )  # fmt: skip
+            size = 0
+            if num > 0:
+                _sort_hashes(shingles, num, tokens, counts)
+                ordered = shingles
+                base = out_offsets[d]
+                out[base] = ordered[0]
+                out_counts[base] = 1
+                size = 1
+                for s in range(1, num):
+                    if ordered[s] != ordered[s - 1]:
+                        out[base + size] = ordered[s]
+                        out_counts[base + size] = 1
+                        size += 1
+                    else:
+                        out_counts[base + size - 1] += 1
+            out_sizes[d] = size
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def compact_sets(scratch, scratch_counts, room_offsets, offsets, out, out_counts):  # type: ignore[no-untyped-def]
+    """Pack each document's shingles from its room (``room_offsets``) to ``offsets``."""
     for d in prange(offsets.shape[0] - 1):
-        shingles, num, _, _ = _doc_shingles(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            ascii_words,
-            strip_punct,
-            fold_ascii,
-            is_char,
-            rabin,
-            k,
-        )
-        size = 0
-        if num > 0:
-            ordered = np.sort(shingles[:num])
-            base = out_offsets[d]
-            out[base] = ordered[0]
-            out_counts[base] = 1
-            size = 1
-            for s in range(1, num):
-                if ordered[s] != ordered[s - 1]:
-                    out[base + size] = ordered[s]
-                    out_counts[base + size] = 1
-                    size += 1
-                else:
-                    out_counts[base + size - 1] += 1
-        out_sizes[d] = size
+        src = room_offsets[d]
+        dst = offsets[d]
+        n = offsets[d + 1] - dst
+        out[dst : dst + n] = scratch[src : src + n]
+        out_counts[dst : dst + n] = scratch_counts[src : src + n]
 
 
 @njit(cache=True, nogil=True, parallel=True)

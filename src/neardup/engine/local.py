@@ -15,13 +15,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
-from neardup.index import LSHIndex, Match
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
@@ -41,6 +41,9 @@ from neardup.pipeline import (
     sketch_batches,
 )
 from neardup.sketch import make_sketcher
+
+if TYPE_CHECKING:
+    from neardup.index import LSHIndex, Match
 
 __all__ = ["dedup_files"]
 

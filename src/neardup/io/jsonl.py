@@ -21,6 +21,7 @@ from typing import IO, Any
 import numpy as np
 
 from neardup._kernels import jsonl as kernels
+from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError
 from neardup.io.compression import decompressing, open_raw, strip_compression
@@ -73,8 +74,9 @@ class JSONLinesSource(Source):
         self._start_pass()
         fields = self._fields()
         seen_line = False
+        room = _Room()
         for chunk, first_line, offset in self._chunks(batch_bytes):
-            parsed = _ParsedChunk(chunk, fields.text_key, fields.id_key)
+            parsed = _ParsedChunk(chunk, fields.text_key, fields.id_key, room=room)
             seen_line = seen_line or bool((parsed.status != kernels.BLANK).any())
             records, slow = self._records(parsed, first_line)
             texts = _texts(parsed, records, slow)
@@ -299,11 +301,33 @@ def _truncated(source: Source, exc: BaseException) -> InputError:
     return InputError(f"cannot read: {exc}; is the file truncated?", path=source.path)
 
 
+_PLAIN = kernels.plain_bytes()
+
+
+class _Room:
+    """Output buffers reused from chunk to chunk: fresh memory costs a page fault per 4 KB."""
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, U8Array] = {}
+
+    def take(self, name: str, size: int) -> U8Array:
+        """A buffer of ``size`` bytes (contents undefined), the same one when it is big enough."""
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.shape[0] < size:
+            buffer = self._buffers[name] = np.empty(size, dtype=np.uint8)
+        return buffer[:size]
+
+
 class _ParsedChunk:
     """The kernel's view of one chunk: line starts and, per line, status and field spans."""
 
     def __init__(
-        self, chunk: U8Array, text_key: U8Array, id_key: U8Array, starts: I64Array | None = None
+        self,
+        chunk: U8Array,
+        text_key: U8Array,
+        id_key: U8Array,
+        starts: I64Array | None = None,
+        room: _Room | None = None,
     ) -> None:
         self.chunk = chunk
         self.starts = kernels.line_starts(chunk, chunk.shape[0]) if starts is None else starts
@@ -312,20 +336,23 @@ class _ParsedChunk:
         self.text_length = np.empty(num_lines, dtype=np.int64)
         self.id_kind = np.empty(num_lines, dtype=np.int8)
         self.id_length = np.empty(num_lines, dtype=np.int64)
-        self.text_out = np.empty(chunk.shape[0], dtype=np.uint8)
-        self.id_out = np.empty(chunk.shape[0] if id_key.shape[0] else 0, dtype=np.uint8)
-        kernels.parse_lines(
-            chunk,
-            self.starts,
-            text_key,
-            id_key,
-            self.text_out,
-            self.id_out,
-            self.status,
-            self.text_length,
-            self.id_kind,
-            self.id_length,
-        )
+        room = room if room is not None else _Room()
+        self.text_out = room.take("text", chunk.shape[0])
+        self.id_out = room.take("id", chunk.shape[0] if id_key.shape[0] else 0)
+        with parallel_section:
+            kernels.parse_lines(
+                chunk,
+                self.starts,
+                text_key,
+                id_key,
+                _PLAIN,
+                self.text_out,
+                self.id_out,
+                self.status,
+                self.text_length,
+                self.id_kind,
+                self.id_length,
+            )
 
     def line_bytes(self, line: int) -> bytes:
         """The raw bytes of one line."""
@@ -338,7 +365,8 @@ def _default_ids(prefix: U8Array, numbers: I64Array) -> Batch:
     offsets = np.zeros(numbers.shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    kernels.default_ids(prefix, numbers, out, offsets)
+    with parallel_section:
+        kernels.default_ids(prefix, numbers, out, offsets)
     return Batch(data=out, offsets=offsets)
 
 

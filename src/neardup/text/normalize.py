@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numpy.typing import NDArray
 
+from neardup._kernels import normalize as kernels
 from neardup._kernels.shingles import ALONE, PUNCT, SPACE
 from neardup._kernels.spans import text_stats
 from neardup._parallel import parallel_section
@@ -133,25 +135,139 @@ def text_statistics(texts: Batch) -> TextStats:
     return stats
 
 
-def normalize_bytes(texts: Batch, spec: NormalizeSpec, stats: TextStats | None = None) -> Batch:
-    """Normalise raw UTF-8 texts as :func:`normalize` does each, all non-ASCII ones at once.
+def normalize_bytes(
+    texts: Batch, spec: NormalizeSpec, stats: TextStats | None = None, *, in_place: bool = False
+) -> Batch:
+    """Normalise raw UTF-8 texts as :func:`normalize` does each.
 
     ASCII texts are kept as they are: NFKC leaves them unchanged and their case folding is
-    done by the tokenising kernels. The others are normalised one by one (joining them into
-    one string was measured three times slower: one wide character widens the whole string,
-    and NFKC's quick check can no longer skip the texts already normalised). Returns ``texts``
-    itself when nothing changes.
+    done by the tokenising kernels. A text whose every character normalises on its own
+    (nearly all text in Latin, Greek, Cyrillic, CJK, ... scripts) is mapped character by
+    character in a kernel (:class:`SimpleFolds`); any other is
+    normalised in Python, one by one
+    (joining them into one string was measured three times slower: one wide character widens
+    the whole string, and NFKC's quick check can no longer skip texts already normalised).
+    Returns ``texts`` itself when nothing changes; with ``in_place``, also when the table
+    normalised every text without changing its size (written into ``texts.data``).
     """
     stats = stats if stats is not None else text_statistics(texts)
     if stats.is_ascii.all() or not (spec.nfkc or spec.casefold):
         return texts
     docs = np.flatnonzero(~stats.is_ascii)
-    normalized = _one_by_one(take(texts, docs), spec)
+    if spec.nfkc and spec.casefold:
+        normalized = _mapped(texts, docs, spec, in_place)
+        if normalized is None:
+            return texts
+    else:
+        normalized = _one_by_one(take(texts, docs), spec)
     starts = texts.offsets[:-1].copy()
     lengths = np.diff(texts.offsets)
     starts[docs] = normalized.offsets[:-1]
     lengths[docs] = np.diff(normalized.offsets)
     return gather(texts.data, normalized.data, ~stats.is_ascii, starts, lengths)
+
+
+def _mapped(texts: Batch, docs: I64Array, spec: NormalizeSpec, in_place: bool) -> Batch | None:
+    """``docs`` normalised: by the character table where it covers them, else in Python.
+
+    None when they were normalised in place (``texts.data`` writable, no size changed).
+    """
+    table = _FOLDS.covering(texts, docs)
+    sizes = np.empty(docs.shape[0], dtype=np.int64)
+    with parallel_section:
+        kernels.simple_sizes(texts.data, texts.offsets, docs, table, sizes)
+    simple = sizes >= 0
+    if (
+        in_place
+        and simple.all()
+        and texts.data.flags.writeable
+        and np.array_equal(sizes, texts.offsets[docs + 1] - texts.offsets[docs])
+    ):  # same sizes (the common case): normalise in place, no copy of the batch
+        with parallel_section:
+            kernels.simple_fill(
+                texts.data, texts.offsets, docs, table, texts.data, texts.offsets[docs]
+            )
+        return None
+    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.where(simple, sizes, 0), out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    with parallel_section:
+        kernels.simple_fill(
+            texts.data, texts.offsets, docs[simple], table, out, offsets[:-1][simple]
+        )
+    if simple.all():
+        return Batch(data=out, offsets=offsets)
+    rest = _one_by_one(take(texts, docs[~simple]), spec)
+    starts = offsets[:-1].copy()
+    lengths = np.diff(offsets)
+    starts[~simple] = rest.offsets[:-1]
+    lengths[~simple] = np.diff(rest.offsets)
+    return gather(out, rest.data, ~simple, starts, lengths)
+
+
+class SimpleFolds:
+    """For each code point below U+30000: its normalised form, or -1.
+
+    The form is ``casefold(NFKC(c))`` when that is one character and normalising ``c`` alone
+    is all there is to normalising it in any text. That holds when ``c`` and its image are
+    starters (combining class 0) that no canonical composition takes as its second
+    character: then NFKC neither reorders nor composes across characters, and case folding
+    is per character anyway. (ASCII is mapped by the kernels themselves.) Filled from
+    :mod:`unicodedata` a block of 256 code points at a time, for the blocks texts use.
+    """
+
+    SIZE = 0x30000
+
+    def __init__(self) -> None:
+        self.table = np.full(self.SIZE, -1, dtype=np.int32)
+        self.filled = np.zeros(self.SIZE >> 8, dtype=bool)
+        self._seconds: frozenset[int] | None = None
+
+    def covering(self, texts: Batch, docs: I64Array) -> NDArray[np.int32]:
+        """The table, with every block that ``docs`` use filled in."""
+        seen = np.zeros(self.filled.shape[0], dtype=bool)
+        with parallel_section:
+            kernels.used_blocks(texts.data, texts.offsets, docs, seen)
+        for block in np.flatnonzero(seen & ~self.filled).tolist():
+            self._fill(block)
+        return self.table
+
+    def _fill(self, block: int) -> None:
+        code_points = [
+            cp
+            for cp in range(max(block << 8, 0x80), (block + 1) << 8)
+            if not 0xD800 <= cp <= 0xDFFF
+        ]
+        self.filled[block] = True
+        if not code_points:  # surrogates only
+            return
+        chars = [chr(cp) for cp in code_points]
+        normalized = unicodedata.normalize("NFKC", "\x00".join(chars)).split("\x00")
+        folded = "\x00".join(normalized).casefold().split("\x00")
+        seconds = self._second_characters()
+        for cp, char, nfkc, fold in zip(code_points, chars, normalized, folded, strict=True):
+            if len(nfkc) != 1 or len(fold) != 1 or cp in seconds or ord(nfkc) in seconds:
+                continue
+            if unicodedata.combining(char) or unicodedata.combining(nfkc):
+                continue
+            self.table[cp] = ord(fold)
+
+    def _second_characters(self) -> frozenset[int]:
+        """Code points a canonical composition takes as its second character."""
+        if self._seconds is None:
+            seconds = set(_HANGUL_SECONDS)
+            for cp in range(self.SIZE):
+                decomposition = unicodedata.decomposition(chr(cp))
+                if decomposition and not decomposition.startswith("<"):
+                    parts = decomposition.split()
+                    if len(parts) == 2:
+                        seconds.add(int(parts[1], 16))
+            self._seconds = frozenset(seconds)
+        return self._seconds
+
+
+_HANGUL_SECONDS = (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))  # jamo V and T
+_FOLDS = SimpleFolds()
 
 
 def _one_by_one(pieces: Batch, spec: NormalizeSpec) -> Batch:

@@ -160,19 +160,20 @@ class Shingler:
         """
         batch = as_batch(texts, self.normalize)
         kt = self._kernel_text
-        room = np.maximum(self.count_tokens(batch) - kt.k + 1, 0)
         room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
+        room = np.maximum(self.count_tokens(batch) - kt.k + 1, 0)
         np.cumsum(room, out=room_offsets[1:])
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
-        counts = np.empty(int(room_offsets[-1]), dtype=np.int64)
+        scratch_counts = np.empty(int(room_offsets[-1]), dtype=np.int64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
+        offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         with parallel_section:
             kernels.shingle_sets(
-                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch, counts, sizes
-            )
-        offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        used = np.arange(scratch.shape[0]) - np.repeat(room_offsets[:-1], room) < np.repeat(
-            sizes, room
-        )
-        return ShingleSets(hashes=scratch[used], offsets=offsets), counts[used]
+                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch,
+                scratch_counts, sizes,
+            )  # fmt: skip
+            np.cumsum(sizes, out=offsets[1:])
+            hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
+            counts = np.empty(int(offsets[-1]), dtype=np.int64)
+            kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
+        return ShingleSets(hashes=hashes, offsets=offsets), counts

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from neardup._kernels.spans import gather_spans
+from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
 
 __all__ = ["gather", "pack_strings", "take"]
@@ -50,15 +51,16 @@ def gather(
     np.cumsum(lengths, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     if starts.shape[0]:
-        gather_spans(
-            first,
-            second,
-            np.ascontiguousarray(use_second),
-            np.ascontiguousarray(starts, dtype=np.int64),
-            np.ascontiguousarray(lengths, dtype=np.int64),
-            out,
-            offsets,
-        )
+        with parallel_section:
+            gather_spans(
+                first,
+                second,
+                np.ascontiguousarray(use_second),
+                np.ascontiguousarray(starts, dtype=np.int64),
+                np.ascontiguousarray(lengths, dtype=np.int64),
+                out,
+                offsets,
+            )
     return Batch(data=out, offsets=offsets)
 
 

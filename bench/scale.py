@@ -1,0 +1,327 @@
+"""The user's path at scale: the neardup command line beside the peers, as whole processes.
+
+Every pipeline runs as its own process on the same JSONL file and writes what a user needs:
+the cluster of every document and the deduplicated corpus. Measured per run: wall time and the
+peak RSS of that process (``os.wait4``), medians over ``--repeat`` runs, ratios to neardup.
+
+Corpora (made once under ``--data``, deterministic, from ``../shared/data/rfc``; see
+``bench/scale_corpus.py``): 1M and 10M short documents (45 words, ~300 bytes, 20% planted
+near-copies of known kinds), and the whole RFC corpus (9,823 long documents, 537 MB).
+
+Pipelines (word 5-shingles of lower-cased text, 128 hashes, threshold 0.8):
+
+* ``neardup``: ``neardup dedup FILE -o OUT -q`` (defaults: OPH, exact verification, spanning
+  pairs), the command a user runs;
+* ``gaoya``: JSON parsing in Python, gaoya's Rust tokeniser and MinHash (32-bit hashes, 16 bands
+  of 8 rows) with ``par_bulk_insert_docs`` and ``par_bulk_query`` on all cores, union-find;
+* ``rensa``: Python shingles, ``RMinHash`` and ``RMinHashLSH`` (16 bands), union-find;
+* ``datasketch``: Python shingles, ``MinHash.update_batch`` and ``MinHashLSH``, union-find.
+
+Each peer writes ``clusters.jsonl`` and ``kept.jsonl`` as neardup does. The planted copies give
+a recall figure for every pipeline: the share of planted pairs (with exact w5 Jaccard >= 0.8)
+found in one cluster.
+
+Run: ``.venv/bin/python bench/scale.py`` (1M with every peer, then 10M with neardup only) or
+``--sizes 1M --peers gaoya --repeat 3``; ``--rfc`` adds the RFC corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.corpora import RFC_ARCHIVE  # noqa: E402
+
+THRESHOLD = 0.8
+NUM_PERM = 128
+K = 5
+SIZES = {"1M": 1_000_000, "10M": 10_000_000}
+
+
+# ---------------------------------------------------------------- peers (run in a child)
+
+
+def _records(path: Path) -> Iterator[tuple[str, str, bytes]]:
+    with path.open("rb") as f:
+        for line in f:
+            record = json.loads(line)
+            yield record["id"], record["text"], line
+
+
+def _shingles(text: str) -> list[str]:
+    words = text.lower().split()
+    return list({" ".join(words[i : i + K]) for i in range(len(words) - K + 1)})
+
+
+def _write(out: Path, ids: list[str], lines: list[bytes], pairs: Iterator[tuple[int, int]]) -> None:
+    """Union-find over the pairs; clusters.jsonl and kept.jsonl (first of each cluster)."""
+    parent = list(range(len(ids)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    out.mkdir(parents=True)
+    with (out / "clusters.jsonl").open("w") as c, (out / "kept.jsonl").open("wb") as k:
+        for doc, doc_id in enumerate(ids):
+            root = find(doc)
+            c.write(json.dumps({"id": doc_id, "cluster": ids[root], "keep": root == doc}) + "\n")
+            if root == doc:
+                k.write(lines[doc])
+
+
+def peer_gaoya(path: Path, out: Path) -> None:
+    from gaoya.minhash import MinHashStringIndex
+
+    ids, texts, lines = map(list, zip(*_records(path), strict=True))
+    index = MinHashStringIndex(
+        hash_size=32,
+        jaccard_threshold=THRESHOLD,
+        num_bands=16,
+        band_size=8,
+        analyzer="word",
+        lowercase=True,
+        ngram_range=(K, K),
+        id_container="smallvec",
+    )
+    keys = list(range(len(texts)))
+    index.par_bulk_insert_docs(keys, texts)
+    found = index.par_bulk_query(texts)
+    _write(out, ids, lines, ((i, j) for i, near in enumerate(found) for j in near if j != i))
+
+
+def peer_rensa(path: Path, out: Path) -> None:
+    from rensa import RMinHash, RMinHashLSH
+
+    lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, num_bands=16)
+    ids, lines, sketches = [], [], []
+    for i, (doc_id, text, line) in enumerate(_records(path)):
+        m = RMinHash(num_perm=NUM_PERM, seed=42)
+        m.update(_shingles(text))
+        lsh.insert(i, m)
+        ids.append(doc_id)
+        lines.append(line)
+        sketches.append(m)
+    pairs = ((i, j) for i, m in enumerate(sketches) for j in lsh.query(m) if j != i)
+    _write(out, ids, lines, pairs)
+
+
+def peer_datasketch(path: Path, out: Path) -> None:
+    from datasketch import MinHash, MinHashLSH
+
+    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
+    ids, lines, sketches = [], [], []
+    for i, (doc_id, text, line) in enumerate(_records(path)):
+        m = MinHash(num_perm=NUM_PERM, seed=42)
+        m.update_batch([s.encode("utf-8") for s in _shingles(text)])
+        lsh.insert(i, m)
+        ids.append(doc_id)
+        lines.append(line)
+        sketches.append(m)
+    pairs = ((i, j) for i, m in enumerate(sketches) for j in lsh.query(m) if j != i)
+    _write(out, ids, lines, pairs)
+
+
+PEERS: dict[str, Callable[[Path, Path], None]] = {
+    "gaoya": peer_gaoya,
+    "rensa": peer_rensa,
+    "datasketch": peer_datasketch,
+}
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def run(command: list[str], timeout: float) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and exit code of ``command`` as a child process."""
+    errors = tempfile.TemporaryFile()
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            child.kill()
+            pid, status, usage = os.wait4(child.pid, 0)
+            break
+        time.sleep(0.01)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    errors.seek(0)
+    message = errors.read().decode(errors="replace").strip()[-400:]
+    errors.close()
+    if child.returncode:
+        print(f"    exit {child.returncode}: {message}", flush=True)
+    return wall, usage.ru_maxrss / 1024, child.returncode
+
+
+def neardup_command(source: Path, out: Path) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "neardup"),
+        "dedup",
+        str(source),
+        "-o",
+        str(out),
+        "-q",
+    ]
+
+
+def peer_command(name: str, source: Path, out: Path) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "peer", name, str(source), str(out)]
+
+
+def recall(truth: Path, out: Path) -> float:
+    """Share of the planted copies (of w5 Jaccard >= 0.8 by construction) clustered with their
+    source; planted kinds below 0.8 (appends of 11 or more words, some substitutions and
+    deletions) are left out by their exact Jaccard, computed here."""
+    cluster = {}
+    with (out / "clusters.jsonl").open() as f:
+        for line in f:
+            record = json.loads(line)
+            cluster[record["id"]] = record["cluster"]
+    found = total = 0
+    with truth.open() as f:
+        next(f)
+        for line in f:
+            copy, source, kind = line.rstrip("\n").split("\t")
+            if _planted_jaccard(kind) < THRESHOLD:
+                continue
+            total += 1
+            found += cluster[copy] == cluster[source]
+    return found / total if total else 1.0
+
+
+def _planted_jaccard(kind: str) -> float:
+    """Exact w5 Jaccard of a planted copy of a 45-word document (41 distinct shingles)."""
+    if kind in ("exact", "case"):
+        return 1.0
+    if kind.startswith("append-"):
+        return 41 / (41 + int(kind.removeprefix("append-")))
+    edit, _, where = kind.partition("@")
+    position = int(where)
+    covering = min(40, position) - max(0, position - 4) + 1  # shingles holding the word
+    if edit == "subst":  # those shingles are replaced by as many new ones
+        return (41 - covering) / (41 + covering)
+    return (41 - covering) / (40 + covering)  # delete: covering - 1 new shingles
+
+
+def measure(
+    label: str, command: Callable[[Path], list[str]], repeat: int, timeout: float
+) -> tuple[list[float], list[float], Path | None]:
+    walls, peaks = [], []
+    kept: Path | None = None
+    for _ in range(repeat):
+        work = Path(tempfile.mkdtemp(prefix="scale-", dir=ROOT / "out"))
+        out = work / "out"
+        wall, peak, code = run(command(out), timeout)
+        if code == 0:
+            walls.append(wall)
+            peaks.append(peak)
+            if kept is not None:
+                shutil.rmtree(kept.parent, ignore_errors=True)
+            kept = out
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"    {label}: {wall:.1f} s, {peak:,.0f} MB" + ("" if code == 0 else " (failed)"))
+    return walls, peaks, kept
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1M,10M", help="comma-separated: 1M, 10M")
+    parser.add_argument("--peers", default="gaoya,rensa,datasketch")
+    parser.add_argument("--peer-sizes", default="1M", help="sizes the peers run at")
+    parser.add_argument("--rfc", action="store_true", help="also the whole RFC corpus")
+    parser.add_argument("--repeat", type=int, default=3, help="neardup runs (median)")
+    parser.add_argument("--peer-repeat", type=int, default=1, help="runs per peer (median)")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    parser.add_argument("--data", type=Path, default=ROOT / "out" / "bench")
+    args = parser.parse_args()
+    if not RFC_ARCHIVE.exists():
+        sys.exit(f"RFC corpus not found at {RFC_ARCHIVE}")
+    from bench.scale_corpus import write_rfc_jsonl, write_short_corpus
+
+    args.data.mkdir(parents=True, exist_ok=True)
+    corpora: list[tuple[str, Path, Path | None]] = []
+    for size in [s for s in args.sizes.split(",") if s]:
+        path = args.data / f"short-{size}.jsonl"
+        if not path.exists():
+            print(f"generating {path} ...", flush=True)
+            write_short_corpus(path, SIZES[size])
+        corpora.append((size, path, path.with_name(path.name + ".truth.tsv")))
+    if args.rfc:
+        path = args.data / "rfc.jsonl"
+        if not path.exists():
+            write_rfc_jsonl(path)
+        corpora.append(("RFC", path, None))
+    peers = [p for p in args.peers.split(",") if p]
+    peer_sizes = set(args.peer_sizes.split(",")) | {"RFC"}
+    rows = []
+    for label, path, truth in corpora:
+        mb = path.stat().st_size / 1e6
+        print(f"{label}: {path.name}, {mb:,.0f} MB", flush=True)
+        results = []
+        runners: list[tuple[str, Callable[[Path], list[str]], int]] = [
+            ("neardup", lambda out, p=path: neardup_command(p, out), args.repeat)
+        ]
+        if label in peer_sizes:
+            runners.extend(
+                (name, lambda out, n=name, p=path: peer_command(n, p, out), args.peer_repeat)
+                for name in peers
+            )
+        for name, command, repeat in runners:
+            walls, peaks, out = measure(name, command, repeat, args.timeout)
+            found = recall(truth, out) if truth is not None and out is not None else None
+            if out is not None:
+                shutil.rmtree(out.parent, ignore_errors=True)
+            results.append((name, walls, peaks, found))
+        base = statistics.median(results[0][1]) if results[0][1] else float("nan")
+        for name, walls, peaks, found in results:
+            rows.append((label, mb, name, walls, peaks, found, base))
+    print()
+    print(
+        "| corpus | pipeline | wall s (median, min-max) | peak RSS MB | bytes/doc "
+        "| time vs neardup | recall of planted copies |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for label, _, name, walls, peaks, found, base in rows:
+        if not walls:
+            print(f"| {label} | {name} | failed | | | | |")
+            continue
+        wall = statistics.median(walls)
+        docs = SIZES.get(label, 9823)
+        per_doc = statistics.median(peaks) * 2**20 / docs
+        print(
+            f"| {label} | {name} | {wall:.1f} ({min(walls):.1f}-{max(walls):.1f}) "
+            f"| {statistics.median(peaks):,.0f} | {per_doc:,.0f} | {wall / base:.2f}x "
+            f"| {'' if found is None else f'{found:.4f}'} |"
+        )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "peer":
+        PEERS[sys.argv[2]](Path(sys.argv[3]), Path(sys.argv[4]))
+    else:
+        main()

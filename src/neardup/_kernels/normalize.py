@@ -1,0 +1,135 @@
+"""Numba kernels normalising texts whose every character normalises on its own.
+
+For such a text, NFKC followed by case folding is a per-character map (the table built in
+``neardup.text.normalize``: ``casefold(NFKC(c))`` when that is one character and ``c`` can
+neither compose with a neighbour nor be reordered), so it is done here on the UTF-8 bytes
+instead of in Python. A text with any other character is left to Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _continues(buf, i):  # type: ignore[no-untyped-def]
+    return (buf[i] & 0xC0) == 0x80
+
+
+@njit(cache=True, nogil=True)
+def _next(buf, i, end):  # type: ignore[no-untyped-def]
+    """The code point at ``buf[i]`` and its size in bytes (size 0: not valid UTF-8)."""
+    b0 = np.int64(buf[i])
+    if b0 < 0x80:
+        return b0, 1
+    if b0 < 0xC2 or b0 > 0xF4:
+        return 0, 0
+    size = 2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4)
+    if i + size > end:
+        return 0, 0
+    cp = b0 & (0x1F if size == 2 else (0x0F if size == 3 else 0x07))
+    for j in range(i + 1, i + size):
+        if not _continues(buf, j):
+            return 0, 0
+        cp = (cp << 6) | (np.int64(buf[j]) & 0x3F)
+    if (size == 3 and cp < 0x800) or (size == 4 and not 0x10000 <= cp <= 0x10FFFF):
+        return 0, 0
+    return cp, size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _size_of(cp):  # type: ignore[no-untyped-def]
+    if cp < 0x80:
+        return 1
+    if cp < 0x800:
+        return 2
+    if cp < 0x10000:
+        return 3
+    return 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mapped(cp, table):  # type: ignore[no-untyped-def]
+    """The normalised code point of ``cp``, or -1 when it does not normalise on its own."""
+    if cp < 0x80:
+        return cp + 32 if 65 <= cp <= 90 else cp
+    if cp >= table.shape[0]:
+        return -1
+    return table[cp]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def used_blocks(buf, offsets, docs, seen):  # type: ignore[no-untyped-def]
+    """Mark ``seen[cp >> 8]`` for every code point below ``256 * len(seen)`` in ``docs``.
+
+    Threads only ever write True, so concurrent marks of one block agree.
+    """
+    limit = seen.shape[0] << 8
+    for t in prange(docs.shape[0]):
+        d = docs[t]
+        i, end = offsets[d], offsets[d + 1]
+        while i < end:
+            if buf[i] < 0x80:
+                i += 1
+                continue
+            cp, step = _next(buf, i, end)
+            if step == 0:
+                i += 1
+                continue
+            if cp < limit:
+                seen[cp >> 8] = True
+            i += step
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def simple_sizes(buf, offsets, docs, table, sizes):  # type: ignore[no-untyped-def]
+    """``sizes[t]``: bytes of document ``docs[t]`` normalised by ``table``.
+
+    -1 when it holds a character the table does not map (or bytes that are not UTF-8).
+    Cost: O(bytes).
+    """
+    for t in prange(docs.shape[0]):
+        d = docs[t]
+        i, end = offsets[d], offsets[d + 1]
+        size = 0
+        while i < end:
+            cp, step = _next(buf, i, end)
+            mapped = _mapped(cp, table) if step else -1
+            if mapped < 0:
+                size = -1
+                break
+            size += _size_of(mapped)
+            i += step
+        sizes[t] = size
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def simple_fill(buf, offsets, docs, table, out, out_offsets):  # type: ignore[no-untyped-def]
+    """Write document ``docs[t]`` normalised by ``table`` at ``out[out_offsets[t]:]``."""
+    for t in prange(docs.shape[0]):
+        d = docs[t]
+        i, end = offsets[d], offsets[d + 1]
+        o = out_offsets[t]
+        while i < end:
+            cp, step = _next(buf, i, end)
+            mapped = _mapped(cp, table)
+            if mapped < 0x80:
+                out[o] = mapped
+                o += 1
+            elif mapped < 0x800:
+                out[o] = 0xC0 | (mapped >> 6)
+                out[o + 1] = 0x80 | (mapped & 0x3F)
+                o += 2
+            elif mapped < 0x10000:
+                out[o] = 0xE0 | (mapped >> 12)
+                out[o + 1] = 0x80 | ((mapped >> 6) & 0x3F)
+                out[o + 2] = 0x80 | (mapped & 0x3F)
+                o += 3
+            else:
+                out[o] = 0xF0 | (mapped >> 18)
+                out[o + 1] = 0x80 | ((mapped >> 12) & 0x3F)
+                out[o + 2] = 0x80 | ((mapped >> 6) & 0x3F)
+                out[o + 3] = 0x80 | (mapped & 0x3F)
+                o += 4
+            i += step
