@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
+from neardup._kernels.groups import sort_u64
+from neardup.lsh.banding import equal_key_groups
 from tests import reference
 
 
@@ -77,3 +79,32 @@ def test_chosen_bands_balance_both_errors() -> None:
     for threshold in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
         # The default favours recall: a pair at the threshold is a candidate 9 times in 10.
         assert s_curve(threshold, *choose_bands(threshold, 128)) >= 0.9
+
+
+@given(
+    keys=st.lists(st.integers(0, 6), max_size=300),
+    wide=st.booleans(),
+    spread=st.sampled_from([0, 61, 63]),
+)
+def test_equal_key_groups_are_the_groups_of_equal_keys(
+    keys: list[int], wide: bool, spread: int
+) -> None:
+    # Small keys shifted up share their top bits (so runs of equal prefix hold different
+    # keys), or spread across all 64 bits.
+    shifted = [(k << spread) % 2**64 for k in keys]
+    hi = np.array(shifted, dtype=np.uint64)
+    lo = np.array([k % 2 for k in keys], dtype=np.uint64) if wide else None
+    members, bounds = equal_key_groups(hi, lo)
+    got = sorted(members[bounds[g] : bounds[g + 1]].tolist() for g in range(len(bounds) - 1))
+    expected: dict[tuple[int, int], list[int]] = {}
+    for i, (k, value) in enumerate(zip(keys, shifted, strict=True)):
+        expected.setdefault((value, k % 2 if wide else 0), []).append(i)
+    assert got == sorted(v for v in expected.values() if len(v) > 1)
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 4095, 4096, 50_000])
+def test_the_radix_sort_sorts(size: int) -> None:
+    rng = np.random.default_rng(size)
+    values = rng.integers(0, 2**64, size=size, dtype=np.uint64)
+    values[: size // 10] = 7  # a skewed bucket
+    assert np.array_equal(sort_u64(values), np.sort(values))

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neardup import DedupConfig, InputError, LSHSpec, NeardupWarning, SketchSpec, dedup
+from neardup import (
+    DedupConfig,
+    InputError,
+    LSHSpec,
+    NeardupWarning,
+    SketchSpec,
+    connected_components,
+    dedup,
+)
 
 
 def _partition(ids: list[str], labels: np.ndarray) -> set[frozenset[str]]:
@@ -69,3 +77,44 @@ def test_ids_must_match_texts() -> None:
         dedup(["a", "b"], ids=["x"])
     with pytest.raises(InputError, match="no usable records"):
         dedup([])
+
+
+def test_spanning_pairs_are_a_spanning_forest_of_the_clusters(
+    licenses: list[dict[str, object]],
+) -> None:
+    ids = [str(r["id"]) for r in licenses]
+    texts = [str(r["text"]) for r in licenses]
+    everything = dedup(texts, ids, DedupConfig(pairs="all"))
+    spanning = dedup(texts, ids, DedupConfig(pairs="spanning"))
+    assert spanning.clusters.labels.tolist() == everything.clusters.labels.tolist()
+    all_pairs = set(
+        zip(everything.pairs.first.tolist(), everything.pairs.second.tolist(), strict=True)
+    )
+    forest = list(zip(spanning.pairs.first.tolist(), spanning.pairs.second.tolist(), strict=True))
+    assert set(forest) <= all_pairs
+    assert len(forest) < len(all_pairs)  # the sample's clusters have cycles
+    # A forest: its edges and the exact links join exactly the clusters, with no cycle, so
+    # they number documents-in-clusters minus clusters.
+    exact_first, exact_second = spanning.exact_pairs
+    first = np.concatenate([exact_first, spanning.pairs.first])
+    second = np.concatenate([exact_second, spanning.pairs.second])
+    rebuilt = connected_components(len(ids), first, second)
+    assert rebuilt.labels.tolist() == everything.clusters.labels.tolist()
+    sizes = everything.clusters.sizes()
+    assert first.shape[0] == int(sizes[sizes > 1].sum()) - int((sizes > 1).sum())
+    # The forest is the first pair (in pair order) to reach each document: the minimum
+    # spanning forest under that order.
+    assert forest == sorted(forest)
+    counts = spanning.summary["counts"]
+    assert counts["verified_pairs"] == len(all_pairs) > counts["pairs_reported"] == len(forest)
+
+
+def test_near_identical_groups_give_linear_spanning_pairs() -> None:
+    base = " ".join(f"word{i}" for i in range(80))
+    texts = [f"{base} variant {i}" for i in range(600)]
+    spanning = dedup(texts, config=DedupConfig(pairs="spanning"))
+    assert spanning.clusters.num_duplicate_clusters == 1
+    assert len(spanning.pairs) == 599
+    everything = dedup(texts, config=DedupConfig(pairs="all"))
+    assert len(everything.pairs) > 10 * 599
+    assert len(dedup(texts, config=DedupConfig(pairs="none")).pairs) == 0

@@ -44,10 +44,11 @@ from neardup.io.spill import KeyColumns
 from neardup.lsh.banding import CandidatePairs, equal_key_groups
 from neardup.lsh.schemes import candidate_scheme
 from neardup.params import DedupConfig
-from neardup.sketch import IDFWeights, make_sketcher
+from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import provenance_of
 from neardup.text.normalize import normalize_bytes, text_statistics
-from neardup.verify import exact_similarity
+from neardup.text.shingle import Shingler
+from neardup.verify import agreement, exact_jaccard, exact_similarity
 
 __all__ = [
     "DedupResult",
@@ -320,9 +321,15 @@ def verify_candidates(
         local = CandidatePairs(
             first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
         )
-        estimate[lo:hi] = scheme.estimate(sketcher.sketch(batch), local)
-        if mode == "exact":
-            jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
+        if mode == "exact" and isinstance(sketcher, OPHSketcher):
+            # The shingle sets give both the exact Jaccard and the OPH rows (no second pass).
+            sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(batch)
+            estimate[lo:hi] = agreement(sketcher.sketch_sets(sets), local)
+            jaccard[lo:hi] = exact_jaccard(sets, local)
+        else:
+            estimate[lo:hi] = scheme.estimate(sketcher.sketch(batch), local)
+            if mode == "exact":
+                jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
         if progress is not None:
             progress(hi)
     if mode == "exact":

@@ -19,7 +19,7 @@ from neardup.sketch.signatures import Signatures
 from neardup.sketch.weighted import IDFWeights, cosine_similarity, term_counts, weighted_jaccard
 from neardup.text.shingle import Shingler, ShingleSets
 
-__all__ = ["estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
+__all__ = ["agreement", "estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
 
 
 def _pair_arrays(pairs: CandidatePairs) -> tuple[I64Array, I64Array]:
@@ -34,12 +34,18 @@ def estimate_jaccard(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
 
     Its standard deviation is ``sqrt(J * (1 - J) / num_perm)`` (MMDS §3.3.3).
     """
+    return agreement(signatures.values, pairs)
+
+
+def agreement(values: U64Array, pairs: CandidatePairs) -> F64Array:
+    """The fraction of equal slots of each pair's rows of ``values``."""
     first, second = _pair_arrays(pairs)
     counts = np.empty(first.shape[0], dtype=np.int64)
-    values = np.ascontiguousarray(signatures.values)
+    values = np.ascontiguousarray(values)
     with parallel_section:
         kernels.agreeing_slots(values, first, second, counts)
-    return counts / signatures.num_perm
+    fraction: F64Array = counts / values.shape[1]
+    return fraction
 
 
 def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:

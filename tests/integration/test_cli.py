@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -226,3 +228,51 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
     clash = run("dedup", SAMPLE, "-o", tmp_path / "x", "--method", "simhash", "--sketch", "oph")
     assert clash.returncode == 2
     assert "--method simhash conflicts with --sketch oph" in clash.stderr
+
+
+def test_a_killed_run_leaves_no_output_and_the_next_run_clears_its_remains(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "in.jsonl"
+    words = np.random.default_rng(3).integers(0, 5000, size=(100_000, 40)).astype(str)
+    lines = [f'{{"id": "{i}", "text": "w{" w".join(row)}"}}\n' for i, row in enumerate(words)]
+    source.write_text("".join(lines))
+    out = tmp_path / "out"
+    child = subprocess.Popen([str(NEARDUP), "dedup", str(source), "-o", str(out), "-q"])
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".out.tmp-*")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # inside the run: reading, sketching
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert not out.exists()
+    remains = list(tmp_path.glob(".out.*"))
+    assert remains  # SIGKILL cannot clean up: the hidden work directory is still there
+    done = run("dedup", source, "-o", out, "-q")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "clusters.jsonl", "kept.jsonl", "pairs.jsonl", "summary.json"
+    ]  # fmt: skip
+
+
+def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRESS_SCRIPT, str(SAMPLE), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stderr.splitlines()
+    assert lines
+    assert all("\r" not in line for line in lines)
+    assert any(line.startswith("sketch: 100% of 3.7 MB") for line in lines)
+
+
+PROGRESS_SCRIPT = """
+import sys
+import neardup._progress as progress
+progress.LOG_EVERY_S = 0.0
+from neardup.cli.main import main
+sys.exit(main(["dedup", sys.argv[1], "-o", sys.argv[2]]))
+"""

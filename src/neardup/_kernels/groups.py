@@ -76,48 +76,58 @@ def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-u
     """
     n = packed.shape[0]
     item_mask = (uint64(1) << uint64(item_bits)) - uint64(1)
+    shift = uint64(item_bits)
     wide = keys_lo.shape[0] > 0
-    members = np.empty(n, dtype=np.int64)
-    bounds = np.empty(n // 2 + 2, dtype=np.int64)
+    in_runs = 0  # items whose prefix equals a neighbour's: the only ones that can pair
+    for i in range(1, n):
+        in_runs += (packed[i] >> shift) == (packed[i - 1] >> shift)
+    members = np.empty(2 * in_runs, dtype=np.int64)
+    bounds = np.empty(in_runs + 2, dtype=np.int64)
     m = 0
     num = 0
     i = 0
     while i < n:
-        prefix = packed[i] >> uint64(item_bits)
+        prefix = packed[i] >> shift
         j = i + 1
-        while j < n and (packed[j] >> uint64(item_bits)) == prefix:
+        while j < n and (packed[j] >> shift) == prefix:
             j += 1
         if j - i >= 2:
-            items = np.empty(j - i, dtype=np.int64)
-            for t in range(j - i):
-                items[t] = np.int64(packed[i + t] & item_mask)
+            first = np.int64(packed[i] & item_mask)
             same = True
-            for t in range(1, j - i):
-                if keys_hi[items[t]] != keys_hi[items[0]] or (
-                    wide and keys_lo[items[t]] != keys_lo[items[0]]
-                ):
+            for t in range(i + 1, j):
+                item = np.int64(packed[t] & item_mask)
+                if keys_hi[item] != keys_hi[first] or (wide and keys_lo[item] != keys_lo[first]):
                     same = False
                     break
-            if not same:
+            if same:  # nearly always: one bucket, its items ascending already
+                bounds[num] = m
+                num += 1
+                for t in range(i, j):
+                    members[m] = np.int64(packed[t] & item_mask)
+                    m += 1
+            else:  # equal prefixes, different keys: split by key, stably
+                items = np.empty(j - i, dtype=np.int64)
+                for t in range(j - i):
+                    items[t] = np.int64(packed[i + t] & item_mask)
                 if wide:
                     items = items[np.argsort(keys_lo[items], kind="mergesort")]
                 items = items[np.argsort(keys_hi[items], kind="mergesort")]
-            start = 0
-            while start < j - i:
-                stop = start + 1
-                while (
-                    stop < j - i
-                    and keys_hi[items[stop]] == keys_hi[items[start]]
-                    and (not wide or keys_lo[items[stop]] == keys_lo[items[start]])
-                ):
-                    stop += 1
-                if stop - start >= 2:  # stable sorts kept the items ascending
-                    bounds[num] = m
-                    num += 1
-                    for t in range(start, stop):
-                        members[m] = items[t]
-                        m += 1
-                start = stop
+                start = 0
+                while start < j - i:
+                    stop = start + 1
+                    while (
+                        stop < j - i
+                        and keys_hi[items[stop]] == keys_hi[items[start]]
+                        and (not wide or keys_lo[items[stop]] == keys_lo[items[start]])
+                    ):
+                        stop += 1
+                    if stop - start >= 2:  # the stable sorts kept the items ascending
+                        bounds[num] = m
+                        num += 1
+                        for t in range(start, stop):
+                            members[m] = items[t]
+                            m += 1
+                    start = stop
         i = j
     bounds[num] = m
     return members[:m], bounds[: num + 1]

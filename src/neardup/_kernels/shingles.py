@@ -364,6 +364,51 @@ def oph_probe_table(densify_key, num_bins, depth):  # type: ignore[no-untyped-de
     return out
 
 
+@njit(cache=True, nogil=True)
+def _oph_row(hashes, start, stop, key, densify_key, probes, row, filled):  # type: ignore[no-untyped-def]
+    """The OPH signature of the shingle fingerprints ``hashes[start:stop]`` into ``row``.
+
+    See :func:`oph_signatures`; ``filled`` is scratch of one entry per bin.
+    """
+    num_bins = row.shape[0]
+    depth = probes.shape[1]
+    for i in range(num_bins):
+        row[i] = EMPTY
+    for s in range(start, stop):
+        h = fmix64((hashes[s] ^ key[0]) * key[1])
+        j = _bin_of(h, num_bins)
+        row[j] = min(row[j], h)
+    if stop <= start:
+        return
+    for i in range(num_bins):
+        filled[i] = row[i] != EMPTY
+    for i in range(num_bins):
+        if filled[i]:
+            continue
+        attempt = 0
+        while True:
+            j = probes[i, attempt] if attempt < depth else _probe(densify_key, i, attempt, num_bins)
+            if filled[j]:
+                row[i] = row[j]
+                break
+            attempt += 1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def oph_of_sets(hashes, offsets, key, densify_key, probes, sig):  # type: ignore[no-untyped-def]
+    """OPH signatures of shingle sets (set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``).
+
+    Equal to :func:`oph_signatures` of the texts the sets come from: a bin keeps a minimum,
+    which repeated shingles do not change.
+    """
+    num_docs = offsets.shape[0] - 1
+    block = _block_size(num_docs)
+    for b in prange((num_docs + block - 1) // block):
+        filled = np.empty(sig.shape[1], dtype=np.bool_)
+        for d in range(b * block, min(num_docs, (b + 1) * block)):
+            _oph_row(hashes, offsets[d], offsets[d + 1], key, densify_key, probes, sig[d], filled)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def oph_signatures(  # type: ignore[no-untyped-def]
     buf,
@@ -393,8 +438,6 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     sequence is the same for every document, so ``P[sig1[i] == sig2[i]]`` equals the Jaccard
     similarity. Cost: O(shingles + num_bins^2 / filled bins) per document.
     """
-    num_bins = sig.shape[1]
-    depth = probes.shape[1]
     num_docs = offsets.shape[0] - 1
     block = _block_size(num_docs)
     for b in prange((num_docs + block - 1) // block):
@@ -403,35 +446,13 @@ def oph_signatures(  # type: ignore[no-untyped-def]
         room = _longest(offsets, lo, hi) + 1
         tokens = np.empty(room, dtype=np.uint64)
         shingles = np.empty(room, dtype=np.uint64)
-        filled = np.empty(num_bins, dtype=np.bool_)
+        filled = np.empty(sig.shape[1], dtype=np.bool_)
         for d in range(lo, hi):
             num, fp_hi, fp_lo = _doc_shingles_into(
                 buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
                 is_char, rabin, k, tokens, shingles,
             )  # fmt: skip
-            row = sig[d]
-            for i in range(num_bins):
-                row[i] = EMPTY
-            for s in range(num):
-                h = fmix64((shingles[s] ^ key[0]) * key[1])
-                j = _bin_of(h, num_bins)
-                row[j] = min(row[j], h)
-            if num > 0:
-                for i in range(num_bins):
-                    filled[i] = row[i] != EMPTY
-                for i in range(num_bins):
-                    if filled[i]:
-                        continue
-                    attempt = 0
-                    while True:
-                        if attempt < depth:
-                            j = probes[i, attempt]
-                        else:
-                            j = _probe(densify_key, i, attempt, num_bins)
-                        if filled[j]:
-                            row[i] = row[j]
-                            break
-                        attempt += 1
+            _oph_row(shingles, 0, num, key, densify_key, probes, sig[d], filled)
             num_shingles[d] = num
             fingerprint[d, 0] = fp_hi
             fingerprint[d, 1] = fp_lo
@@ -480,9 +501,9 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     for b in range(num_buckets):
         counts[b + 1] += counts[b]
     for i in range(n):
-        b = np.int64(values[i] >> shift)
-        scratch[counts[b]] = values[i]
-        counts[b] += 1
+        bucket = np.int64(values[i] >> shift)
+        scratch[counts[bucket]] = values[i]
+        counts[bucket] += 1
     start = 0
     for b in range(num_buckets):  # counts[b] is now the end of bucket b
         _insertion_sort(scratch, start, counts[b])

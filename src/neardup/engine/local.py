@@ -14,6 +14,7 @@ import dataclasses
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from neardup.cluster import Clusters
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
-from neardup.io.output import AtomicDirectory
+from neardup.io.output import AtomicDirectory, fsync_file
 from neardup.io.readers import ReadOptions, Source, open_sources
 from neardup.io.records import RecordBatch
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
@@ -132,8 +133,18 @@ def dedup_files(
             if isinstance(texts, TextArena):
                 texts.close()
             shutil.rmtree(work, ignore_errors=True)
-        with timings.stage("write"):
+        with timings.stage("write"), ThreadPoolExecutor(max_workers=1) as writer:
             clusters = result.clusters
+            # The kept corpus (mostly the kernel copying file ranges, or decompression) is
+            # written and synced beside the kernels that format clusters and pairs.
+            kept = writer.submit(
+                _write_kept_durably,
+                sources,
+                clusters.keep,
+                directory,
+                config,
+                texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
+            )
             write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
             if config.pairs != "none":
                 pairs = result.pairs
@@ -143,14 +154,7 @@ def dedup_files(
                     result.exact_pairs,
                     (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
                 )
-            kept_path = write_kept(
-                sources,
-                clusters.keep,
-                directory,
-                config.compress,
-                config.batch_bytes,
-                texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
-            )
+            kept_path = kept.result()
             if against is not None:
                 write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         summary = result.summary
@@ -169,6 +173,19 @@ def dedup_files(
         if against is not None and add_to_index:
             _add_kept(sources, clusters.keep, against, config.batch_bytes)
     return result
+
+
+def _write_kept_durably(
+    sources: Sequence[Source],
+    keep: BoolArray,
+    directory: Path,
+    config: DedupConfig,
+    line_spans: tuple[I64Array, I64Array] | None,
+) -> Path:
+    """:func:`write_kept`, then the file synced to disk (the output's commit needs it)."""
+    path = write_kept(sources, keep, directory, config.compress, config.batch_bytes, line_spans)
+    fsync_file(path)
+    return path
 
 
 def _drop_indexed(

@@ -9,6 +9,8 @@
     verify      mapInArrow over pairs joined to their signatures (estimate) and texts (exact)
     cluster     large-star / small-star connected components (:mod:`.spark_components`)
     keep        the smallest key ("first") or the longest text per cluster, ties to the smaller
+    pairs       all verified pairs, none, or the spanning ones: each cluster's pairs in one task,
+                sorted, through the local union-find kernel
 
 Every choice depends on document keys only, never on partitioning or task order, so the clusters
 and pairs equal the local engine's (``tests/engine/test_spark.py``). pyspark is imported lazily:
@@ -316,9 +318,11 @@ def dedup_dataframe(
     clusters = clusters.localCheckpoint(eager=True)
     now = lap("cluster", now, "write")
 
-    pairs = _pairs(docs, exact_links, verified)
+    reported = _reported(verified, labels, config)
+    pairs = _pairs(docs, exact_links, reported)
     sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
     counts = _counts(clusters, sizes, sketched, exact_links, num_candidates, verified, num_docs)
+    counts["pairs_reported"] = reported.count()
     num_bytes = int(sketched.agg(F.sum("num_bytes")).first()[0] or 0)
     counts.update(bytes=num_bytes, giant_buckets=num_giant, largest_bucket=largest)
     kept = numbered.join(clusters.where("keep").select("doc"), "doc")
@@ -364,9 +368,7 @@ def _verified(candidates: Any, sketched: Any, docs: Any, config: DedupConfig) ->
         joined = joined.join(text.toDF("first", "a_text"), "first").join(
             text.toDF("second", "b_text"), "second"
         )
-    verified = joined.mapInArrow(
-        _verify_batches(config), "first long, second long, estimate double, jaccard double"
-    )
+    verified = joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
     if config.verify_mode == "exact":
         verified = verified.where(F.col("jaccard") >= config.lsh.threshold)
     elif config.verify_mode == "signature":
@@ -394,6 +396,42 @@ def _clusters(docs: Any, sketched: Any, labels: Any, config: DedupConfig) -> Any
     return named.select(
         "doc", "id", "label", "cluster", "keep", line("id", "cluster", "keep").alias("line")
     )
+
+
+def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
+    """The verified pairs ``config.pairs`` reports.
+
+    ``"spanning"``: the pairs that join two clusters when the pairs are merged in
+    ``(first, second)`` order, as the local engine's union-find takes them. Clusters are
+    disjoint, so that is decided cluster by cluster: each cluster's pairs go to one task,
+    sorted, through the same union-find kernel.
+    """
+    if config.pairs == "all":
+        return verified
+    if config.pairs == "none":
+        return verified.limit(0)
+    labelled = verified.join(labels.toDF("first", "label"), "first")
+    ordered = labelled.repartition("label").sortWithinPartitions("label", "first", "second")
+    return ordered.mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
+
+
+def _spanning_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    """The mapInArrow function: one partition's pairs, sorted → those that join clusters."""
+    import pyarrow as pa
+
+    from neardup.cluster import union_pairs
+
+    table = pa.Table.from_batches(list(batches))
+    if table.num_rows == 0:
+        return
+    first = table.column("first").to_numpy()
+    second = table.column("second").to_numpy()
+    nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
+    _, joined = union_pairs(nodes.shape[0], local[: first.shape[0]], local[first.shape[0] :])
+    yield from table.select(["first", "second", "estimate", "jaccard"]).filter(joined).to_batches()
+
+
+_VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
 
 
 def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
@@ -563,7 +601,7 @@ def dedup_files_spark(
         "inputs": list(inputs),
         "outputs": {
             "clusters": "clusters.jsonl",
-            "pairs": "pairs.jsonl",
+            **({"pairs": "pairs.jsonl"} if config.pairs != "none" else {}),
             "kept": "kept.parquet",
             "summary": "summary.json",
         },
@@ -572,9 +610,10 @@ def dedup_files_spark(
         result.clusters.orderBy("doc").select("line").write.mode("overwrite").text(
             f"{root}/clusters.jsonl"
         )
-        result.pairs.orderBy(*_pair_order()).select("line").write.mode("overwrite").text(
-            f"{root}/pairs.jsonl"
-        )
+        if config.pairs != "none":
+            result.pairs.orderBy(*_pair_order()).select("line").write.mode("overwrite").text(
+                f"{root}/pairs.jsonl"
+            )
         result.kept.orderBy("doc").select("id", "text").write.mode("overwrite").parquet(
             f"{root}/kept.parquet"
         )
@@ -584,7 +623,8 @@ def dedup_files_spark(
             return summary
         staged = Path(root.removeprefix("file:"))
         for name in ("clusters.jsonl", "pairs.jsonl"):
-            _join_parts(staged / name)
+            if (staged / name).exists():
+                _join_parts(staged / name)
         (staged / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         if target.exists():
             shutil.rmtree(target)

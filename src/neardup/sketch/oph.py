@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from neardup._kernels.shingles import oph_probe_table, oph_signatures
+import numpy as np
+
+from neardup._kernels.shingles import oph_of_sets, oph_probe_table, oph_signatures
+from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
+from neardup.text.shingle import ShingleSets
 
 __all__ = ["OPHSketcher"]
 
@@ -38,6 +42,20 @@ class OPHSketcher(TextSketcher):
         self.key[1] |= 1
         self.densify_key = self._random_uint64(1)[0]
         self._probes = oph_probe_table(self.densify_key, self.spec.num_perm, PROBE_DEPTH)
+
+    def sketch_sets(self, sets: ShingleSets) -> U64Array:
+        """The signature rows of shingle sets: equal to those of the texts they come from.
+
+        Verification has the sets of its documents anyway, so their rows cost no second pass
+        over the text.
+        """
+        values = np.empty((len(sets), self.width), dtype=np.uint64)
+        if len(sets):
+            with parallel_section:
+                oph_of_sets(
+                    sets.hashes, sets.offsets, self.key, self.densify_key, self._probes, values
+                )
+        return values
 
     def _fill(
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array

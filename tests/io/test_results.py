@@ -1,0 +1,97 @@
+"""The kernel writers produce the bytes ``json.dumps`` produces, line for line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from neardup.io import results
+from neardup.io.records import Ids
+from neardup.io.results import cluster_line, exact_pair_line, near_pair_line
+
+IDS = st.lists(
+    st.text(
+        alphabet=st.characters(codec="utf-8")
+        | st.sampled_from(['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f"]),
+        max_size=12,
+    ),
+    min_size=1,
+    max_size=30,
+)
+ESTIMATES = st.one_of(
+    st.floats(0, 1),
+    st.integers(0, 128).map(lambda k: k / 128),  # signature estimates: exact ties at 6 digits
+    st.tuples(st.integers(1, 500), st.integers(1, 500)).map(lambda t: min(t) / max(t)),
+    st.sampled_from([1e-7, 9.99e-5, 1e-4, -0.015625, 0.0078125, 0.8888885]),
+)
+JACCARDS = ESTIMATES | st.just(float("nan"))  # NaN: not computed (written as null)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=IDS, data=st.data())
+def test_clusters_lines_are_what_json_dumps_writes(
+    tmp_path_factory: pytest.TempPathFactory, ids: list[str], data: st.DataObject
+) -> None:
+    n = len(ids)
+    labels = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n)))
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    path = tmp_path_factory.mktemp("out") / "clusters.jsonl"
+    results.write_clusters(path, Ids.of(ids), labels, keep)
+    expected = "".join(
+        cluster_line(ids[d], ids[int(labels[d])], bool(keep[d])) for d in range(n)
+    ).encode("utf-8", "surrogatepass")
+    assert path.read_bytes() == expected
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=IDS, data=st.data())
+@example(ids=["a", "b"], data=None)
+def test_pairs_lines_are_what_json_dumps_writes(
+    tmp_path_factory: pytest.TempPathFactory, ids: list[str], data: st.DataObject | None
+) -> None:
+    n = len(ids)
+    pairs = st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=20)
+    exact = data.draw(pairs) if data is not None else [(0, 1)]
+    near = data.draw(pairs) if data is not None else [(0, 1)]
+    values = (
+        data.draw(st.lists(st.tuples(ESTIMATES, JACCARDS), min_size=len(near)))
+        if data is not None
+        else [(0.8984375, float("nan"))]
+    )[: len(near)]
+    path = tmp_path_factory.mktemp("out") / "pairs.jsonl"
+    results.write_pairs(
+        path,
+        Ids.of(ids),
+        (
+            np.array([a for a, _ in exact], dtype=np.int64),
+            np.array([b for _, b in exact], dtype=np.int64),
+        ),
+        (
+            np.array([a for a, _ in near], dtype=np.int64),
+            np.array([b for _, b in near], dtype=np.int64),
+            np.array([e for e, _ in values], dtype=np.float64),
+            np.array([j for _, j in values], dtype=np.float64),
+        ),
+    )
+    expected = [exact_pair_line(ids[a], ids[b]) for a, b in exact] + [
+        near_pair_line(ids[a], ids[b], e, j) for (a, b), (e, j) in zip(near, values, strict=True)
+    ]
+    assert path.read_bytes() == "".join(expected).encode("utf-8", "surrogatepass")
+
+
+def test_similarities_round_exactly_as_python_rounds(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    values = np.concatenate(
+        [
+            np.arange(129) / 128,
+            rng.random(20_000),
+            np.array([p / q for q in range(1, 300) for p in range(1, q + 1)]),
+        ]
+    )
+    texts, sizes = results._format_numbers(values[:, None])
+    written = [bytes(texts[i, 0, : sizes[i, 0]]).decode() for i in range(values.shape[0])]
+    assert written == [repr(round(float(v), 6)) for v in values]
