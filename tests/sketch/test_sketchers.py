@@ -43,7 +43,8 @@ def test_fused_minhash_kernel_equals_reference(batch: list[str]) -> None:
 
 
 @given(
-    batch=st.lists(texts | words_texts, min_size=1, max_size=5), bins=st.sampled_from([1, 7, 32])
+    batch=st.lists(texts | words_texts, min_size=1, max_size=5),
+    bins=st.sampled_from([1, 7, 32, 128, 256, 300]),  # rank table up to 256 bins, then probes
 )
 def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
     sketcher = OPHSketcher(SketchSpec(kind="oph", num_perm=bins, seed=5, shingle=SHINGLE))
@@ -54,6 +55,9 @@ def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
             hashes, sketcher.key.tolist(), int(sketcher.densify_key), bins
         )
         assert sigs.values[doc].tolist() == expected
+    # Rows made from the shingle sets (as verification makes them) are the same rows.
+    sets = Shingler(SHINGLE).shingle_sets(batch)
+    assert sketcher.sketch_sets(sets).tolist() == sigs.values.tolist()
 
 
 @pytest.mark.parametrize("kind", sorted(SKETCHERS))

@@ -350,52 +350,107 @@ def _probe(densify_key, i, attempt, num_bins):  # type: ignore[no-untyped-def]
     return _bin_of(fmix64(densify_key + (uint64(i) << uint64(32)) + uint64(attempt)), num_bins)
 
 
-@njit(cache=True, nogil=True)
-def oph_probe_table(densify_key, num_bins, depth):  # type: ignore[no-untyped-def]
-    """``out[i, a]``: the bin of bin ``i``'s densification probe ``a`` (``a < depth``).
+UNRANKED = 255
+"""The rank of a bin not among another bin's first 255 densification probes."""
 
-    The same for every document, so :func:`oph_signatures` looks the first probes up instead
-    of hashing them.
+
+@njit(cache=True, nogil=True)
+def oph_rank_table(densify_key, num_bins, index_bits, out):  # type: ignore[no-untyped-def]
+    """``out[b, i] = (rank << index_bits) | b``: how early bin ``b`` comes in bin ``i``'s probes.
+
+    ``rank`` is the first attempt (below 255) whose probe is ``b``, or :data:`UNRANKED`. The
+    first filled bin of ``i``'s probe sequence is then the one of least ``out[b, i]`` among
+    the filled ``b``: an elementwise minimum over the filled bins' rows, with no branch per
+    probe (:func:`_densify`). The table is the same for every document.
     """
-    out = np.empty((num_bins, depth), dtype=np.int64)
+    rank = np.empty(num_bins, dtype=np.int64)
     for i in range(num_bins):
-        for attempt in range(depth):
-            out[i, attempt] = _probe(densify_key, i, attempt, num_bins)
-    return out
+        rank[:] = UNRANKED
+        for attempt in range(UNRANKED):
+            j = _probe(densify_key, i, attempt, num_bins)
+            if rank[j] == UNRANKED:
+                rank[j] = attempt
+        for b in range(num_bins):
+            out[b, i] = (rank[b] << index_bits) | b
 
 
 @njit(cache=True, nogil=True)
-def _oph_row(hashes, start, stop, key, densify_key, probes, row, filled):  # type: ignore[no-untyped-def]
-    """The OPH signature of the shingle fingerprints ``hashes[start:stop]`` into ``row``.
+def _densify(row, ranks, index_bits, densify_key, best, filled, is_filled):  # type: ignore[no-untyped-def]
+    """Optimal densification of ``row`` in place (it holds at least one filled bin).
 
-    See :func:`oph_signatures`; ``filled`` is scratch of one entry per bin.
+    Through the rank table when there is one; without (``ranks`` empty: too many bins for a
+    table) by following each empty bin's probes. ``best``, ``filled`` and ``is_filled`` are
+    scratch of one entry per bin.
     """
     num_bins = row.shape[0]
-    depth = probes.shape[1]
+    m = 0
+    for b in range(num_bins):
+        full = row[b] != EMPTY
+        is_filled[b] = full
+        filled[m] = b
+        m += full
+    if ranks.shape[0] == 0:
+        for i in range(num_bins):
+            if not is_filled[i]:
+                attempt = 0
+                j = _probe(densify_key, i, attempt, num_bins)
+                while not is_filled[j]:
+                    attempt += 1
+                    j = _probe(densify_key, i, attempt, num_bins)
+                row[i] = row[j]
+        return
+    best[:] = ranks[filled[0]]
+    for t in range(1, m):
+        candidate = ranks[filled[t]]
+        for i in range(num_bins):
+            best[i] = min(best[i], candidate[i])
+    mask = (1 << index_bits) - 1
+    unresolved = 0
+    for i in range(num_bins):
+        empty = not is_filled[i]
+        ranked = (best[i] >> index_bits) != UNRANKED
+        source = (best[i] & mask) if empty and ranked else i
+        unresolved += empty and not ranked
+        row[i] = row[source]  # a source is a filled bin: never written here
+    if unresolved:  # no filled bin among the first 255 probes: keep probing
+        for i in range(num_bins):
+            if is_filled[i] or (best[i] >> index_bits) != UNRANKED:
+                continue
+            attempt = UNRANKED
+            j = _probe(densify_key, i, attempt, num_bins)
+            while not is_filled[j]:
+                attempt += 1
+                j = _probe(densify_key, i, attempt, num_bins)
+            row[i] = row[j]
+
+
+@njit(cache=True, nogil=True)
+def _oph_row(hashes, start, stop, key, densify_key, ranks, index_bits, row, scratch):  # type: ignore[no-untyped-def]
+    """The OPH signature of the shingle fingerprints ``hashes[start:stop]`` into ``row``.
+
+    See :func:`oph_signatures`; ``scratch`` is :func:`_densify`'s ``(best, filled,
+    is_filled)``.
+    """
+    num_bins = row.shape[0]
     for i in range(num_bins):
         row[i] = EMPTY
     for s in range(start, stop):
         h = fmix64((hashes[s] ^ key[0]) * key[1])
         j = _bin_of(h, num_bins)
         row[j] = min(row[j], h)
-    if stop <= start:
-        return
-    for i in range(num_bins):
-        filled[i] = row[i] != EMPTY
-    for i in range(num_bins):
-        if filled[i]:
-            continue
-        attempt = 0
-        while True:
-            j = probes[i, attempt] if attempt < depth else _probe(densify_key, i, attempt, num_bins)
-            if filled[j]:
-                row[i] = row[j]
-                break
-            attempt += 1
+    if stop > start:
+        best, filled, is_filled = scratch
+        _densify(row, ranks, index_bits, densify_key, best, filled, is_filled)
+
+
+@njit(cache=True, nogil=True)
+def _densify_scratch(ranks, num_bins):  # type: ignore[no-untyped-def]
+    best = np.empty(num_bins, dtype=ranks.dtype)
+    return best, np.empty(num_bins, dtype=np.int64), np.empty(num_bins, dtype=np.bool_)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def oph_of_sets(hashes, offsets, key, densify_key, probes, sig):  # type: ignore[no-untyped-def]
+def oph_of_sets(hashes, offsets, key, densify_key, ranks, index_bits, sig):  # type: ignore[no-untyped-def]
     """OPH signatures of shingle sets (set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``).
 
     Equal to :func:`oph_signatures` of the texts the sets come from: a bin keeps a minimum,
@@ -404,9 +459,12 @@ def oph_of_sets(hashes, offsets, key, densify_key, probes, sig):  # type: ignore
     num_docs = offsets.shape[0] - 1
     block = _block_size(num_docs)
     for b in prange((num_docs + block - 1) // block):
-        filled = np.empty(sig.shape[1], dtype=np.bool_)
+        scratch = _densify_scratch(ranks, sig.shape[1])
         for d in range(b * block, min(num_docs, (b + 1) * block)):
-            _oph_row(hashes, offsets[d], offsets[d + 1], key, densify_key, probes, sig[d], filled)
+            _oph_row(
+                hashes, offsets[d], offsets[d + 1], key, densify_key, ranks, index_bits, sig[d],
+                scratch,
+            )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -422,7 +480,8 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     k,
     key,
     densify_key,
-    probes,
+    ranks,
+    index_bits,
     sig,
     num_shingles,
     fingerprint,
@@ -433,10 +492,10 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     top bits choose one of ``num_bins`` bins and the bin keeps its smallest ``h`` (Li, Owen and
     Zhang 2012; seed 000, "Ping Li's fast uniform sampling"). An empty bin ``i`` then copies
     the first non-empty bin of the probe sequence ``bin_of(fmix64(densify_key + i * 2^32 +
-    attempt))``, attempt = 0, 1, ... (Shrivastava 2017, optimal densification), whose first
-    ``probes.shape[1]`` entries are tabled in ``probes`` (:func:`oph_probe_table`). The
-    sequence is the same for every document, so ``P[sig1[i] == sig2[i]]`` equals the Jaccard
-    similarity. Cost: O(shingles + num_bins^2 / filled bins) per document.
+    attempt))``, attempt = 0, 1, ... (Shrivastava 2017, optimal densification), found through
+    ``ranks`` (:func:`oph_rank_table`). The sequence is the same for every document, so
+    ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity. Cost: O(shingles + filled bins *
+    num_bins) per document, the second term vectorised.
     """
     num_docs = offsets.shape[0] - 1
     block = _block_size(num_docs)
@@ -446,13 +505,13 @@ def oph_signatures(  # type: ignore[no-untyped-def]
         room = _longest(offsets, lo, hi) + 1
         tokens = np.empty(room, dtype=np.uint64)
         shingles = np.empty(room, dtype=np.uint64)
-        filled = np.empty(sig.shape[1], dtype=np.bool_)
+        scratch = _densify_scratch(ranks, sig.shape[1])
         for d in range(lo, hi):
             num, fp_hi, fp_lo = _doc_shingles_into(
                 buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
                 is_char, rabin, k, tokens, shingles,
             )  # fmt: skip
-            _oph_row(shingles, 0, num, key, densify_key, probes, sig[d], filled)
+            _oph_row(shingles, 0, num, key, densify_key, ranks, index_bits, sig[d], scratch)
             num_shingles[d] = num
             fingerprint[d, 0] = fp_hi
             fingerprint[d, 1] = fp_lo
