@@ -217,7 +217,7 @@ def sketch_batches(
     short: list[BoolArray] = []
     num_bytes = 0
     for batch in batches:
-        stats = text_statistics(batch.texts)
+        stats = batch.stats if batch.stats is not None else text_statistics(batch.texts)
         normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats, in_place=True)
         texts.append(batch, normalized)
         for start in range(0, normalized.num_docs, SKETCH_ROWS):

@@ -19,7 +19,7 @@ from neardup.errors import InputError
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.source import ReadOptions
 from neardup.params import NormalizeSpec
-from neardup.text.normalize import normalize_bytes
+from neardup.text.normalize import normalize_bytes, text_statistics
 
 TEXT = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))
@@ -74,8 +74,15 @@ def lines(draw: st.DrawFn) -> bytes:
 
 
 def _read(source: JSONLinesSource, batch_bytes: int) -> tuple[list[tuple[str, str]], int, str]:
+    records = []
     try:
-        records = [r for batch in source.batches(batch_bytes) for r in batch.records()]
+        for batch in source.batches(batch_bytes):
+            records.extend(batch.records())
+            # the characters and ASCII flags counted while parsing are the texts' own
+            assert batch.stats is not None
+            counted = text_statistics(batch.texts)
+            assert batch.stats.chars.tolist() == counted.chars.tolist()
+            assert batch.stats.is_ascii.tolist() == counted.is_ascii.tolist()
     except InputError as exc:
         return [], -1, str(exc)
     return records, source.num_bad, ""

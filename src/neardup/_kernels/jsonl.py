@@ -470,6 +470,8 @@ def parse_lines(  # type: ignore[no-untyped-def]
     id_out,
     status,
     text_length,
+    text_chars,
+    text_ascii,
     id_kind,
     id_length,
 ):
@@ -477,7 +479,8 @@ def parse_lines(  # type: ignore[no-untyped-def]
 
     ``text_key`` and ``id_key`` are the field names as UTF-8 bytes (``id_key`` empty: no id
     field); ``plain`` is :func:`plain_bytes`. Writes per line its status, text length, id kind
-    and id length; decoded bytes go to ``text_out`` and ``id_out`` at the line's start.
+    and id length, and the text's characters and whether it is all ASCII (while it is still
+    in cache); decoded bytes go to ``text_out`` and ``id_out`` at the line's start.
     Cost: O(bytes), parallel over blocks of lines (at most 1,024, at least 64 blocks when
     there are lines enough).
     """
@@ -501,6 +504,14 @@ def parse_lines(  # type: ignore[no-untyped-def]
             text_length[line] = t
             id_kind[line] = k
             id_length[line] = n
+            continuations = 0
+            high = 0
+            for i in range(starts[line], starts[line] + t):
+                byte = text_out[i]
+                continuations += (byte & 0xC0) == 0x80
+                high |= byte
+            text_chars[line] = t - continuations
+            text_ascii[line] = high < 0x80
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+UNKNOWN = -2
+"""A table entry (and a size) for a block of code points not looked at yet."""
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _continues(buf, i):  # type: ignore[no-untyped-def]
@@ -51,57 +54,50 @@ def _size_of(cp):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True, inline="always")
 def _mapped(cp, table):  # type: ignore[no-untyped-def]
-    """The normalised code point of ``cp``, or -1 when it does not normalise on its own."""
+    """The normalised code point of ``cp``, or -1 when it does not normalise on its own.
+
+    ASCII stays as it is: the tokenising kernels fold its case themselves.
+    """
     if cp < 0x80:
-        return cp + 32 if 65 <= cp <= 90 else cp
+        return cp
     if cp >= table.shape[0]:
         return -1
     return table[cp]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def used_blocks(buf, offsets, docs, seen):  # type: ignore[no-untyped-def]
-    """Mark ``seen[cp >> 8]`` for every code point below ``256 * len(seen)`` in ``docs``.
-
-    Threads only ever write True, so concurrent marks of one block agree.
-    """
-    limit = seen.shape[0] << 8
-    for t in prange(docs.shape[0]):
-        d = docs[t]
-        i, end = offsets[d], offsets[d + 1]
-        while i < end:
-            if buf[i] < 0x80:
-                i += 1
-                continue
-            cp, step = _next(buf, i, end)
-            if step == 0:
-                i += 1
-                continue
-            if cp < limit:
-                seen[cp >> 8] = True
-            i += step
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def simple_sizes(buf, offsets, docs, table, sizes):  # type: ignore[no-untyped-def]
+def simple_sizes(buf, offsets, docs, table, sizes, changed, unknown):  # type: ignore[no-untyped-def]
     """``sizes[t]``: bytes of document ``docs[t]`` normalised by ``table``.
 
-    -1 when it holds a character the table does not map (or bytes that are not UTF-8).
-    Cost: O(bytes).
+    -1 when it holds a character the table does not map (or bytes that are not UTF-8); -2
+    when it holds one of a block the table has not filled in yet (``UNKNOWN`` entries), whose
+    number is then marked in ``unknown`` (threads only write True there). ``changed[t]``:
+    whether the table changes any of its characters. Cost: O(bytes).
     """
     for t in prange(docs.shape[0]):
         d = docs[t]
         i, end = offsets[d], offsets[d + 1]
         size = 0
+        differs = False
         while i < end:
+            if buf[i] < 0x80:  # ASCII is kept: step over a run of it
+                size += 1 if size >= 0 else 0
+                i += 1
+                continue
             cp, step = _next(buf, i, end)
             mapped = _mapped(cp, table) if step else -1
-            if mapped < 0:
+            if mapped == UNKNOWN:
+                unknown[cp >> 8] = True
+                size = UNKNOWN
+            elif mapped < 0:
                 size = -1
                 break
-            size += _size_of(mapped)
+            elif size >= 0:
+                size += _size_of(mapped)
+                differs = differs or mapped != cp
             i += step
         sizes[t] = size
+        changed[t] = differs
 
 
 @njit(cache=True, nogil=True, parallel=True)

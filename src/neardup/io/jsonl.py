@@ -28,7 +28,7 @@ from neardup.io.compression import decompressing, open_raw, strip_compression
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.source import SKIP_HINT, BadRecordError, Source
 from neardup.params import NormalizeSpec
-from neardup.text.normalize import normalize_bytes
+from neardup.text.normalize import TextStats, normalize_bytes
 from neardup.text.spans import gather, pack_strings, take
 
 __all__ = ["JSONLinesSource"]
@@ -88,6 +88,7 @@ class JSONLinesSource(Source):
                     ids=Ids(ids.data, ids.offsets),
                     position=self.consumed,
                     lines=np.stack([starts + offset, parsed.starts[records + 1] - starts], axis=1),
+                    stats=_stats(parsed, records, slow),
                 )
         if not seen_line:
             raise InputError("file has no records (it is empty)", path=self.path)
@@ -142,7 +143,7 @@ class JSONLinesSource(Source):
                 self.consumed = raw.tell()
                 body = np.frombuffer(buffer, dtype=np.uint8, count=cut)
                 yield body, first_line, offset
-                first_line += int(np.count_nonzero(body == 10))
+                first_line += buffer.count(b"\n", 0, cut)
                 del body
                 buffer[: end - cut] = buffer[cut:end]
                 carry = end - cut
@@ -242,6 +243,17 @@ class JSONLinesSource(Source):
         return record
 
 
+def _stats(parsed: _ParsedChunk, records: I64Array, slow: dict[int, tuple[str, str]]) -> TextStats:
+    """The records' characters and ASCII flags, as the kernel counted them or from json's."""
+    is_slow = parsed.status[records] == kernels.SLOW
+    chars = parsed.text_chars[records]
+    is_ascii = parsed.text_ascii[records]
+    slow_texts = [slow[line][1] for line in records[is_slow].tolist()]
+    chars[is_slow] = [len(text) for text in slow_texts]
+    is_ascii[is_slow] = [text.isascii() for text in slow_texts]
+    return TextStats(chars=chars, is_ascii=is_ascii)
+
+
 def _texts(parsed: _ParsedChunk, records: I64Array, slow: dict[int, tuple[str, str]]) -> Batch:
     """The records' texts: from the kernel's output, or as json read them."""
     is_slow = parsed.status[records] == kernels.SLOW
@@ -334,6 +346,8 @@ class _ParsedChunk:
         num_lines = self.starts.shape[0] - 1
         self.status = np.empty(num_lines, dtype=np.int8)
         self.text_length = np.empty(num_lines, dtype=np.int64)
+        self.text_chars = np.empty(num_lines, dtype=np.int64)
+        self.text_ascii = np.empty(num_lines, dtype=bool)
         self.id_kind = np.empty(num_lines, dtype=np.int8)
         self.id_length = np.empty(num_lines, dtype=np.int64)
         room = room if room is not None else _Room()
@@ -350,6 +364,8 @@ class _ParsedChunk:
                 self.id_out,
                 self.status,
                 self.text_length,
+                self.text_chars,
+                self.text_ascii,
                 self.id_kind,
                 self.id_length,
             )

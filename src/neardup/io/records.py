@@ -15,6 +15,7 @@ from typing import overload
 import numpy as np
 
 from neardup._types import Batch, I64Array, Offsets, U8Array
+from neardup.text.normalize import TextStats
 from neardup.text.spans import pack_strings
 
 __all__ = ["Ids", "RecordBatch"]
@@ -100,6 +101,8 @@ class RecordBatch:
         (byte offset, size), so its text can be read again later; ``None`` otherwise.
     source
         The index of the input the batch comes from, among a run's inputs.
+    stats
+        The texts' characters and ASCII flags, when the reader counted them as it read.
     """
 
     texts: Batch
@@ -107,6 +110,7 @@ class RecordBatch:
     position: int = 0
     lines: I64Array | None = None
     source: int = 0
+    stats: TextStats | None = None
 
     @property
     def num_docs(self) -> int:

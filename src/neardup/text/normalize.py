@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from numpy.typing import NDArray
 
 from neardup._kernels import normalize as kernels
 from neardup._kernels.shingles import ALONE, PUNCT, SPACE
@@ -109,10 +108,12 @@ def normalize(text: str, spec: NormalizeSpec) -> str:
 def normalize_batch(texts: Sequence[str], spec: NormalizeSpec) -> Batch:
     r"""Normalise ``texts`` and pack them into one UTF-8 buffer with offsets.
 
+    As :func:`normalize_bytes`: ASCII letters keep their case (the kernels fold it).
+
     Examples
     --------
-    >>> bytes(normalize_batch(["ÉCOLE", "Plain ASCII"], NormalizeSpec()).data)
-    b'\xc3\xa9colePlain ASCII'
+    >>> bytes(normalize_batch(["ÉCOLE", "Straße", "Plain ASCII"], NormalizeSpec()).data)
+    b'\xc3\xa9COLEstrassePlain ASCII'
     """
     return normalize_bytes(Batch(*pack_strings(texts)), spec)
 
@@ -138,71 +139,75 @@ def text_statistics(texts: Batch) -> TextStats:
 def normalize_bytes(
     texts: Batch, spec: NormalizeSpec, stats: TextStats | None = None, *, in_place: bool = False
 ) -> Batch:
-    """Normalise raw UTF-8 texts as :func:`normalize` does each.
+    """Normalise raw UTF-8 texts as the tokenising kernels need them.
 
-    ASCII texts are kept as they are: NFKC leaves them unchanged and their case folding is
-    done by the tokenising kernels. A text whose every character normalises on its own
-    (nearly all text in Latin, Greek, Cyrillic, CJK, ... scripts) is mapped character by
-    character in a kernel (:class:`SimpleFolds`); any other is
-    normalised in Python, one by one
+    Each text becomes :func:`normalize` of it, except that ASCII letters keep their case: the
+    kernels fold ASCII themselves (with ``spec.casefold``), so every kernel sees the same
+    tokens either way. ASCII texts are kept as they are (NFKC leaves them unchanged). A text
+    whose every character normalises on its own (nearly all text in Latin, Greek, Cyrillic,
+    CJK, ... scripts) is mapped character by character in a kernel (:class:`SimpleFolds`),
+    and left alone when that changes nothing; any other is normalised in Python, one by one
     (joining them into one string was measured three times slower: one wide character widens
     the whole string, and NFKC's quick check can no longer skip texts already normalised).
     Returns ``texts`` itself when nothing changes; with ``in_place``, also when the table
-    normalised every text without changing its size (written into ``texts.data``).
+    rewrote texts without changing their sizes (written into ``texts.data``).
     """
     stats = stats if stats is not None else text_statistics(texts)
     if stats.is_ascii.all() or not (spec.nfkc or spec.casefold):
         return texts
     docs = np.flatnonzero(~stats.is_ascii)
     if spec.nfkc and spec.casefold:
-        normalized = _mapped(texts, docs, spec, in_place)
-        if normalized is None:
-            return texts
-    else:
-        normalized = _one_by_one(take(texts, docs), spec)
-    starts = texts.offsets[:-1].copy()
+        sizes, changed = _FOLDS.sizes(texts, docs)
+    else:  # the table holds NFKC and case folding together: other specs go to Python
+        sizes, changed = np.full(docs.shape[0], -1), np.ones(docs.shape[0], dtype=bool)
+    by_python = sizes < 0
+    by_table = ~by_python & changed
     lengths = np.diff(texts.offsets)
-    starts[docs] = normalized.offsets[:-1]
-    lengths[docs] = np.diff(normalized.offsets)
-    return gather(texts.data, normalized.data, ~stats.is_ascii, starts, lengths)
-
-
-def _mapped(texts: Batch, docs: I64Array, spec: NormalizeSpec, in_place: bool) -> Batch | None:
-    """``docs`` normalised: by the character table where it covers them, else in Python.
-
-    None when they were normalised in place (``texts.data`` writable, no size changed).
-    """
-    table = _FOLDS.covering(texts, docs)
-    sizes = np.empty(docs.shape[0], dtype=np.int64)
-    with parallel_section:
-        kernels.simple_sizes(texts.data, texts.offsets, docs, table, sizes)
-    simple = sizes >= 0
-    if (
-        in_place
-        and simple.all()
-        and texts.data.flags.writeable
-        and np.array_equal(sizes, texts.offsets[docs + 1] - texts.offsets[docs])
-    ):  # same sizes (the common case): normalise in place, no copy of the batch
-        with parallel_section:
-            kernels.simple_fill(
-                texts.data, texts.offsets, docs, table, texts.data, texts.offsets[docs]
-            )
-        return None
-    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.where(simple, sizes, 0), out=offsets[1:])
-    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    if not by_python.any():
+        if not by_table.any():
+            return texts
+        if (
+            in_place
+            and texts.data.flags.writeable
+            and np.array_equal(sizes[by_table], lengths[docs[by_table]])
+        ):
+            with parallel_section:
+                kernels.simple_fill(
+                    texts.data,
+                    texts.offsets,
+                    docs[by_table],
+                    _FOLDS.table,
+                    texts.data,
+                    texts.offsets[docs[by_table]],
+                )
+            return texts
+    table_offsets = np.zeros(int(by_table.sum()) + 1, dtype=np.int64)
+    np.cumsum(sizes[by_table], out=table_offsets[1:])
+    mapped = np.empty(int(table_offsets[-1]), dtype=np.uint8)
     with parallel_section:
         kernels.simple_fill(
-            texts.data, texts.offsets, docs[simple], table, out, offsets[:-1][simple]
+            texts.data, texts.offsets, docs[by_table], _FOLDS.table, mapped, table_offsets[:-1]
         )
-    if simple.all():
-        return Batch(data=out, offsets=offsets)
-    rest = _one_by_one(take(texts, docs[~simple]), spec)
-    starts = offsets[:-1].copy()
-    lengths = np.diff(offsets)
-    starts[~simple] = rest.offsets[:-1]
-    lengths[~simple] = np.diff(rest.offsets)
-    return gather(out, rest.data, ~simple, starts, lengths)
+    rest = _one_by_one(take(texts, docs[by_python]), spec)
+    starts = texts.offsets[:-1].copy()
+    use_extra = np.zeros(texts.num_docs, dtype=bool)
+    for chosen, offsets, shift in (
+        (docs[by_table], table_offsets, 0),
+        (docs[by_python], rest.offsets, mapped.shape[0]),
+    ):
+        starts[chosen] = offsets[:-1] + shift
+        lengths[chosen] = np.diff(offsets)
+        use_extra[chosen] = True
+    return gather(texts.data, np.concatenate([mapped, rest.data]), use_extra, starts, lengths)
+
+
+def _one_by_one(pieces: Batch, spec: NormalizeSpec) -> Batch:
+    data, offsets = pieces.data, pieces.offsets
+    texts = [
+        normalize(bytes(data[offsets[i] : offsets[i + 1]]).decode("utf-8", "surrogatepass"), spec)
+        for i in range(pieces.num_docs)
+    ]
+    return Batch(*pack_strings(texts))
 
 
 class SimpleFolds:
@@ -219,18 +224,41 @@ class SimpleFolds:
     SIZE = 0x30000
 
     def __init__(self) -> None:
-        self.table = np.full(self.SIZE, -1, dtype=np.int32)
-        self.filled = np.zeros(self.SIZE >> 8, dtype=bool)
+        self.table = np.full(self.SIZE, kernels.UNKNOWN, dtype=np.int32)
         self._seconds: frozenset[int] | None = None
 
-    def covering(self, texts: Batch, docs: I64Array) -> NDArray[np.int32]:
-        """The table, with every block that ``docs`` use filled in."""
-        seen = np.zeros(self.filled.shape[0], dtype=bool)
+    def sizes(self, texts: Batch, docs: I64Array) -> tuple[I64Array, BoolArray]:
+        """Bytes of each of ``docs`` mapped by the table, and whether the table changes it.
+
+        A size of -1: not by the table. Blocks the texts use for the first time are filled in
+        on the way.
+        """
+        sizes = np.empty(docs.shape[0], dtype=np.int64)
+        changed = np.empty(docs.shape[0], dtype=bool)
+        unknown = np.zeros(self.SIZE >> 8, dtype=bool)
         with parallel_section:
-            kernels.used_blocks(texts.data, texts.offsets, docs, seen)
-        for block in np.flatnonzero(seen & ~self.filled).tolist():
-            self._fill(block)
-        return self.table
+            kernels.simple_sizes(
+                texts.data, texts.offsets, docs, self.table, sizes, changed, unknown
+            )
+        if unknown.any():
+            for block in np.flatnonzero(unknown).tolist():
+                self._fill(block)
+            again = np.flatnonzero(sizes == kernels.UNKNOWN)
+            retry = np.empty(again.shape[0], dtype=np.int64)
+            retry_changed = np.empty(again.shape[0], dtype=bool)
+            with parallel_section:
+                kernels.simple_sizes(
+                    texts.data,
+                    texts.offsets,
+                    docs[again],
+                    self.table,
+                    retry,
+                    retry_changed,
+                    unknown,
+                )
+            sizes[again] = retry
+            changed[again] = retry_changed
+        return sizes, changed
 
     def _fill(self, block: int) -> None:
         code_points = [
@@ -238,7 +266,7 @@ class SimpleFolds:
             for cp in range(max(block << 8, 0x80), (block + 1) << 8)
             if not 0xD800 <= cp <= 0xDFFF
         ]
-        self.filled[block] = True
+        self.table[block << 8 : (block + 1) << 8] = -1
         if not code_points:  # surrogates only
             return
         chars = [chr(cp) for cp in code_points]
@@ -268,12 +296,3 @@ class SimpleFolds:
 
 _HANGUL_SECONDS = (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))  # jamo V and T
 _FOLDS = SimpleFolds()
-
-
-def _one_by_one(pieces: Batch, spec: NormalizeSpec) -> Batch:
-    data, offsets = pieces.data, pieces.offsets
-    texts = [
-        normalize(bytes(data[offsets[i] : offsets[i + 1]]).decode("utf-8", "surrogatepass"), spec)
-        for i in range(pieces.num_docs)
-    ]
-    return Batch(*pack_strings(texts))
