@@ -17,9 +17,10 @@ Pipelines (word 5-shingles of lower-cased text, 128 hashes, threshold 0.8):
 * ``rensa``: Python shingles, ``RMinHash`` and ``RMinHashLSH`` (16 bands), union-find;
 * ``datasketch``: Python shingles, ``MinHash.update_batch`` and ``MinHashLSH``, union-find.
 
-Each peer writes ``clusters.jsonl`` and ``kept.jsonl`` as neardup does. The planted copies give
-a recall figure for every pipeline: the share of planted pairs (with exact w5 Jaccard >= 0.8)
-found in one cluster.
+Each peer writes ``clusters.jsonl`` and ``kept.jsonl`` as neardup does (neardup also writes
+``pairs.jsonl`` and ``summary.json``, and syncs its output to disk before renaming it into
+place). The planted copies give a recall figure for every pipeline: the share of planted pairs
+whose exact w5 Jaccard is at least 0.8 that end up in one cluster.
 
 Run: ``.venv/bin/python bench/scale.py`` (1M with every peer, then 10M with neardup only) or
 ``--sizes 1M --peers gaoya --repeat 3``; ``--rfc`` adds the RFC corpus.
@@ -152,27 +153,27 @@ PEERS: dict[str, Callable[[Path, Path], None]] = {
 
 def run(command: list[str], timeout: float) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MB and exit code of ``command`` as a child process."""
-    errors = tempfile.TemporaryFile()
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            child.kill()
-            pid, status, usage = os.wait4(child.pid, 0)
-            break
-        time.sleep(0.01)
-    wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    errors.seek(0)
-    message = errors.read().decode(errors="replace").strip()[-400:]
-    errors.close()
-    if child.returncode:
-        print(f"    exit {child.returncode}: {message}", flush=True)
-    return wall, usage.ru_maxrss / 1024, child.returncode
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                child.kill()
+                pid, status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        child.returncode = code
+        errors.seek(0)
+        message = errors.read().decode(errors="replace").strip()[-400:]
+    if code:
+        print(f"    exit {code}: {message}", flush=True)
+    return wall, usage.ru_maxrss / 1024, code
 
 
 def neardup_command(source: Path, out: Path) -> list[str]:
@@ -190,39 +191,41 @@ def peer_command(name: str, source: Path, out: Path) -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "peer", name, str(source), str(out)]
 
 
-def recall(truth: Path, out: Path) -> float:
-    """Share of the planted copies (of w5 Jaccard >= 0.8 by construction) clustered with their
-    source; planted kinds below 0.8 (appends of 11 or more words, some substitutions and
-    deletions) are left out by their exact Jaccard, computed here."""
+def planted_near_pairs(corpus: Path, truth: Path) -> list[tuple[str, str]]:
+    """The planted pairs whose exact w5 Jaccard (lower-cased words) is at least the threshold."""
+    import numpy as np
+
+    from neardup import CandidatePairs, Shingler, exact_jaccard
+
+    pairs = []
+    with truth.open() as f:
+        next(f)
+        pairs = [tuple(line.split("\t")[:2]) for line in f]
+    wanted = {doc for pair in pairs for doc in pair}
+    texts: dict[str, str] = {}
+    with corpus.open("rb") as f:
+        for line in f:
+            record = json.loads(line)
+            if record["id"] in wanted:
+                texts[record["id"]] = record["text"]
+    docs = sorted(wanted)
+    number = {doc: i for i, doc in enumerate(docs)}
+    sets = Shingler().shingle_sets([texts[doc] for doc in docs])
+    first = np.array([number[a] for a, _ in pairs])
+    second = np.array([number[b] for _, b in pairs])
+    jaccard = exact_jaccard(sets, CandidatePairs(first=first, second=second))
+    return [pair for pair, j in zip(pairs, jaccard.tolist(), strict=True) if j >= THRESHOLD]
+
+
+def recall(planted: list[tuple[str, str]], out: Path) -> float:
+    """Share of the planted near pairs that the pipeline put in one cluster."""
     cluster = {}
     with (out / "clusters.jsonl").open() as f:
         for line in f:
             record = json.loads(line)
             cluster[record["id"]] = record["cluster"]
-    found = total = 0
-    with truth.open() as f:
-        next(f)
-        for line in f:
-            copy, source, kind = line.rstrip("\n").split("\t")
-            if _planted_jaccard(kind) < THRESHOLD:
-                continue
-            total += 1
-            found += cluster[copy] == cluster[source]
-    return found / total if total else 1.0
-
-
-def _planted_jaccard(kind: str) -> float:
-    """Exact w5 Jaccard of a planted copy of a 45-word document (41 distinct shingles)."""
-    if kind in ("exact", "case"):
-        return 1.0
-    if kind.startswith("append-"):
-        return 41 / (41 + int(kind.removeprefix("append-")))
-    edit, _, where = kind.partition("@")
-    position = int(where)
-    covering = min(40, position) - max(0, position - 4) + 1  # shingles holding the word
-    if edit == "subst":  # those shingles are replaced by as many new ones
-        return (41 - covering) / (41 + covering)
-    return (41 - covering) / (40 + covering)  # delete: covering - 1 new shingles
+    found = sum(cluster[copy] == cluster[source] for copy, source in planted)
+    return found / len(planted) if planted else 1.0
 
 
 def measure(
@@ -258,6 +261,9 @@ def main() -> None:
     parser.add_argument("--peer-repeat", type=int, default=1, help="runs per peer (median)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     parser.add_argument("--data", type=Path, default=ROOT / "out" / "bench")
+    parser.add_argument(
+        "--no-recall", dest="recall", action="store_false", help="skip the recall column"
+    )
     args = parser.parse_args()
     if not RFC_ARCHIVE.exists():
         sys.exit(f"RFC corpus not found at {RFC_ARCHIVE}")
@@ -282,6 +288,7 @@ def main() -> None:
     for label, path, truth in corpora:
         mb = path.stat().st_size / 1e6
         print(f"{label}: {path.name}, {mb:,.0f} MB", flush=True)
+        planted = planted_near_pairs(path, truth) if truth is not None and args.recall else None
         results = []
         runners: list[tuple[str, Callable[[Path], list[str]], int]] = [
             ("neardup", lambda out, p=path: neardup_command(p, out), args.repeat)
@@ -293,7 +300,7 @@ def main() -> None:
             )
         for name, command, repeat in runners:
             walls, peaks, out = measure(name, command, repeat, args.timeout)
-            found = recall(truth, out) if truth is not None and out is not None else None
+            found = recall(planted, out) if planted is not None and out is not None else None
             if out is not None:
                 shutil.rmtree(out.parent, ignore_errors=True)
             results.append((name, walls, peaks, found))

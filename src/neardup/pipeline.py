@@ -236,15 +236,26 @@ def sketch_batches(
     if not ids:
         raise InputError("no usable records in the input")
     return Sketched(
-        ids=Ids.concat(ids),
-        lengths=np.concatenate(lengths),
-        fingerprints=np.concatenate(fingerprints),
-        is_short=np.concatenate(short),
+        ids=Ids.concat(_emptied(ids)),
+        lengths=np.concatenate(_emptied(lengths)),
+        fingerprints=np.concatenate(_emptied(fingerprints)),
+        is_short=np.concatenate(_emptied(short)),
         keys=keys,
         texts=texts,
         num_bytes=num_bytes,
         idf=idf,
     )
+
+
+def _emptied(parts: list[Any]) -> list[Any]:
+    """The parts, the list emptied.
+
+    Each kind of array is then joined and its parts freed before the next kind is joined: the
+    peak holds one array twice, not all of them.
+    """
+    taken = list(parts)
+    parts.clear()
+    return taken
 
 
 def fit_idf(batches: Iterable[RecordBatch], config: DedupConfig) -> IDFWeights | None:

@@ -78,7 +78,7 @@ def test_rfc_sample_equals_the_local_engine_across_files(spark: Any, tmp_path: P
         ).encode()
         path.write_bytes(gzip.compress(lines) if part else lines)
         paths.append(path)
-    config = DedupConfig(lsh=LSHSpec(threshold=0.5))
+    config = DedupConfig(lsh=LSHSpec(threshold=0.5), pairs="all")
     dedup_files(paths, tmp_path / "local", config)
     dedup_files_spark(spark, [str(p) for p in paths], str(tmp_path / "spark"), config)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
@@ -186,6 +186,12 @@ def test_the_command_line_engine_flag(tmp_path: Path) -> None:
     assert spark.returncode == 0, spark.stderr
     assert "near-duplicate pairs" in spark.stdout
     _same_outputs(tmp_path / "local", tmp_path / "spark")
+    quiet = _neardup("dedup", SAMPLE, "-o", tmp_path / "none", *spark_flags, "--pairs", "none")
+    assert quiet.returncode == 0, quiet.stderr
+    assert not (tmp_path / "none" / "pairs.jsonl").exists()
+    assert (tmp_path / "none" / "clusters.jsonl").read_bytes() == (
+        tmp_path / "local" / "clusters.jsonl"
+    ).read_bytes()
     bad = _neardup("dedup", SAMPLE, "-o", tmp_path / "x", "--engine", "spark",
                    "--spark-conf", "no-equals-sign")  # fmt: skip
     assert bad.returncode == 2

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
@@ -180,7 +181,7 @@ def _write_kept_durably(
     keep: BoolArray,
     directory: Path,
     config: DedupConfig,
-    line_spans: tuple[I64Array, I64Array] | None,
+    line_spans: tuple[NDArray[np.int32], I64Array] | None,
 ) -> Path:
     """:func:`write_kept`, then the file synced to disk (the output's commit needs it)."""
     path = write_kept(sources, keep, directory, config.compress, config.batch_bytes, line_spans)

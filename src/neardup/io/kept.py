@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, BinaryIO, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._types import BoolArray, I64Array
 from neardup.errors import InputError
@@ -34,7 +35,7 @@ def write_kept(
     directory: Path,
     compress: Compression = "none",
     batch_bytes: int = 32 << 20,
-    line_spans: tuple[I64Array, I64Array] | None = None,
+    line_spans: tuple[NDArray[np.int32], I64Array] | None = None,
 ) -> Path:
     """Write the records whose ``keep`` entry is true (one entry per usable record, in order).
 
@@ -72,26 +73,19 @@ def write_kept(
 
 
 def _copy_lines(
-    paths: Sequence[Path], keep: BoolArray, source: I64Array, lines: I64Array, out: IO[bytes]
+    paths: Sequence[Path],
+    keep: BoolArray,
+    source: NDArray[np.int32],
+    lines: I64Array,
+    out: IO[bytes],
 ) -> None:
     """Copy the kept records' lines from the input files, adjacent lines as one run."""
-    kept = np.flatnonzero(keep)
-    starts = lines[kept, 0]
-    stops = starts + lines[kept, 1]
-    inputs = source[kept]
-    new_run = np.ones(kept.shape[0], dtype=bool)
-    new_run[1:] = (starts[1:] != stops[:-1]) | (inputs[1:] != inputs[:-1])
-    first = np.flatnonzero(new_run)
-    last = np.r_[first[1:] - 1, kept.shape[0] - 1]
     out.flush()
     target = out.fileno()
     sizes = [path.stat().st_size for path in paths]
     handles = [path.open("rb") for path in paths]
     try:
-        runs = zip(
-            inputs[first].tolist(), starts[first].tolist(), stops[last].tolist(), strict=True
-        )
-        for index, start, stop in runs:
+        for index, start, stop in _kept_runs(keep, source, lines):
             _copy_range(handles[index], start, stop, target)
             if stop == sizes[index]:  # the file's last line may lack its newline
                 handles[index].seek(stop - 1)
@@ -100,6 +94,37 @@ def _copy_lines(
     finally:
         for handle in handles:
             handle.close()
+
+
+def _kept_runs(
+    keep: BoolArray, source: NDArray[np.int32], lines: I64Array, block: int = 1 << 20
+) -> Iterator[tuple[int, int, int]]:
+    """``(input, start, stop)``: the kept lines, adjacent ones merged into one range.
+
+    Records are taken ``block`` at a time, so the arrays stay small whatever the corpus.
+    """
+    pending: tuple[int, int, int] | None = None
+    for lo in range(0, keep.shape[0], block):
+        kept = np.flatnonzero(keep[lo : lo + block]) + lo
+        starts = lines[kept, 0]
+        stops = starts + lines[kept, 1]
+        inputs = source[kept]
+        new_run = np.ones(kept.shape[0], dtype=bool)
+        new_run[1:] = (starts[1:] != stops[:-1]) | (inputs[1:] != inputs[:-1])
+        first = np.flatnonzero(new_run)
+        last = np.r_[first[1:] - 1, kept.shape[0] - 1].astype(np.int64)
+        runs = zip(
+            inputs[first].tolist(), starts[first].tolist(), stops[last].tolist(), strict=True
+        )
+        for run in runs:
+            if pending is not None and pending[0] == run[0] and pending[2] == run[1]:
+                pending = (pending[0], pending[1], run[2])
+                continue
+            if pending is not None:
+                yield pending
+            pending = run
+    if pending is not None:
+        yield pending
 
 
 def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> None:
