@@ -466,11 +466,13 @@ class DedupConfig(_Spec):
         ``"spanning"`` (the default) keeps those that join two clusters, taken in pair order:
         a spanning forest of each cluster, at most one pair per duplicate, enough to explain
         every cluster; ``"all"`` keeps every verified pair (it grows quadratically in
-        near-identical groups); ``"none"`` writes no pairs file. Exact duplicates are always
-        reported, each linked to the first document of its group. Clusters do not depend on it.
+        near-identical groups); ``"none"`` reports none and writes no pairs file at all. In
+        ``pairs.jsonl``, the first two also list every exact duplicate, linked to the first
+        document of its group (``DedupResult.exact_pairs`` always holds those links). Clusters
+        do not depend on it.
     memory_bytes
-        Working memory for verification and writing chunks (``--memory-gb``); ``None`` takes
-        an eighth of the machine's memory, at most 1 GiB. Results never depend on it.
+        Working memory for verification chunks (``--memory-gb``); ``None`` takes an eighth of
+        the machine's memory, at most 1 GiB. Results never depend on it.
     """
 
     sketch: SketchSpec = field(default_factory=SketchSpec)

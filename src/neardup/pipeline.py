@@ -5,12 +5,12 @@
     fit_idf          for a TF-IDF SimHash only: a first pass learning document frequencies
     sketch_batches   normalise → shingle → sketch, batch by batch; keeps per document only the
                      id, the length, the exact fingerprint and the lookup keys (spilled by
-                     column), and the normalised text in the arena
+                     column), and a way back to the text (the text store)
     exact_groups     documents with identical normalised text, grouped by fingerprint
     find_candidates  the sketch kind's candidate scheme (LSH bands one at a time, shared bottom-k
                      hashes, supershingles, or SimHashes within h bits) over one representative
                      per exact group
-    verify_candidates  in chunks of bounded size: the candidates' texts from the arena,
+    verify_candidates  in chunks of bounded size: the candidates' texts from the text store,
                      sketched again for the estimate, shingled for the exact similarity
                      (Jaccard, weighted Jaccard, or cosine for SimHash)
     cluster_pairs    union-find over exact and verified pairs; one representative each; the
@@ -121,8 +121,8 @@ class TextStore(Protocol):
 class Sketched:
     """What the first pass keeps per document.
 
-    Small fixed-size arrays, the ids, the keys (spilled by column) and the normalised texts
-    (in the arena).
+    Small fixed-size arrays, the ids, the keys (spilled by column) and where the texts can be
+    found again (:class:`TextStore`).
     """
 
     ids: Ids

@@ -7,6 +7,7 @@ must give the same records, ids, bad-record errors and counts, on arbitrary line
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from neardup.errors import InputError
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
+from neardup.io.kept import write_kept
 from neardup.io.source import ReadOptions
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import normalize_bytes, text_statistics
@@ -160,3 +162,22 @@ def test_lines_read_again_by_offset_give_the_normalised_texts(tmp_path: Path) ->
     assert [bytes(taken.data[taken.offsets[i] : taken.offsets[i + 1]]) for i in range(4)] == [
         expected[i] for i in wanted.tolist()
     ]
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (b'{"text": "a"}\n{"text": "b"}\n{"text": "c"}\n', "file changed while it was read"),
+        (b'{"text": "a"}\n', "fewer records than when it was first read"),
+    ],
+)
+def test_a_compressed_input_that_changes_between_passes_is_an_error(
+    tmp_path: Path, second: bytes, message: str
+) -> None:
+    path = tmp_path / "in.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"text": "a"}\n{"text": "b"}\n'))
+    source = JSONLinesSource(path, ReadOptions())
+    keep = np.ones(sum(batch.num_docs for batch in source.batches(1 << 20)), dtype=bool)
+    path.write_bytes(gzip.compress(second))  # the kept corpus is copied in a second pass
+    with pytest.raises(InputError, match=message):
+        write_kept([source], keep, tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -135,6 +136,10 @@ BAD_LINES = [
     (b'{"id": {"a": 1}, "text": "t"}\n', "field 'id' is dict, expected a string or an integer"),
     (b'["a", "list"]\n', "record is a JSON list, expected an object"),
     (b'{"id": "x", "text": "caf\xe9"}\n', "line is not valid UTF-8 (byte 0xe9 at column 25)"),
+    (
+        b'{"id": "x", "n": ' + b"9" * 4301 + b', "text": "t"}\n',
+        "unreadable JSON (Exceeds the limit (4300 digits) for integer string conversion",
+    ),
 ]
 
 
@@ -175,6 +180,7 @@ def test_skipped_bad_records_are_counted(tmp_path: Path, line: bytes, message: s
         ("noext", b"{}", "unknown input format '(no extension)'"),
         ("bad.jsonl.gz", b"not gzip at all", "cannot read"),
         ("bad.parquet", b"PAR1 not really", "not a readable Parquet file"),
+        ("no-rows.parquet", None, "no usable records in the input"),
         ("ragged.csv", b"id,text\na,hello\nb,too,many\n", "row has 3 fields, the header has 2"),
     ],
 )
@@ -182,11 +188,37 @@ def test_unusable_files_get_clear_errors(
     tmp_path: Path, name: str, content: bytes, message: str
 ) -> None:
     source = tmp_path / name
-    source.write_bytes(content)
+    if content is None:  # a valid Parquet file without a single row group
+        pq.ParquetWriter(source, pa.schema({"id": pa.string(), "text": pa.string()})).close()
+        assert pq.ParquetFile(source).metadata.num_row_groups == 0
+    else:
+        source.write_bytes(content)
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
         dedup_files([source], tmp_path / "out")
-    assert str(source) in str(info.value)
+    if content is not None:
+        assert str(source) in str(info.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_ids_may_be_the_texts_themselves_and_are_written_unnormalised(tmp_path: Path) -> None:
+    texts = ["ÉCOLE ÉTÉ À PARIS", "Ⱥ and Ω grow and shrink", "école été à paris"]
+    for name in ("in.jsonl", "in.parquet", "in.csv"):
+        source = _write(tmp_path / name, [{"text": t} for t in texts])
+        out = tmp_path / f"out-{name}"
+        dedup_files([source], out, DedupConfig(id_field="text"))
+        clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
+        assert [c["id"] for c in clusters] == texts, name
+        assert clusters[2]["cluster"] == texts[0]  # the same normalised text: one cluster
+
+
+def test_a_file_name_that_is_not_utf8_still_names_the_default_ids(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.jsonl")
+    try:
+        source = _write(tmp_path / name, [{"text": str(r["text"])} for r in RECORDS])
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("the file system refuses names that are not UTF-8")
+    result = dedup_files([source], tmp_path / "out")
+    assert list(result.ids) == [f"{name}:{line}" for line in range(1, 5)]
 
 
 def test_missing_inputs_and_existing_outputs_are_refused(tmp_path: Path) -> None:

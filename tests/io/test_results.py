@@ -95,3 +95,38 @@ def test_similarities_round_exactly_as_python_rounds(tmp_path: Path) -> None:
     texts, sizes = results._format_numbers(values[:, None])
     written = [bytes(texts[i, 0, : sizes[i, 0]]).decode() for i in range(values.shape[0])]
     assert written == [repr(round(float(v), 6)) for v in values]
+
+
+def test_long_ids_are_formatted_in_bounded_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(results, "CHUNK_LINES", 7)
+    monkeypatch.setattr(results, "CHUNK_BYTES", 300)
+    buffers: list[int] = []
+    for name in ("cluster_lines", "pair_lines"):
+        kernel = getattr(results.kernels, name)
+
+        def spy(*args: object, kernel: object = kernel) -> None:
+            buffers.append(args[-2].shape[0])  # type: ignore[attr-defined]
+            kernel(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(results.kernels, name, spy)
+    ids = [f"{i}:" + "é" * (i * 37 % 200) for i in range(60)]  # lines of 40 to 450 bytes
+    rng = np.random.default_rng(2)
+    labels, keep = rng.integers(0, 60, size=60), rng.random(60) < 0.5
+    results.write_clusters(tmp_path / "clusters.jsonl", Ids.of(ids), labels, keep)
+    expected = "".join(cluster_line(ids[d], ids[labels[d]], bool(keep[d])) for d in range(60))
+    assert (tmp_path / "clusters.jsonl").read_text() == expected
+    a, b = rng.integers(0, 60, size=(2, 50))
+    estimates = rng.random(50)
+    results.write_pairs(
+        tmp_path / "pairs.jsonl", Ids.of(ids), (a[:5], b[:5]), (a, b, estimates, estimates)
+    )
+    expected = "".join(exact_pair_line(ids[i], ids[j]) for i, j in zip(a[:5], b[:5], strict=True))
+    expected += "".join(
+        near_pair_line(ids[i], ids[j], e, e) for i, j, e in zip(a, b, estimates, strict=True)
+    )
+    assert (tmp_path / "pairs.jsonl").read_text() == expected
+    longest_line = max(len(line.encode()) for line in expected.splitlines(keepends=True))
+    assert len(buffers) > 9 + 1 + 8  # more calls than the cap of 7 lines alone makes
+    assert max(buffers) <= max(300, longest_line)

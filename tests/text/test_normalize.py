@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from neardup._types import Batch
@@ -16,9 +16,10 @@ from neardup.text.spans import pack_strings
 # Characters that test every branch: ASCII (both cases, controls), Latin, Greek final sigma,
 # the German sharp s, ligatures, full-width and compatibility forms, combining marks (which
 # compose with a previous letter), Hangul jamo (which compose algorithmically), the Indic vowel
-# sign that composes as a second starter, CJK, emoji, the BOM and a lone surrogate.
+# sign that composes as a second starter, CJK, emoji, the BOM and a lone surrogate; and
+# characters whose folded form is longer (Ⱥ, 2 to 3 bytes) or shorter (Ω, 3 to 2) in UTF-8.
 POOL = (
-    "aZ \t\n\x00\x7féÉςΣßẞﬁＡ①½\u00a0\u2028"
+    "aZ \t\n\x00\x7féÉςΣßẞﬁＡ①½\u00a0\u2028\u023a\u2126"
     "\u0301\u0308\u0327e\u0301\u1100\u1161\u11a8\uac00\u0b47\u0b3e漢字カ😀\ufeff\ud800"
 )
 TEXTS = st.lists(
@@ -53,6 +54,7 @@ def _expected(texts: list[str], spec: NormalizeSpec) -> list[bytes]:
 
 
 @given(texts=TEXTS, spec=SPECS, in_place=st.booleans())
+@example(texts=["\u023a\u2126 hello world"], spec=NormalizeSpec(), in_place=True)
 def test_a_batch_normalises_as_its_texts_one_by_one(
     texts: list[str], spec: NormalizeSpec, in_place: bool
 ) -> None:
@@ -64,7 +66,7 @@ def test_a_batch_normalises_as_its_texts_one_by_one(
 def test_every_tabled_character_normalises_as_python_does() -> None:
     folds = SimpleFolds()
     chars = [chr(cp) for cp in range(0x80, SimpleFolds.SIZE) if not 0xD800 <= cp <= 0xDFFF]
-    sizes, _ = folds.sizes(Batch(*pack_strings(chars)), np.arange(len(chars)))
+    sizes, _, _ = folds.sizes(Batch(*pack_strings(chars)), np.arange(len(chars)))
     tabled = [c for c, size in zip(chars, sizes.tolist(), strict=True) if size >= 0]
     assert len(tabled) > 150_000  # the table covers most of Unicode's assigned characters
     spec = NormalizeSpec()

@@ -18,7 +18,8 @@ _SMALL = 32
 
 
 @njit(cache=True, nogil=True)
-def _insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
+def insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
+    """Sort ``values[start:stop]`` in place: the fastest sort for a few dozen values."""
     for i in range(start + 1, stop):
         v = values[i]
         j = i - 1
@@ -58,7 +59,7 @@ def sort_u64(values):  # type: ignore[no-untyped-def]
     for b in prange(num_buckets):
         start, stop = bounds[b], bounds[b + 1]
         if stop - start <= _SMALL:
-            _insertion_sort(out, start, stop)
+            insertion_sort(out, start, stop)
         else:
             out[start:stop].sort()
     return out

@@ -22,6 +22,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from neardup._kernels.spans import span_stats
+from neardup._kernels.utf8 import put_code_point
+
 FAST = 0
 SLOW = 1
 BLANK = 2
@@ -32,6 +35,9 @@ ID_INTEGER = 2
 
 _MAX_DEPTH = 64
 _MAX_INT_DIGITS = 18
+"""Longest integer id the kernel copies (longer ones, and ``-0``, go to :mod:`json`)."""
+_PYTHON_INT_DIGITS = 4300
+"""Python's default ``sys.get_int_max_str_digits()``: json refuses longer integers."""
 
 
 @njit(cache=True, nogil=True)
@@ -125,28 +131,6 @@ def _hex4(buf, i, end):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _put_code_point(out, o, cp):  # type: ignore[no-untyped-def]
-    """Write ``cp`` as UTF-8 at ``out[o]``; return the new position."""
-    if cp < 0x80:
-        out[o] = cp
-        return o + 1
-    if cp < 0x800:
-        out[o] = 0xC0 | (cp >> 6)
-        out[o + 1] = 0x80 | (cp & 0x3F)
-        return o + 2
-    if cp < 0x10000:
-        out[o] = 0xE0 | (cp >> 12)
-        out[o + 1] = 0x80 | ((cp >> 6) & 0x3F)
-        out[o + 2] = 0x80 | (cp & 0x3F)
-        return o + 3
-    out[o] = 0xF0 | (cp >> 18)
-    out[o + 1] = 0x80 | ((cp >> 12) & 0x3F)
-    out[o + 2] = 0x80 | ((cp >> 6) & 0x3F)
-    out[o + 3] = 0x80 | (cp & 0x3F)
-    return o + 4
-
-
-@njit(cache=True, nogil=True)
 def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
     """Read the JSON string whose opening quote is at ``buf[i]``.
 
@@ -191,7 +175,7 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
                     i += 6
                 if write:
-                    o = _put_code_point(out, o, cp)
+                    o = put_code_point(out, o, cp)
                 else:
                     o += 1
                 continue
@@ -237,12 +221,16 @@ def plain_bytes() -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _number(buf, i, end):  # type: ignore[no-untyped-def]
-    """Skip a JSON number at ``buf[i]``: ``(end position, is_integer)``, or ``(-1, False)``."""
+    """Skip a JSON number at ``buf[i]``: ``(end position, is_integer)``, or ``(-1, False)``.
+
+    -1 also for an integer longer than Python reads (json's error then names it).
+    """
     j = i
     if j < end and buf[j] == 45:
         j += 1
     if j >= end:
         return -1, False
+    first_digit = j
     if buf[j] == 48:
         j += 1
     elif 49 <= buf[j] <= 57:
@@ -250,6 +238,7 @@ def _number(buf, i, end):  # type: ignore[no-untyped-def]
             j += 1
     else:
         return -1, False
+    digits = j - first_digit
     integer = True
     if j < end and buf[j] == 46:
         integer = False
@@ -267,6 +256,8 @@ def _number(buf, i, end):  # type: ignore[no-untyped-def]
             return -1, False
         while j < end and 48 <= buf[j] <= 57:
             j += 1
+    if integer and digits > _PYTHON_INT_DIGITS:
+        return -1, False
     return j, integer
 
 
@@ -504,14 +495,9 @@ def parse_lines(  # type: ignore[no-untyped-def]
             text_length[line] = t
             id_kind[line] = k
             id_length[line] = n
-            continuations = 0
-            high = 0
-            for i in range(starts[line], starts[line] + t):
-                byte = text_out[i]
-                continuations += (byte & 0xC0) == 0x80
-                high |= byte
-            text_chars[line] = t - continuations
-            text_ascii[line] = high < 0x80
+            text_chars[line], text_ascii[line] = span_stats(
+                text_out, starts[line], starts[line] + t
+            )
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -552,7 +538,8 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
     Line ``l`` of the chunk is line ``first_line + l`` of the file (1-based); it is a record
     unless it is blank or listed in ``bad_lines`` (sorted). Records are numbered from
     ``first_record``; ``keep[r]`` says whether record ``r`` is copied. Consecutive kept lines
-    are copied as one block. Returns ``(bytes written, records seen)``.
+    are copied as one block. Returns ``(bytes written, records seen)``, with -1 records when
+    the chunk holds more records than ``keep`` has entries (the file changed since it was read).
     """
     num_lines = starts.shape[0] - 1
     o = 0
@@ -574,6 +561,8 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
             b += 1
         if b < bad_lines.shape[0] and bad_lines[b] == number:
             continue
+        if record >= keep.shape[0]:
+            return o, -1
         if keep[record]:
             if run_stop != s:
                 if run_start >= 0:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from neardup._kernels.utf8 import put_code_point
+
 UNKNOWN = -2
 """A table entry (and a size) for a block of code points not looked at yet."""
 
@@ -66,19 +68,22 @@ def _mapped(cp, table):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def simple_sizes(buf, offsets, docs, table, sizes, changed, unknown):  # type: ignore[no-untyped-def]
+def simple_sizes(buf, offsets, docs, table, sizes, changed, resized, unknown):  # type: ignore[no-untyped-def]
     """``sizes[t]``: bytes of document ``docs[t]`` normalised by ``table``.
 
     -1 when it holds a character the table does not map (or bytes that are not UTF-8); -2
     when it holds one of a block the table has not filled in yet (``UNKNOWN`` entries), whose
     number is then marked in ``unknown`` (threads only write True there). ``changed[t]``:
-    whether the table changes any of its characters. Cost: O(bytes).
+    whether the table changes any of its characters; ``resized[t]``: whether it changes the
+    UTF-8 size of any (then the text cannot be rewritten in place, even when its total size
+    stays the same). Cost: O(bytes).
     """
     for t in prange(docs.shape[0]):
         d = docs[t]
         i, end = offsets[d], offsets[d + 1]
         size = 0
         differs = False
+        grows = False
         while i < end:
             if buf[i] < 0x80:  # ASCII is kept: step over a run of it
                 size += 1 if size >= 0 else 0
@@ -95,37 +100,28 @@ def simple_sizes(buf, offsets, docs, table, sizes, changed, unknown):  # type: i
             elif size >= 0:
                 size += _size_of(mapped)
                 differs = differs or mapped != cp
+                grows = grows or _size_of(mapped) != step
             i += step
         sizes[t] = size
         changed[t] = differs
+        resized[t] = grows
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def simple_fill(buf, offsets, docs, table, out, out_offsets):  # type: ignore[no-untyped-def]
-    """Write document ``docs[t]`` normalised by ``table`` at ``out[out_offsets[t]:]``."""
+    """Write document ``docs[t]`` normalised by ``table`` at ``out[out_offsets[t]:]``.
+
+    For documents :func:`simple_sizes` sized (valid UTF-8, every character mapped); ``out``
+    may be ``buf`` itself for those it did not find ``resized``.
+    """
     for t in prange(docs.shape[0]):
         d = docs[t]
         i, end = offsets[d], offsets[d + 1]
         o = out_offsets[t]
         while i < end:
             cp, step = _next(buf, i, end)
-            mapped = _mapped(cp, table)
-            if mapped < 0x80:
-                out[o] = mapped
-                o += 1
-            elif mapped < 0x800:
-                out[o] = 0xC0 | (mapped >> 6)
-                out[o + 1] = 0x80 | (mapped & 0x3F)
-                o += 2
-            elif mapped < 0x10000:
-                out[o] = 0xE0 | (mapped >> 12)
-                out[o + 1] = 0x80 | ((mapped >> 6) & 0x3F)
-                out[o + 2] = 0x80 | (mapped & 0x3F)
-                o += 3
-            else:
-                out[o] = 0xF0 | (mapped >> 18)
-                out[o + 1] = 0x80 | ((mapped >> 12) & 0x3F)
-                out[o + 2] = 0x80 | ((mapped >> 6) & 0x3F)
-                out[o + 3] = 0x80 | (mapped & 0x3F)
-                o += 4
+            mapped = _mapped(cp, table) if step else -1
+            if mapped < 0:  # not a document simple_sizes sized: never write past it
+                break
+            o = put_code_point(out, o, mapped)
             i += step

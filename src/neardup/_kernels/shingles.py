@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
+from neardup._kernels.groups import insertion_sort
 from neardup._kernels.mix import fmix64
 from neardup._kernels.rabin import outgoing, push_byte, push_word
 
@@ -529,17 +530,6 @@ def count_tokens(buf, offsets, classes, ascii_words, strip_punct, fold_ascii, is
 
 
 @njit(cache=True, nogil=True)
-def _insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
-    for i in range(start + 1, stop):
-        v = values[i]
-        j = i - 1
-        while j >= start and values[j] > v:
-            values[j + 1] = values[j]
-            j -= 1
-        values[j + 1] = v
-
-
-@njit(cache=True, nogil=True)
 def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     """Sort ``values[:n]`` (uniform 64-bit hashes) in place.
 
@@ -547,7 +537,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     ``n`` values, ``counts`` 4,097 entries. Cost: O(n) expected.
     """
     if n <= 64:
-        _insertion_sort(values, 0, n)
+        insertion_sort(values, 0, n)
         return
     bits = 4
     while bits < 12 and (n >> (bits + 3)) > 0:
@@ -565,7 +555,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
         counts[bucket] += 1
     start = 0
     for b in range(num_buckets):  # counts[b] is now the end of bucket b
-        _insertion_sort(scratch, start, counts[b])
+        insertion_sort(scratch, start, counts[b])
         start = counts[b]
     values[:n] = scratch[:n]
 

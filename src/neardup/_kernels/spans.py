@@ -35,11 +35,16 @@ def text_stats(buf, offsets, chars, is_ascii):  # type: ignore[no-untyped-def]
     Characters are the bytes that do not continue a UTF-8 sequence. Cost: O(bytes).
     """
     for d in prange(offsets.shape[0] - 1):
-        continuations = 0
-        high = 0
-        for i in range(offsets[d], offsets[d + 1]):
-            b = buf[i]
-            continuations += (b & 0xC0) == 0x80
-            high |= b
-        chars[d] = offsets[d + 1] - offsets[d] - continuations
-        is_ascii[d] = high < 0x80
+        chars[d], is_ascii[d] = span_stats(buf, offsets[d], offsets[d + 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def span_stats(buf, start, stop):  # type: ignore[no-untyped-def]
+    """Characters of the UTF-8 text ``buf[start:stop]``, and whether it is all ASCII."""
+    continuations = 0
+    high = 0
+    for i in range(start, stop):
+        b = buf[i]
+        continuations += (b & 0xC0) == 0x80
+        high |= b
+    return stop - start - continuations, high < 0x80

@@ -61,7 +61,7 @@ Examples:
 @click.option(
     "--memory-gb",
     type=float,
-    help="Working memory for verification and writing chunks [default: 1/8 of the machine, "
+    help="Working memory for verification chunks [default: 1/8 of the machine, "
     "at most 1]. Besides it the run holds about 60 bytes per document.",
 )
 @click.option(

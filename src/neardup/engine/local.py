@@ -1,11 +1,12 @@
 """The batch job on one machine: files in, an output directory out, written atomically.
 
-Two streaming passes over the input: the first reads every record into columns and sketches
-it; the second copies the kept records. Verification needs the texts of the candidates only:
-plain JSONL lines are read again where they are (by byte offset); other inputs leave a copy of
-each normalised text in an arena file. Between passes only a few small arrays per document stay
-in memory (about 60 bytes a document); the lookup keys (and the arena) wait in the output's
-work directory, which disappears with the run (also when it fails).
+Streaming passes over the input: one reads every record into columns and sketches it (after
+one learning document frequencies, for a TF-IDF SimHash only); the next copies the kept records
+(and, with ``add_to_index``, one more adds them to the index). Verification needs the texts of
+the candidates only: plain JSONL lines are read again where they are (by byte offset); other
+inputs leave a copy of each normalised text in an arena file. Between passes only a few small
+arrays per document stay in memory (about 60 bytes a document); the lookup keys (and the arena)
+wait in the output's work directory, which disappears with the run (also when it fails).
 """
 
 from __future__ import annotations
@@ -194,7 +195,8 @@ def _drop_indexed(
 ) -> tuple[DedupResult, dict[int, list[Match]]]:
     """Unkeep every kept document that has a near-copy in ``index``.
 
-    The kept documents' texts come from the arena and are sketched again, a block at a time.
+    The kept documents' texts come from the text store and are sketched again, a block at a
+    time.
     """
     sketcher = make_sketcher(config.sketch, sketched.idf)
     kept = np.flatnonzero(result.clusters.keep)

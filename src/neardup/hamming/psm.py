@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from neardup._kernels import vosh as kernels
+from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.io.output import AtomicDirectory
@@ -147,10 +148,11 @@ class PSMIndex:
             found = np.zeros(queries.shape[0], dtype=np.int64)
             attempts = np.zeros(queries.shape[0], dtype=np.int64)
             hits = np.empty((queries.shape[0], cap), dtype=np.int64)
-            kernels.psm_query(
-                self.values, self.header, self.header_bits, queries, log_odds,
-                max_distance, budget, recall, first_only, found, attempts, hits,
-            )  # fmt: skip
+            with parallel_section:
+                kernels.psm_query(
+                    self.values, self.header, self.header_bits, queries, log_odds,
+                    max_distance, budget, recall, first_only, found, attempts, hits,
+                )  # fmt: skip
             if found.max(initial=0) <= cap:
                 break
             cap = int(found.max())  # rare: a query with more hits than columns; run again
@@ -205,8 +207,9 @@ def psm_batch_query(
     for begin in range(0, queries.shape[0], group):
         part = slice(begin, begin + group)
         targets = np.zeros((queries[part].shape[0], budget), dtype=np.uint64)
-        kernels.flip_targets(queries[part], log_odds[part], max_distance, budget, recall,
-                             targets, attempts[part])  # fmt: skip
+        with parallel_section:
+            kernels.flip_targets(queries[part], log_odds[part], max_distance, budget, recall,
+                                 targets, attempts[part])  # fmt: skip
         used = np.arange(budget) < attempts[part, None]
         owner, attempt = np.nonzero(used)
         flat = targets[used]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import mmap
 from pathlib import Path
-from types import TracebackType
 from typing import BinaryIO
 
 import numpy as np
@@ -51,17 +50,6 @@ class TextArena:
         self._map: mmap.mmap | None = None
         self._data: U8Array = np.empty(0, dtype=np.uint8)
         self.offsets: I64Array = np.zeros(1, dtype=np.int64)
-
-    def __enter__(self) -> TextArena:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def append(self, records: RecordBatch | None, batch: Batch) -> None:
         """Add a batch's normalised texts after those already held (``records`` unused)."""

@@ -30,7 +30,7 @@ from neardup.io.records import Ids, RecordBatch
 from neardup.io.source import SKIP_HINT, BadRecordError, Source
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import TextStats, normalize_bytes
-from neardup.text.spans import gather, pack_strings, take
+from neardup.text.spans import concat, gather, pack_strings, take
 
 __all__ = ["JSONLinesSource"]
 
@@ -63,7 +63,7 @@ class JSONLinesSource(Source):
         return _Fields(
             text_key=np.frombuffer(self.options.text_field.encode("utf-8"), dtype=np.uint8),
             id_key=np.frombuffer(id_name, dtype=np.uint8),
-            prefix=np.frombuffer(f"{self.path.name}:".encode(), dtype=np.uint8),
+            prefix=pack_strings([f"{self.path.name}:"])[0],
             id_is_text=id_is_text,
         )
 
@@ -81,7 +81,10 @@ class JSONLinesSource(Source):
             seen_line = seen_line or bool((parsed.status != kernels.BLANK).any())
             records, slow = self._records(parsed, first_line)
             texts = _texts(parsed, records, slow)
-            ids = texts if fields.id_is_text else _ids(parsed, records, slow, fields, first_line)
+            if fields.id_is_text:  # a copy: the texts are normalised in place later
+                ids = Batch(texts.data.copy(), texts.offsets)
+            else:
+                ids = _ids(parsed, records, slow, fields, first_line)
             if records.shape[0]:
                 starts = parsed.starts[records]
                 yield RecordBatch(
@@ -236,6 +239,8 @@ class JSONLinesSource(Source):
                 path=self.path,
                 line=number,
             )
+        except ValueError as exc:  # an integer longer than Python reads
+            return InputError(f"unreadable JSON ({exc}); {SKIP_HINT}", path=self.path, line=number)
         if not isinstance(record, dict):
             return InputError(
                 f"record is a JSON {type(record).__name__}, expected an object; {SKIP_HINT}",
@@ -262,6 +267,8 @@ class JSONLinesSource(Source):
             if room.shape[0] < chunk.shape[0] + 1:
                 room = np.empty(chunk.shape[0] + 1, dtype=np.uint8)
             size, seen = kernels.kept_lines(chunk, starts, record, keep, bad, first_line, room)
+            if seen < 0:
+                self._changed()
             out.write(room[:size].data)
             record += seen
         return record
@@ -465,17 +472,7 @@ class JSONLineTexts:
         for source in np.unique(sources).tolist():
             chosen = docs[order][sources == source]
             pieces.append(self.sources[source].read_lines(self._lines[chosen]))
-        raw = _concat(pieces)
+        raw = concat(pieces)
         inverse = np.empty_like(order)
         inverse[order] = np.arange(order.shape[0])
         return normalize_bytes(take(raw, inverse), self.normalize)
-
-
-def _concat(batches: list[Batch]) -> Batch:
-    if len(batches) == 1:
-        return batches[0]
-    data = np.concatenate([b.data[b.offsets[0] : b.offsets[-1]] for b in batches])
-    sizes = np.concatenate([np.diff(b.offsets) for b in batches])
-    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    return Batch(data=data, offsets=offsets)

@@ -63,6 +63,11 @@ def write_kept(
             for source in sources:
                 assert isinstance(source, JSONLinesSource)
                 position += source.copy_kept(keep[position:], out, batch_bytes)
+            if position != keep.shape[0]:
+                raise InputError(
+                    "the input has fewer records than when it was first read "
+                    "(a file changed during the run); run again"
+                )
         else:
             flags = iter(keep.tolist())
             for source in sources:

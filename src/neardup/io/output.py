@@ -4,10 +4,14 @@ An interrupted run (an exception, Ctrl-C, a crash) never leaves a half-written o
 requested path: the directory appears whole, or not at all. The hidden sibling is named
 ``.NAME.tmp-HOST-PID-XXXX``; a run killed outright (SIGKILL, power loss) cannot remove it, so
 the next run for the same output removes every such sibling whose process on this host is gone.
+A run holds a lock (``flock``) on its sibling while it lives: a process of another PID namespace
+on the same host (containers sharing a volume) looks gone, but its lock still protects it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
 import shutil
 import socket
@@ -56,15 +60,13 @@ class AtomicDirectory:
                 path=self.path.parent,
             ) from None
         self._tmp: Path | None = None
-
-    def _prefix(self, kind: str) -> str:
-        return f".{self.path.name}.{kind}-{_HOST}-"
+        self._lock: int | None = None
 
     def __enter__(self) -> Path:
         remove_abandoned(self.path)
-        self._tmp = Path(
-            tempfile.mkdtemp(prefix=f"{self._prefix('tmp')}{os.getpid()}-", dir=self.path.parent)
-        )
+        prefix = _sibling_prefix(self.path, "tmp", os.getpid())
+        self._tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.path.parent))
+        self._lock = _lock(self._tmp)
         return self._tmp
 
     def __exit__(
@@ -74,50 +76,93 @@ class AtomicDirectory:
         tb: TracebackType | None,
     ) -> None:
         assert self._tmp is not None
-        if exc_type is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+        try:
+            self._finish(self._tmp, failed=exc_type is not None)
+        finally:
+            if self._lock is not None:
+                os.close(self._lock)
+
+    def _finish(self, tmp: Path, *, failed: bool) -> None:
+        if failed:
+            shutil.rmtree(tmp, ignore_errors=True)
             return
-        for child in self._tmp.iterdir():
+        for child in tmp.iterdir():
             if child.is_file():
                 fsync_file(child)
-        os.chmod(self._tmp, 0o755)  # noqa: S103 - mkdtemp's 0o700 would hide the output
+        os.chmod(tmp, 0o755)  # noqa: S103 - mkdtemp's 0o700 would hide the output
         if self.path.exists():
             if not self.overwrite:
-                shutil.rmtree(self._tmp, ignore_errors=True)
+                shutil.rmtree(tmp, ignore_errors=True)
                 raise InputError("output directory appeared while the job ran", path=self.path)
             trash = Path(
                 tempfile.mkdtemp(
-                    prefix=f"{self._prefix('old')}{os.getpid()}-", dir=self.path.parent
+                    prefix=_sibling_prefix(self.path, "old", os.getpid()), dir=self.path.parent
                 )
             )
             os.replace(self.path, trash / "old")
-            os.replace(self._tmp, self.path)
+            os.replace(tmp, self.path)
             shutil.rmtree(trash, ignore_errors=True)
         else:
-            os.replace(self._tmp, self.path)
+            os.replace(tmp, self.path)
         fsync_file(self.path.parent)
 
 
 _HOST = socket.gethostname().replace("-", "_") or "host"
 
 
+def _sibling_prefix(path: Path, kind: str, pid: int | None = None) -> str:
+    """``.NAME.KIND-HOST-`` and, with ``pid``, ``PID-``: how this host's siblings start."""
+    return f".{path.name}.{kind}-{_HOST}-" + ("" if pid is None else f"{pid}-")
+
+
+def _lock(directory: Path) -> int | None:
+    """A descriptor of ``directory`` holding its exclusive lock (released on close).
+
+    None on a file system without locks (the PID alone tells then); :class:`BlockingIOError`
+    when another open descriptor holds the lock.
+    """
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def remove_abandoned(path: Path) -> list[Path]:
     """Remove the hidden siblings of ``path`` left by runs of this host that no longer live.
 
-    Returns what was removed. Siblings of a live process, or of another host (a shared file
-    system), are left alone.
+    Returns what was removed. Siblings of a live process (or locked by one), or of another
+    host (a shared file system), are left alone.
     """
     removed: list[Path] = []
     if not path.parent.is_dir():
         return removed
     for kind in ("tmp", "old"):
-        prefix = f".{path.name}.{kind}-{_HOST}-"
-        for sibling in path.parent.glob(f"{prefix}*"):
+        prefix = _sibling_prefix(path, kind)
+        for sibling in path.parent.glob(f"{glob.escape(prefix)}*"):
             pid = sibling.name[len(prefix) :].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(sibling, ignore_errors=True)
+            if pid.isdigit() and not _alive(int(pid)) and _remove_unlocked(sibling):
                 removed.append(sibling)
     return removed
+
+
+def _remove_unlocked(directory: Path) -> bool:
+    """Remove ``directory`` unless a live process holds its lock; whether it was removed."""
+    try:
+        fd = _lock(directory)
+    except OSError:  # locked by a live run, or gone already
+        return False
+    try:
+        shutil.rmtree(directory, ignore_errors=True)
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return True
 
 
 def _alive(pid: int) -> bool:

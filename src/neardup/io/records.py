@@ -12,11 +12,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-import numpy as np
-
 from neardup._types import Batch, I64Array, Offsets, U8Array
 from neardup.text.normalize import TextStats
-from neardup.text.spans import pack_strings
+from neardup.text.spans import concat, pack_strings
 
 __all__ = ["Ids", "RecordBatch"]
 
@@ -45,15 +43,10 @@ class Ids(Sequence[str]):
     @classmethod
     def concat(cls, parts: Sequence[Ids]) -> Ids:
         """The ids of ``parts`` one after another."""
-        if not parts:
-            return cls(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
         if len(parts) == 1:
             return parts[0]
-        data = np.concatenate([p.data[p.offsets[0] : p.offsets[-1]] for p in parts])
-        sizes = np.concatenate([np.diff(p.offsets) for p in parts])
-        offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        return cls(data, offsets)
+        joined = concat([Batch(p.data, p.offsets) for p in parts])
+        return cls(joined.data, joined.offsets)
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0]) - 1
@@ -76,11 +69,6 @@ class Ids(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held (buffer and offsets)."""
-        return int(self.data.nbytes + self.offsets.nbytes)
 
 
 @dataclass(frozen=True, slots=True)

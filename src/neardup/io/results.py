@@ -38,7 +38,10 @@ __all__ = [
 ]
 
 CHUNK_LINES = 1 << 18
-"""Lines formatted per kernel call (a few tens of MB of output)."""
+"""Lines sized at a time (a few tens of MB of output for ids of ordinary length)."""
+
+CHUNK_BYTES = 64 << 20
+"""Most bytes formatted per kernel call (unless one line is longer): long ids stay bounded."""
 
 
 def cluster_line(doc_id: str, cluster_id: str, keep: bool) -> str:
@@ -109,19 +112,19 @@ def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolA
                 + sizes[chunk_labels]
                 + np.where(chunk_keep, kept.shape[0], dropped.shape[0])
             )
-            out, offsets = _room(line_sizes)
-            with parallel_section:
-                kernels.cluster_lines(
-                    packed.data,
-                    packed.offsets,
-                    chunk_labels,
-                    chunk_keep,
-                    lo,
-                    _CLUSTER_PARTS,
-                    out,
-                    offsets,
-                )
-            f.write(out.data)
+            for a, b, out, offsets in _rooms(line_sizes):
+                with parallel_section:
+                    kernels.cluster_lines(
+                        packed.data,
+                        packed.offsets,
+                        chunk_labels[a:b],
+                        chunk_keep[a:b],
+                        lo + a,
+                        _CLUSTER_PARTS,
+                        out,
+                        offsets,
+                    )
+                f.write(out.data)
 
 
 def write_pairs(
@@ -166,13 +169,13 @@ def _write_pair_chunk(
     numbers, number_sizes = _format_numbers(np.stack([jaccard, estimate], axis=1))
     constant = sum(part.shape[0] for part in _PAIR_HEAD) + tail.shape[0]
     line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
-    out, offsets = _room(line_sizes)
-    with parallel_section:
-        kernels.pair_lines(
-            ids.data, ids.offsets, first, second, numbers, number_sizes, (*_PAIR_HEAD, tail), out,
-            offsets,
-        )  # fmt: skip
-    f.write(out.data)
+    for a, b, out, offsets in _rooms(line_sizes):
+        with parallel_section:
+            kernels.pair_lines(
+                ids.data, ids.offsets, first[a:b], second[a:b], numbers[a:b], number_sizes[a:b],
+                (*_PAIR_HEAD, tail), out, offsets,
+            )  # fmt: skip
+        f.write(out.data)
 
 
 def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
@@ -191,16 +194,26 @@ def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
     return out.reshape(shape), sizes.reshape(values.shape)
 
 
-def _room(line_sizes: I64Array) -> tuple[U8Array, I64Array]:
-    """An output buffer for lines of these sizes and each line's start."""
-    offsets = np.zeros(line_sizes.shape[0] + 1, dtype=np.int64)
-    np.cumsum(line_sizes, out=offsets[1:])
-    return np.empty(int(offsets[-1]), dtype=np.uint8), offsets
+def _rooms(line_sizes: I64Array) -> Iterator[tuple[int, int, U8Array, I64Array]]:
+    """Runs ``a:b`` of lines of these sizes, each with an output buffer and its lines' starts.
+
+    A run holds at most :data:`CHUNK_BYTES` (or one longer line).
+    """
+    ends = np.cumsum(line_sizes)
+    a = 0
+    while a < line_sizes.shape[0]:
+        before = int(ends[a - 1]) if a else 0
+        b = max(a + 1, int(np.searchsorted(ends, before + CHUNK_BYTES, side="right")))
+        offsets = np.zeros(b - a + 1, dtype=np.int64)
+        offsets[1:] = ends[a:b] - before
+        yield a, b, np.empty(int(offsets[-1]), dtype=np.uint8), offsets
+        a = b
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as indented JSON."""
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write ``data`` as indented JSON (lone surrogates, as in ids, encoded as ids are)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
 
 
 def write_index_matches(

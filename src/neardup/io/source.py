@@ -57,10 +57,10 @@ class Source(ABC):
         return self.path.stat().st_size if self.path.is_file() else 0
 
     def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
-        """The usable records in batches of about ``batch_bytes`` bytes of text, in order.
+        """The usable records in batches of about ``batch_bytes`` of text, in order.
 
-        This generic version packs :meth:`_scan`'s records; formats with a columnar reader
-        override it.
+        This generic version packs :meth:`_scan`'s records, counting characters; formats with a
+        columnar reader override it (and count input bytes).
         """
         self._start_pass()
         ids: list[str] = []

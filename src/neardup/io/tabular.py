@@ -115,6 +115,8 @@ class ParquetSource(Source):
         if id_field is not None and id_field in names and id_field != text_field:
             columns.append(id_field)
         metadata = parquet.metadata
+        if metadata.num_row_groups == 0:
+            return
         row_bytes = max(1, metadata.row_group(0).total_byte_size // max(1, metadata.num_rows))
         rows = max(1, min(1 << 20, batch_bytes // row_bytes))
         row = 0

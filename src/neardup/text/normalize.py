@@ -1,9 +1,10 @@
 """Normalisation: the first step after reading, from raw UTF-8 texts to a normalised :class:`Batch`.
 
-Unicode NFKC, then case folding, in C-speed string operations over all the non-ASCII documents
-of a batch at once; ASCII documents pass untouched (the tokenising kernels fold their case on the
-fly). Whitespace collapsing and punctuation stripping happen inside the tokenising kernels,
-driven by a table that classifies every Unicode code point (:func:`codepoint_classes`).
+Unicode NFKC, then case folding: character by character in a kernel for texts whose every
+character normalises on its own (:class:`SimpleFolds`), in Python for the others; ASCII
+documents pass untouched (the tokenising kernels fold their case on the fly). Whitespace
+collapsing and punctuation stripping happen inside the tokenising kernels, driven by a table
+that classifies every Unicode code point (:func:`codepoint_classes`).
 """
 
 from __future__ import annotations
@@ -150,27 +151,24 @@ def normalize_bytes(
     (joining them into one string was measured three times slower: one wide character widens
     the whole string, and NFKC's quick check can no longer skip texts already normalised).
     Returns ``texts`` itself when nothing changes; with ``in_place``, also when the table
-    rewrote texts without changing their sizes (written into ``texts.data``).
+    rewrote texts without changing the size of any character (written into ``texts.data``:
+    the caller must own that buffer alone).
     """
     stats = stats if stats is not None else text_statistics(texts)
     if stats.is_ascii.all() or not (spec.nfkc or spec.casefold):
         return texts
     docs = np.flatnonzero(~stats.is_ascii)
     if spec.nfkc and spec.casefold:
-        sizes, changed = _FOLDS.sizes(texts, docs)
+        sizes, changed, resized = _FOLDS.sizes(texts, docs)
     else:  # the table holds NFKC and case folding together: other specs go to Python
-        sizes, changed = np.full(docs.shape[0], -1), np.ones(docs.shape[0], dtype=bool)
+        n = docs.shape[0]
+        sizes, changed, resized = np.full(n, -1), np.ones(n, dtype=bool), np.ones(n, dtype=bool)
     by_python = sizes < 0
     by_table = ~by_python & changed
-    lengths = np.diff(texts.offsets)
     if not by_python.any():
         if not by_table.any():
             return texts
-        if (
-            in_place
-            and texts.data.flags.writeable
-            and np.array_equal(sizes[by_table], lengths[docs[by_table]])
-        ):
+        if in_place and texts.data.flags.writeable and not resized[by_table].any():
             with parallel_section:
                 kernels.simple_fill(
                     texts.data,
@@ -190,6 +188,7 @@ def normalize_bytes(
         )
     rest = _one_by_one(take(texts, docs[by_python]), spec)
     starts = texts.offsets[:-1].copy()
+    lengths = np.diff(texts.offsets)
     use_extra = np.zeros(texts.num_docs, dtype=bool)
     for chosen, offsets, shift in (
         (docs[by_table], table_offsets, 0),
@@ -227,38 +226,32 @@ class SimpleFolds:
         self.table = np.full(self.SIZE, kernels.UNKNOWN, dtype=np.int32)
         self._seconds: frozenset[int] | None = None
 
-    def sizes(self, texts: Batch, docs: I64Array) -> tuple[I64Array, BoolArray]:
-        """Bytes of each of ``docs`` mapped by the table, and whether the table changes it.
+    def sizes(self, texts: Batch, docs: I64Array) -> tuple[I64Array, BoolArray, BoolArray]:
+        """Per document of ``docs``: bytes mapped by the table, changed, resized.
 
-        A size of -1: not by the table. Blocks the texts use for the first time are filled in
-        on the way.
+        ``changed``: whether the table changes any character; ``resized``: whether it changes
+        the UTF-8 size of any (the text cannot be rewritten in place). A size of -1: not by the
+        table. Blocks the texts use for the first time are filled in on the way.
         """
-        sizes = np.empty(docs.shape[0], dtype=np.int64)
-        changed = np.empty(docs.shape[0], dtype=bool)
+        n = docs.shape[0]
+        sizes = np.empty(n, dtype=np.int64)
+        changed, resized = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
         unknown = np.zeros(self.SIZE >> 8, dtype=bool)
-        with parallel_section:
-            kernels.simple_sizes(
-                texts.data, texts.offsets, docs, self.table, sizes, changed, unknown
-            )
+        self._size(texts, docs, sizes, changed, resized, unknown)
         if unknown.any():
             for block in np.flatnonzero(unknown).tolist():
                 self._fill(block)
             again = np.flatnonzero(sizes == kernels.UNKNOWN)
-            retry = np.empty(again.shape[0], dtype=np.int64)
-            retry_changed = np.empty(again.shape[0], dtype=bool)
-            with parallel_section:
-                kernels.simple_sizes(
-                    texts.data,
-                    texts.offsets,
-                    docs[again],
-                    self.table,
-                    retry,
-                    retry_changed,
-                    unknown,
-                )
-            sizes[again] = retry
-            changed[again] = retry_changed
-        return sizes, changed
+            m = again.shape[0]
+            retry = (np.empty(m, dtype=np.int64), np.empty(m, dtype=bool), np.empty(m, dtype=bool))
+            self._size(texts, docs[again], *retry, unknown)
+            for whole, part in zip((sizes, changed, resized), retry, strict=True):
+                whole[again] = part
+        return sizes, changed, resized
+
+    def _size(self, texts: Batch, docs: I64Array, *outputs: np.ndarray) -> None:
+        with parallel_section:
+            kernels.simple_sizes(texts.data, texts.offsets, docs, self.table, *outputs)
 
     def _fill(self, block: int) -> None:
         code_points = [

@@ -14,7 +14,7 @@ from neardup._kernels.spans import gather_spans
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
 
-__all__ = ["gather", "pack_strings", "take"]
+__all__ = ["concat", "gather", "pack_strings", "take"]
 
 
 def pack_strings(values: Sequence[str]) -> tuple[U8Array, Offsets]:
@@ -62,6 +62,19 @@ def gather(
                 offsets,
             )
     return Batch(data=out, offsets=offsets)
+
+
+def concat(parts: Sequence[Batch]) -> Batch:
+    """The items of ``parts`` one after another, packed (a single part is returned as it is)."""
+    if len(parts) == 1:
+        return parts[0]
+    data = np.concatenate(
+        [np.empty(0, dtype=np.uint8)] + [p.data[p.offsets[0] : p.offsets[-1]] for p in parts]
+    )
+    offsets = np.zeros(1 + sum(p.offsets.shape[0] - 1 for p in parts), dtype=np.int64)
+    if len(parts):
+        np.cumsum(np.concatenate([np.diff(p.offsets) for p in parts]), out=offsets[1:])
+    return Batch(data=data, offsets=offsets)
 
 
 def take(batch: Batch, docs: I64Array) -> Batch:
