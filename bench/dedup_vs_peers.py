@@ -93,7 +93,8 @@ def run_rensa(texts: list[str]) -> Pairs:
 
 def neardup_runner(verify: str) -> Callable[[list[str]], Pairs]:
     def run(texts: list[str]) -> Pairs:
-        result = neardup.dedup(texts, config=DedupConfig(verify=verify))  # type: ignore[arg-type]
+        config = DedupConfig(verify=verify, pairs="all")  # type: ignore[arg-type]
+        result = neardup.dedup(texts, config=config)
         # Report pairs at document level: near pairs join exact-group representatives.
         rep = np.arange(len(texts))
         rep[result.exact_pairs[1]] = result.exact_pairs[0]

@@ -217,15 +217,32 @@ def planted_near_pairs(corpus: Path, truth: Path) -> list[tuple[str, str]]:
     return [pair for pair, j in zip(pairs, jaccard.tolist(), strict=True) if j >= THRESHOLD]
 
 
-def recall(planted: list[tuple[str, str]], out: Path) -> float:
-    """Share of the planted near pairs that the pipeline put in one cluster."""
+def recall(planted: Path, out: Path) -> float:
+    """Share of the planted near pairs (a JSON list) that the pipeline put in one cluster."""
+    pairs = json.loads(planted.read_text())
     cluster = {}
     with (out / "clusters.jsonl").open() as f:
         for line in f:
             record = json.loads(line)
             cluster[record["id"]] = record["cluster"]
-    found = sum(cluster[copy] == cluster[source] for copy, source in planted)
-    return found / len(planted) if planted else 1.0
+    found = sum(cluster[copy] == cluster[source] for copy, source in pairs)
+    return found / len(pairs) if pairs else 1.0
+
+
+def in_child(*args: str) -> str:
+    """Run a step of this script in its own process and return what it printed.
+
+    The measuring process must stay small: a child's peak RSS as ``wait4`` reports it starts
+    from the RSS of the process that forked it, so a parent holding gigabytes of texts for
+    the recall would inflate every figure.
+    """
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
 
 
 def measure(
@@ -288,7 +305,11 @@ def main() -> None:
     for label, path, truth in corpora:
         mb = path.stat().st_size / 1e6
         print(f"{label}: {path.name}, {mb:,.0f} MB", flush=True)
-        planted = planted_near_pairs(path, truth) if truth is not None and args.recall else None
+        planted = None
+        if truth is not None and args.recall:
+            planted = args.data / f"{path.name}.planted.json"
+            if not planted.exists():
+                in_child("planted", str(path), str(truth), str(planted))
         results = []
         runners: list[tuple[str, Callable[[Path], list[str]], int]] = [
             ("neardup", lambda out, p=path: neardup_command(p, out), args.repeat)
@@ -300,7 +321,11 @@ def main() -> None:
             )
         for name, command, repeat in runners:
             walls, peaks, out = measure(name, command, repeat, args.timeout)
-            found = recall(planted, out) if planted is not None and out is not None else None
+            found = (
+                float(in_child("recall", str(planted), str(out)))
+                if planted is not None and out is not None
+                else None
+            )
             if out is not None:
                 shutil.rmtree(out.parent, ignore_errors=True)
             results.append((name, walls, peaks, found))
@@ -330,5 +355,10 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "peer":
         PEERS[sys.argv[2]](Path(sys.argv[3]), Path(sys.argv[4]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "planted":
+        near = planted_near_pairs(Path(sys.argv[2]), Path(sys.argv[3]))
+        Path(sys.argv[4]).write_text(json.dumps(near))
+    elif len(sys.argv) == 4 and sys.argv[1] == "recall":
+        print(recall(Path(sys.argv[2]), Path(sys.argv[3])))
     else:
         main()

@@ -38,7 +38,6 @@ from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup._version import __version__
 from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
-from neardup.io.arena import TextArena
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.spill import KeyColumns
 from neardup.lsh.banding import CandidatePairs, equal_key_groups
@@ -48,6 +47,7 @@ from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import provenance_of
 from neardup.text.normalize import normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler
+from neardup.text.spans import pack_strings
 from neardup.verify import agreement, exact_jaccard, exact_similarity
 
 __all__ = [
@@ -100,8 +100,9 @@ class Timings:
 class TextStore(Protocol):
     """Where verification finds the normalised texts of the documents it needs.
 
-    :class:`~neardup.io.arena.TextArena` keeps a copy (in memory or a file);
-    :class:`~neardup.io.jsonl.JSONLineTexts` reads plain JSONL lines again.
+    :class:`~neardup.io.arena.TextArena` keeps a copy in a file;
+    :class:`~neardup.io.jsonl.JSONLineTexts` reads plain JSONL lines again;
+    :class:`StringTexts` normalises the caller's strings again (:func:`dedup`).
     """
 
     def append(self, records: RecordBatch, normalized: Batch) -> None:
@@ -457,12 +458,52 @@ def dedup(
     if len(ids) != len(texts):
         raise InputError(f"dedup got {len(texts)} texts but {len(ids)} ids")
     timings = Timings()
-    batches = [RecordBatch.of(list(map(str, ids)), list(texts))] if texts else []
+    ids = list(map(str, ids))
     with timings.stage("idf"):
-        idf = fit_idf(batches, config)
+        idf = fit_idf(_string_batches(ids, texts, config.batch_bytes), config)
     with timings.stage("read_sketch"):
-        sketched = sketch_batches(batches, config, KeyColumns(), TextArena(), idf=idf)
+        batches = _string_batches(ids, texts, config.batch_bytes)
+        store = StringTexts(texts, config)
+        sketched = sketch_batches(batches, config, KeyColumns(), store, idf=idf)
     return find_duplicates(sketched, config, timings)
+
+
+def _string_batches(
+    ids: Sequence[str], texts: Sequence[str], batch_chars: int
+) -> Iterator[RecordBatch]:
+    """The strings packed about ``batch_chars`` characters at a time."""
+    start, size = 0, 0
+    for end, text in enumerate(texts, start=1):
+        size += len(text)
+        if size >= batch_chars or end == len(texts):
+            yield RecordBatch.of(ids[start:end], texts[start:end])
+            start, size = end, 0
+
+
+class StringTexts:
+    """The caller's strings as a :class:`TextStore`: normalised again when they are taken.
+
+    Nothing is copied: the strings are already in memory, and verification needs few of them.
+    """
+
+    def __init__(self, texts: Sequence[str], config: DedupConfig) -> None:
+        self._texts = texts
+        self._spec = config.sketch.normalize
+
+    def append(self, records: RecordBatch, normalized: Batch) -> None:
+        """Nothing to keep: the strings stay where they are."""
+
+    def finish(self) -> None:
+        """Nothing to finish."""
+
+    def sizes(self) -> I64Array:
+        """Characters of each text (about its size in bytes)."""
+        return np.fromiter(map(len, self._texts), dtype=np.int64, count=len(self._texts))
+
+    def take(self, docs: I64Array) -> Batch:
+        """The normalised texts of ``docs``, in that order."""
+        chosen = [self._texts[d] for d in docs.tolist()]
+        return normalize_bytes(Batch(*pack_strings(chosen)), self._spec)
 
 
 def _summary(

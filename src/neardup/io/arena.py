@@ -2,9 +2,9 @@
 
 The first pass appends each batch's normalised UTF-8 texts; verification (and the index pass of
 ``--against``) later takes the texts of just the documents it needs, so the input is never parsed
-twice. In a file the arena costs disk, not memory: it is read through a memory map whose pages
-are released after each :meth:`TextArena.take`, so the resident memory is bounded by one take.
-Only the offsets (8 bytes per document) stay in memory.
+twice. The arena costs disk, not memory: it is read through a memory map whose pages are
+released after each :meth:`TextArena.take`, so the resident memory is bounded by one take. Only
+the offsets (8 bytes per document) stay in memory.
 
 File layout: the texts back to back, no header; the offsets live in memory only (the file is
 work data, deleted with the run's work directory).
@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from neardup._types import Batch, I64Array, U8Array
+from neardup._types import Batch, I64Array
 from neardup.io.records import RecordBatch
 from neardup.text.spans import gather
 
@@ -26,39 +26,31 @@ __all__ = ["TextArena"]
 
 
 class TextArena:
-    """Normalised texts appended batch by batch, then taken by document number.
-
-    Parameters
-    ----------
-    path
-        The file to keep them in; ``None`` keeps them in memory.
+    """Normalised texts appended batch by batch to ``path``, then taken by document number.
 
     Examples
     --------
-    >>> arena = TextArena()
+    >>> import tempfile, pathlib
+    >>> arena = TextArena(pathlib.Path(tempfile.mkdtemp()) / "texts.utf8")
     >>> arena.append(None, Batch(np.frombuffer(b"abcde", np.uint8), np.array([0, 2, 5])))
     >>> arena.finish()
     >>> bytes(arena.take(np.array([1])).data)
     b'cde'
+    >>> arena.close()
     """
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self._sizes: list[I64Array] = []
-        self._parts: list[U8Array] = []
-        self._file: BinaryIO | None = path.open("wb") if path is not None else None
+        self._file: BinaryIO | None = path.open("wb")
         self._map: mmap.mmap | None = None
-        self._data: U8Array = np.empty(0, dtype=np.uint8)
         self.offsets: I64Array = np.zeros(1, dtype=np.int64)
 
     def append(self, records: RecordBatch | None, batch: Batch) -> None:
         """Add a batch's normalised texts after those already held (``records`` unused)."""
+        assert self._file is not None, "append after finish"
         self._sizes.append(np.diff(batch.offsets))
-        data = batch.data[batch.offsets[0] : batch.offsets[-1]]
-        if self._file is not None:
-            self._file.write(data.data)
-        else:
-            self._parts.append(data)
+        self._file.write(batch.data[batch.offsets[0] : batch.offsets[-1]].data)
 
     def finish(self) -> None:
         """End appending; from now on :meth:`take` works."""
@@ -66,13 +58,10 @@ class TextArena:
         self._sizes = []
         self.offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.offsets[1:])
-        if self._file is None:
-            self._data = np.concatenate(self._parts) if self._parts else self._data
-            self._parts = []
-            return
-        self._file.close()
-        self._file = None
-        if self.offsets[-1] > 0 and self.path is not None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self.offsets[-1] > 0:
             with self.path.open("rb") as f:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
@@ -90,8 +79,9 @@ class TextArena:
         starts = self.offsets[docs]
         lengths = self.offsets[docs + 1] - starts
         no_second = np.zeros(docs.shape[0], dtype=bool)
-        if self._map is None:
-            return gather(self._data, self._data, no_second, starts, lengths)
+        if self._map is None:  # every text is empty
+            empty = np.empty(0, dtype=np.uint8)
+            return gather(empty, empty, no_second, starts, lengths)
         data = np.frombuffer(self._map, dtype=np.uint8)
         try:
             return gather(data, data, no_second, starts, lengths)
