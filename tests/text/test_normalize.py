@@ -8,9 +8,16 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from neardup._kernels.shingles import ALONE, PUNCT, SPACE
 from neardup._types import Batch
 from neardup.params import NormalizeSpec
-from neardup.text.normalize import SimpleFolds, normalize, normalize_bytes, text_statistics
+from neardup.text.normalize import (
+    SimpleFolds,
+    codepoint_classes,
+    normalize,
+    normalize_bytes,
+    text_statistics,
+)
 from neardup.text.spans import pack_strings
 
 # Characters that test every branch: ASCII (both cases, controls), Latin, Greek final sigma,
@@ -92,3 +99,17 @@ def test_statistics_count_characters_and_spot_ascii() -> None:
     stats = text_statistics(Batch(*pack_strings(texts)))
     assert stats.chars.tolist() == [len(t) for t in texts]
     assert stats.is_ascii.tolist() == [True, False, True, False]
+
+
+def test_code_point_classes_match_a_scan_of_every_code_point() -> None:
+    """The blocks the table skips hold no space and no punctuation in this Python's Unicode."""
+    classes = codepoint_classes()
+    for cp in range(0x110000):
+        ch = chr(cp)
+        if ch.isspace():
+            expected = {SPACE}
+        elif unicodedata.category(ch)[0] == "P" or ch in "$+<=>^`|~":
+            expected = {PUNCT}
+        else:
+            expected = {0, ALONE}
+        assert classes[cp] in expected, hex(cp)

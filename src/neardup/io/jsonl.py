@@ -76,8 +76,8 @@ class JSONLinesSource(Source):
         fields = self._fields()
         seen_line = False
         room = _Room()
-        for chunk, first_line, offset in self._chunks(batch_bytes):
-            parsed = _ParsedChunk(chunk, fields.text_key, fields.id_key, room=room)
+        for chunk, line_starts, first_line, offset in self._chunks(batch_bytes):
+            parsed = _ParsedChunk(chunk, fields.text_key, fields.id_key, line_starts, room)
             seen_line = seen_line or bool((parsed.status != kernels.BLANK).any())
             records, slow = self._records(parsed, first_line)
             texts = _texts(parsed, records, slow)
@@ -143,12 +143,13 @@ class JSONLinesSource(Source):
     def _changed(self, error: InputError | None = None) -> None:
         raise InputError("file changed while it was read; run again", path=self.path)
 
-    def _chunks(self, batch_bytes: int) -> Iterator[tuple[U8Array, int, int]]:
-        """Whole lines, about ``batch_bytes`` at a time: ``(bytes, first line, offset)``.
+    def _chunks(self, batch_bytes: int) -> Iterator[tuple[U8Array, I64Array, int, int]]:
+        """Whole lines, about ``batch_bytes`` at a time, with their starts and positions.
 
-        ``offset`` is where the bytes start in the (decompressed) input. They are a view of one
-        reused buffer, valid until the next chunk is asked for. :attr:`consumed` follows the
-        file's position.
+        Yields ``(bytes, line starts, first line, offset)``. The line starts end with the size
+        of the bytes; ``offset`` is where the bytes start in the (decompressed) input. The bytes
+        are a view of one reused buffer, valid until the next chunk is asked for.
+        :attr:`consumed` follows the file's position.
         """
         with ExitStack() as stack:
             raw = stack.enter_context(open_raw(self.path))
@@ -169,15 +170,17 @@ class JSONLinesSource(Source):
                     continue
                 self.consumed = raw.tell()
                 body = np.frombuffer(buffer, dtype=np.uint8, count=cut)
-                yield body, first_line, offset
-                first_line += buffer.count(b"\n", 0, cut)
+                starts = kernels.line_starts(body, cut)
+                yield body, starts, first_line, offset
+                first_line += starts.shape[0] - 1  # the bytes end with a newline
                 del body
                 buffer[: end - cut] = buffer[cut:end]
                 carry = end - cut
                 offset += cut
             if carry:
                 self.consumed = raw.tell()
-                yield np.frombuffer(bytes(buffer[:carry]), dtype=np.uint8), first_line, offset
+                body = np.frombuffer(bytes(buffer[:carry]), dtype=np.uint8)
+                yield body, kernels.line_starts(body, carry), first_line, offset
 
     def _records(
         self,
@@ -262,8 +265,7 @@ class JSONLinesSource(Source):
         bad = np.asarray(sorted(self.bad_lines), dtype=np.int64)
         record = 0
         room = np.empty(0, dtype=np.uint8)
-        for chunk, first_line, _ in self._chunks(batch_bytes):
-            starts = kernels.line_starts(chunk, chunk.shape[0])
+        for chunk, starts, first_line, _ in self._chunks(batch_bytes):
             if room.shape[0] < chunk.shape[0] + 1:
                 room = np.empty(chunk.shape[0] + 1, dtype=np.uint8)
             size, seen = kernels.kept_lines(chunk, starts, record, keep, bad, first_line, room)
@@ -374,11 +376,11 @@ class _ParsedChunk:
         chunk: U8Array,
         text_key: U8Array,
         id_key: U8Array,
-        starts: I64Array | None = None,
+        starts: I64Array,
         room: _Room | None = None,
     ) -> None:
         self.chunk = chunk
-        self.starts = kernels.line_starts(chunk, chunk.shape[0]) if starts is None else starts
+        self.starts = starts
         num_lines = self.starts.shape[0] - 1
         self.status = np.empty(num_lines, dtype=np.int8)
         self.text_length = np.empty(num_lines, dtype=np.int64)

@@ -15,6 +15,7 @@ edit is likely to flip (seed 004's PSM searches those first).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from statistics import NormalDist
 
 import numpy as np
@@ -31,11 +32,14 @@ from neardup.text.shingle import as_batch
 
 __all__ = ["SimHasher", "estimate_cosine", "hamming_distance"]
 
-_GAUSSIANS = np.array(
-    [NormalDist().inv_cdf((i + 0.5) / 65536) for i in range(65536)], dtype=np.float64
-)
-"""The 65,536 quantiles of the standard normal: 16 random bits become one Gaussian draw."""
 _NO_GAUSSIANS = np.empty(0, dtype=np.float64)
+
+
+@cache
+def _gaussians() -> F64Array:
+    """The 65,536 quantiles of the standard normal: 16 random bits become one Gaussian draw."""
+    quantiles = NormalDist().inv_cdf
+    return np.array([quantiles((i + 0.5) / 65536) for i in range(65536)], dtype=np.float64)
 
 
 class SimHasher(TextSketcher):
@@ -106,7 +110,7 @@ class SimHasher(TextSketcher):
         else:
             keys, idf, missing = np.empty(0, np.uint64), np.empty(0, np.float64), 1.0
         kt = self._kernel_text
-        gaussians = _GAUSSIANS if self.spec.projection == "gaussian" else _NO_GAUSSIANS
+        gaussians = _gaussians() if self.spec.projection == "gaussian" else _NO_GAUSSIANS
         simhash_signatures(
             batch.data, batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussians,
             keys, idf, missing, values, weights, num_shingles, fingerprints,

@@ -57,6 +57,15 @@ _ALONE_RANGES = (
     (0x20000, 0x3FFFF),  # CJK extensions B and later, planes 2 and 3
 )
 
+# Blocks of letters (or of private and surrogate code points) only: not scanned, for speed.
+_NEITHER_SPACE_NOR_PUNCT = (
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7A3),  # Hangul syllables
+    (0xD800, 0xF8FF),  # surrogates, private use
+    (0x20000, 0x2FFFF),  # CJK extensions B and later
+)
+
 # ASCII symbols (category S*: $ + < = > ^ ` | ~) count as punctuation too.
 _ASCII_PUNCT = b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
@@ -74,15 +83,18 @@ def codepoint_classes() -> U8Array:
     >>> [int(classes[ord(c)]) for c in "a ,漢"]
     [0, 1, 2, 3]
     """
-    scanned = 0x30000  # beyond: CJK planes (below) and unassigned, private or tag characters
-    classes = np.zeros(0x110000, dtype=np.uint8)
-    chars = [chr(cp) for cp in range(scanned)]
+    scanned = np.ones(0x30000, dtype=bool)  # beyond: CJK planes (below), unassigned, private
+    for low, high in _NEITHER_SPACE_NOR_PUNCT:
+        scanned[low : high + 1] = False
+    points = np.flatnonzero(scanned)
+    chars = [chr(cp) for cp in points.tolist()]
     is_punct = np.fromiter(
-        (unicodedata.category(ch)[0] == "P" for ch in chars), dtype=bool, count=scanned
+        (unicodedata.category(ch)[0] == "P" for ch in chars), dtype=bool, count=len(chars)
     )
-    is_space = np.fromiter((ch.isspace() for ch in chars), dtype=bool, count=scanned)
-    classes[:scanned][is_punct] = PUNCT
-    classes[:scanned][is_space] = SPACE
+    is_space = np.fromiter((ch.isspace() for ch in chars), dtype=bool, count=len(chars))
+    classes = np.zeros(0x110000, dtype=np.uint8)
+    classes[points[is_punct]] = PUNCT
+    classes[points[is_space]] = SPACE
     classes[np.frombuffer(_ASCII_PUNCT, dtype=np.uint8)] = PUNCT
     for low, high in _ALONE_RANGES:
         block = classes[low : high + 1]
