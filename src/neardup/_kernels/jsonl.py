@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neardup._kernels.spans import span_stats
 from neardup._kernels.utf8 import put_code_point
 
 FAST = 0
@@ -134,14 +133,17 @@ def _hex4(buf, i, end):  # type: ignore[no-untyped-def]
 def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
     """Read the JSON string whose opening quote is at ``buf[i]``.
 
-    Returns ``(position after the closing quote, bytes written, has_escape)``, decoding into
-    ``out[o:]`` when ``write``; position -1 when the string is not on the fast path. Runs of
-    ``plain`` bytes (printable ASCII but quote and backslash: the table of
-    :func:`plain_bytes`) are found first and copied as one block.
+    Returns ``(position after the closing quote, bytes written, has_escape, characters,
+    is_ascii)``, decoding into ``out[o:]`` when ``write``; position -1 when the string is not
+    on the fast path. Characters and ASCII are those of the decoded string. Runs of ``plain``
+    bytes (printable ASCII but quote and backslash: the table of :func:`plain_bytes`) are
+    found first and copied as one block.
     """
     i += 1
     start_o = o
     has_escape = False
+    chars = 0
+    is_ascii = True
     while i < end:
         j = i
         while j < end and plain[buf[j]]:
@@ -150,30 +152,33 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
             if write:
                 out[o : o + j - i] = buf[i:j]
             o += j - i
+            chars += j - i
             i = j
             if i >= end:
                 break
         c = buf[i]
         if c == 34:  # closing quote
-            return i + 1, o - start_o, has_escape
+            return i + 1, o - start_o, has_escape, chars, is_ascii
+        chars += 1  # an escape or a multi-byte character: one character either way
         if c == 92:  # backslash
             has_escape = True
             if i + 1 >= end:
-                return -1, 0, has_escape
+                return -1, 0, has_escape, 0, False
             e = buf[i + 1]
             if e == 117:  # \uXXXX
                 cp = _hex4(buf, i + 2, end)
                 if cp < 0 or 0xDC00 <= cp <= 0xDFFF:
-                    return -1, 0, has_escape
+                    return -1, 0, has_escape, 0, False
                 i += 6
                 if 0xD800 <= cp <= 0xDBFF:
                     if i + 1 >= end or buf[i] != 92 or buf[i + 1] != 117:
-                        return -1, 0, has_escape
+                        return -1, 0, has_escape, 0, False
                     low = _hex4(buf, i + 2, end)
                     if low < 0xDC00 or low > 0xDFFF:
-                        return -1, 0, has_escape
+                        return -1, 0, has_escape, 0, False
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00)
                     i += 6
+                is_ascii = is_ascii and cp < 0x80
                 if write:
                     o = put_code_point(out, o, cp)
                 else:
@@ -192,23 +197,24 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
             elif e == 116:
                 value = 9
             else:
-                return -1, 0, has_escape
+                return -1, 0, has_escape, 0, False
             if write:
                 out[o] = value
             o += 1
             i += 2
             continue
         if c < 0x20:
-            return -1, 0, has_escape
+            return -1, 0, has_escape, 0, False
         size = _utf8_length(buf, i, end)
         if size == 0:
-            return -1, 0, has_escape
+            return -1, 0, has_escape, 0, False
+        is_ascii = False
         if write:
             for j in range(size):
                 out[o + j] = buf[i + j]
         o += size
         i += size
-    return -1, 0, has_escape
+    return -1, 0, has_escape, 0, False
 
 
 def plain_bytes() -> np.ndarray:
@@ -288,7 +294,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             return -1
         c = buf[i]
         if c == 34:
-            i, _, _ = _string(buf, i, end, plain, 0, False, plain)
+            i = _string(buf, i, end, plain, 0, False, plain)[0]
         elif c == 45 or 48 <= c <= 57:
             i, _ = _number(buf, i, end)
         elif c == 116 or c == 102 or c == 110:
@@ -307,7 +313,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             elif c == 123:
                 if buf[i] != 34:
                     return -1
-                i, _, _ = _string(buf, i, end, plain, 0, False, plain)
+                i = _string(buf, i, end, plain, 0, False, plain)[0]
                 if i < 0:
                     return -1
                 i = _skip_space(buf, i, end)
@@ -338,7 +344,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             if stack[depth - 1] == 1:
                 if i >= end or buf[i] != 34:
                     return -1
-                i, _, _ = _string(buf, i, end, plain, 0, False, plain)
+                i = _string(buf, i, end, plain, 0, False, plain)[0]
                 if i < 0:
                     return -1
                 i = _skip_space(buf, i, end)
@@ -365,9 +371,11 @@ def _key_is(buf, start, stop, key):  # type: ignore[no-untyped-def]
 def _parse_line(  # type: ignore[no-untyped-def]
     buf, start, end, text_key, id_key, text_out, id_out, plain, stack
 ):
-    """Parse one line; return ``(status, text_length, id_kind, id_length)``.
+    """Parse one line; return its status and the sizes of its fields.
 
-    The text is decoded to ``text_out[start:]`` and the id to ``id_out[start:]``.
+    Returns ``(status, text_length, id_kind, id_length, text_chars, text_ascii)``: the last
+    two are the text's characters and whether it is all ASCII. The text is decoded to
+    ``text_out[start:]`` and the id to ``id_out[start:]``.
     """
     blank = True
     for i in range(start, end):
@@ -375,46 +383,50 @@ def _parse_line(  # type: ignore[no-untyped-def]
             blank = False
             break
     if blank:
-        return BLANK, 0, ID_NONE, 0
+        return BLANK, 0, ID_NONE, 0, 0, False
     i = _skip_space(buf, start, end)
     if i >= end or buf[i] != 123:
-        return SLOW, 0, ID_NONE, 0
+        return SLOW, 0, ID_NONE, 0, 0, False
     i = _skip_space(buf, i + 1, end)
     if i < end and buf[i] == 125:
-        return SLOW, 0, ID_NONE, 0  # {}: no text field; json reports it
+        return SLOW, 0, ID_NONE, 0, 0, False  # {}: no text field; json reports it
     has_text = False
     text_length = 0
+    text_chars = 0
+    text_ascii = True
     id_kind = ID_NONE
     id_length = 0
     has_id = False
     while True:
         if i >= end or buf[i] != 34:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         key_start = i + 1
-        i, _, escaped = _string(buf, i, end, plain, 0, False, plain)
+        i, _, escaped, _, _ = _string(buf, i, end, plain, 0, False, plain)
         if i < 0 or escaped:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         key_stop = i - 1
         i = _skip_space(buf, i, end)
         if i >= end or buf[i] != 58:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         i = _skip_space(buf, i + 1, end)
         if i >= end:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         is_text = _key_is(buf, key_start, key_stop, text_key)
         is_id = id_key.shape[0] > 0 and _key_is(buf, key_start, key_stop, id_key)
         if is_text:
             if has_text or buf[i] != 34:
-                return SLOW, 0, ID_NONE, 0
-            i, text_length, _ = _string(buf, i, end, text_out, start, True, plain)
+                return SLOW, 0, ID_NONE, 0, 0, False
+            i, text_length, _, text_chars, text_ascii = _string(
+                buf, i, end, text_out, start, True, plain
+            )
             has_text = True
         elif is_id:
             if has_id:
-                return SLOW, 0, ID_NONE, 0
+                return SLOW, 0, ID_NONE, 0, 0, False
             has_id = True
             c = buf[i]
             if c == 34:
-                i, id_length, _ = _string(buf, i, end, id_out, start, True, plain)
+                i, id_length, _, _, _ = _string(buf, i, end, id_out, start, True, plain)
                 id_kind = ID_STRING
             elif c == 110:
                 i = _literal(buf, i, end)
@@ -422,32 +434,32 @@ def _parse_line(  # type: ignore[no-untyped-def]
                 stop, integer = _number(buf, i, end)
                 digits = stop - i
                 if stop < 0 or not integer or digits > _MAX_INT_DIGITS:
-                    return SLOW, 0, ID_NONE, 0
+                    return SLOW, 0, ID_NONE, 0, 0, False
                 if digits == 2 and buf[i] == 45 and buf[i + 1] == 48:
-                    return SLOW, 0, ID_NONE, 0  # -0 is the integer 0
+                    return SLOW, 0, ID_NONE, 0, 0, False  # -0 is the integer 0
                 for j in range(digits):
                     id_out[start + j] = buf[i + j]
                 id_kind = ID_INTEGER
                 id_length = digits
                 i = stop
             else:
-                return SLOW, 0, ID_NONE, 0
+                return SLOW, 0, ID_NONE, 0, 0, False
         else:
             i = _skip_value(buf, i, end, plain, stack)
         if i < 0:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         i = _skip_space(buf, i, end)
         if i >= end:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         if buf[i] == 44:
             i = _skip_space(buf, i + 1, end)
             continue
         if buf[i] != 125:
-            return SLOW, 0, ID_NONE, 0
+            return SLOW, 0, ID_NONE, 0, 0, False
         i = _skip_space(buf, i + 1, end)
         if i != end or not has_text:
-            return SLOW, 0, ID_NONE, 0
-        return FAST, text_length, id_kind, id_length
+            return SLOW, 0, ID_NONE, 0, 0, False
+        return FAST, text_length, id_kind, id_length, text_chars, text_ascii
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -470,8 +482,8 @@ def parse_lines(  # type: ignore[no-untyped-def]
 
     ``text_key`` and ``id_key`` are the field names as UTF-8 bytes (``id_key`` empty: no id
     field); ``plain`` is :func:`plain_bytes`. Writes per line its status, text length, id kind
-    and id length, and the text's characters and whether it is all ASCII (while it is still
-    in cache); decoded bytes go to ``text_out`` and ``id_out`` at the line's start.
+    and id length, and the text's characters and whether it is all ASCII (counted while it is
+    decoded); decoded bytes go to ``text_out`` and ``id_out`` at the line's start.
     Cost: O(bytes), parallel over blocks of lines (at most 1,024, at least 64 blocks when
     there are lines enough).
     """
@@ -480,7 +492,14 @@ def parse_lines(  # type: ignore[no-untyped-def]
     for c in prange((num_lines + chunk - 1) // chunk):
         stack = np.empty(_MAX_DEPTH, dtype=np.uint8)
         for line in range(c * chunk, min(num_lines, (c + 1) * chunk)):
-            s, t, k, n = _parse_line(
+            (
+                status[line],
+                text_length[line],
+                id_kind[line],
+                id_length[line],
+                text_chars[line],
+                text_ascii[line],
+            ) = _parse_line(
                 buf,
                 starts[line],
                 starts[line + 1],
@@ -490,13 +509,6 @@ def parse_lines(  # type: ignore[no-untyped-def]
                 id_out,
                 plain,
                 stack,
-            )
-            status[line] = s
-            text_length[line] = t
-            id_kind[line] = k
-            id_length[line] = n
-            text_chars[line], text_ascii[line] = span_stats(
-                text_out, starts[line], starts[line] + t
             )
 
 
