@@ -31,6 +31,19 @@ def test_shingle_sets_equal_the_reference(
         assert sets.set_of(doc).tolist() == expected
 
 
+@pytest.mark.parametrize("unit", ["word", "char"])
+@pytest.mark.parametrize("norm", NORMS, ids=repr)
+@given(text=texts | words_texts)
+def test_tokens_never_outnumber_the_bound_their_room_is_sized_by(
+    unit: str, norm: NormalizeSpec, text: str
+) -> None:
+    # Shingle sets get room for (bytes + 1) // 2 words or one character per byte, unchecked
+    # inside the kernel: a text with more tokens would write past its room.
+    size = len(normalize(text, norm).encode("utf-8", "surrogatepass"))
+    tokens = Shingler(ShingleSpec(unit=unit, k=1), norm).count_tokens([text])[0]
+    assert tokens <= (size if unit == "char" else (size + 1) // 2)
+
+
 @given(text=texts)
 def test_normalisation_is_idempotent(text: str) -> None:
     spec = NormalizeSpec(strip_punctuation=True)

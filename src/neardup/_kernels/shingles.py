@@ -579,9 +579,11 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     """Write each document's sorted, distinct shingle fingerprints to ``out``, with counts.
 
     Document ``d`` owns ``out[out_offsets[d]:out_offsets[d + 1]]`` (room for every shingle)
-    and fills its first ``out_sizes[d]`` entries; ``out_counts`` holds how many times each
-    occurs in the document. Cost: O(s log s) for s shingles.
+    and fills its first ``out_sizes[d]`` entries; ``out_counts`` (unless empty: counts not
+    wanted) holds how many times each occurs in the document. Cost: O(s log s) for s
+    shingles.
     """
+    counting = out_counts.shape[0] > 0
     num_docs = offsets.shape[0] - 1
     block = _block_size(num_docs)
     for b in prange((num_docs + block - 1) // block):
@@ -602,27 +604,31 @@ def shingle_sets(  # type: ignore[no-untyped-def]
                 ordered = shingles
                 base = out_offsets[d]
                 out[base] = ordered[0]
-                out_counts[base] = 1
+                if counting:
+                    out_counts[base] = 1
                 size = 1
                 for s in range(1, num):
                     if ordered[s] != ordered[s - 1]:
                         out[base + size] = ordered[s]
-                        out_counts[base + size] = 1
+                        if counting:
+                            out_counts[base + size] = 1
                         size += 1
-                    else:
+                    elif counting:
                         out_counts[base + size - 1] += 1
             out_sizes[d] = size
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def compact_sets(scratch, scratch_counts, room_offsets, offsets, out, out_counts):  # type: ignore[no-untyped-def]
-    """Pack each document's shingles from its room (``room_offsets``) to ``offsets``."""
+    """Pack each document's shingles (and counts, unless empty) from its room to ``offsets``."""
+    counting = out_counts.shape[0] > 0
     for d in prange(offsets.shape[0] - 1):
         src = room_offsets[d]
         dst = offsets[d]
         n = offsets[d + 1] - dst
         out[dst : dst + n] = scratch[src : src + n]
-        out_counts[dst : dst + n] = scratch_counts[src : src + n]
+        if counting:
+            out_counts[dst : dst + n] = scratch_counts[src : src + n]
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -18,11 +19,12 @@ from typing import IO, BinaryIO, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from neardup._types import BoolArray, I64Array
+from neardup._types import BoolArray, I64Array, U8Array
 from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
 from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.params import Compression
+from neardup.text.spans import gather
 
 __all__ = ["write_kept"]
 
@@ -77,6 +79,18 @@ def write_kept(
     return path
 
 
+COPY_RUN = 1 << 20
+"""Runs of kept lines at least this long are copied file to file by the kernel
+(``copy_file_range``); shorter ones are read a window at a time and written from memory (at
+a million short documents, a system call per run cost five times as much)."""
+
+WINDOW = 32 << 20
+"""Bytes of input a window of short runs spans (its first start to its last stop, about)."""
+
+RUN_BLOCK = 1 << 20
+"""Records whose runs are found at a time."""
+
+
 def _copy_lines(
     paths: Sequence[Path],
     keep: BoolArray,
@@ -84,52 +98,93 @@ def _copy_lines(
     lines: I64Array,
     out: IO[bytes],
 ) -> None:
-    """Copy the kept records' lines from the input files, adjacent lines as one run."""
+    """Copy the kept records' lines from the input files, in order, adjacent lines as one run."""
     out.flush()
     target = out.fileno()
     sizes = [path.stat().st_size for path in paths]
-    handles = [path.open("rb") for path in paths]
+    handles = [path.open("rb", buffering=0) for path in paths]
+    window = np.empty(0, dtype=np.uint8)
+    room = np.empty(0, dtype=np.uint8)
     try:
-        for index, start, stop in _kept_runs(keep, source, lines):
-            _copy_range(handles[index], start, stop, target)
-            if stop == sizes[index]:  # the file's last line may lack its newline
-                handles[index].seek(stop - 1)
-                if handles[index].read(1) != b"\n":
-                    _write_all(target, b"\n")
+        for inputs, starts, stops in _kept_runs(keep, source, lines):
+            for lo, hi in _groups(inputs, starts, stops):
+                handle = handles[int(inputs[lo])]
+                first, last = int(starts[lo]), int(stops[hi - 1])
+                if hi - lo == 1 and last - first >= COPY_RUN:
+                    _copy_range(handle, first, last, target)
+                else:
+                    if window.shape[0] < last - first:
+                        window = np.empty(last - first, dtype=np.uint8)
+                        room = np.empty(last - first, dtype=np.uint8)
+                    _read_exactly(handle, window[: last - first], first)
+                    piece_sizes = stops[lo:hi] - starts[lo:hi]
+                    packed = gather(
+                        window, window, np.zeros(hi - lo, dtype=bool),
+                        starts[lo:hi] - first, piece_sizes, room,
+                    )  # fmt: skip
+                    _write_all(target, packed.data.data)
+                if last == sizes[int(inputs[lo])] and _last_byte(handle, last) != b"\n":
+                    _write_all(target, b"\n")  # the file's last line lacks its newline
     finally:
         for handle in handles:
             handle.close()
 
 
-def _kept_runs(
-    keep: BoolArray, source: NDArray[np.int32], lines: I64Array, block: int = 1 << 20
-) -> Iterator[tuple[int, int, int]]:
-    """``(input, start, stop)``: the kept lines, adjacent ones merged into one range.
+def _groups(
+    inputs: NDArray[np.int32], starts: I64Array, stops: I64Array
+) -> Iterator[tuple[int, int]]:
+    """Runs ``lo:hi`` written together: a long run alone, or short runs of one input window."""
+    long = stops - starts >= COPY_RUN
+    new_group = np.ones(starts.shape[0], dtype=bool)
+    window = starts // WINDOW
+    new_group[1:] = long[1:] | long[:-1] | (inputs[1:] != inputs[:-1]) | (window[1:] != window[:-1])
+    bounds = np.r_[np.flatnonzero(new_group), starts.shape[0]].tolist()
+    return itertools.pairwise(bounds)
 
-    Records are taken ``block`` at a time, so the arrays stay small whatever the corpus.
+
+def _kept_runs(
+    keep: BoolArray, source: NDArray[np.int32], lines: I64Array
+) -> Iterator[tuple[NDArray[np.int32], I64Array, I64Array]]:
+    """``(inputs, starts, stops)`` of the kept lines, adjacent ones merged into one run.
+
+    Records are taken :data:`RUN_BLOCK` at a time, so the arrays stay small whatever the
+    corpus; a run that continues into the next block is held back and joined to it.
     """
-    pending: tuple[int, int, int] | None = None
-    for lo in range(0, keep.shape[0], block):
-        kept = np.flatnonzero(keep[lo : lo + block]) + lo
-        starts = lines[kept, 0]
-        stops = starts + lines[kept, 1]
-        inputs = source[kept]
-        new_run = np.ones(kept.shape[0], dtype=bool)
+    held: tuple[NDArray[np.int32], I64Array, I64Array] | None = None
+    for lo in range(0, keep.shape[0], RUN_BLOCK):
+        kept = np.flatnonzero(keep[lo : lo + RUN_BLOCK]) + lo
+        if held is not None:
+            inputs = np.r_[held[0], source[kept]].astype(np.int32)
+            starts = np.r_[held[1], lines[kept, 0]]
+            stops = np.r_[held[2], lines[kept, 0] + lines[kept, 1]]
+        else:
+            inputs, starts, stops = source[kept], lines[kept, 0], lines[kept, 0] + lines[kept, 1]
+        if starts.shape[0] == 0:
+            continue
+        new_run = np.ones(starts.shape[0], dtype=bool)
         new_run[1:] = (starts[1:] != stops[:-1]) | (inputs[1:] != inputs[:-1])
         first = np.flatnonzero(new_run)
-        last = np.r_[first[1:] - 1, kept.shape[0] - 1].astype(np.int64)
-        runs = zip(
-            inputs[first].tolist(), starts[first].tolist(), stops[last].tolist(), strict=True
-        )
-        for run in runs:
-            if pending is not None and pending[0] == run[0] and pending[2] == run[1]:
-                pending = (pending[0], pending[1], run[2])
-                continue
-            if pending is not None:
-                yield pending
-            pending = run
-    if pending is not None:
-        yield pending
+        last = np.r_[first[1:] - 1, starts.shape[0] - 1]
+        inputs, starts, stops = inputs[first], starts[first], stops[last]
+        held = (inputs[-1:], starts[-1:], stops[-1:])
+        if first.shape[0] > 1:
+            yield inputs[:-1], starts[:-1], stops[:-1]
+    if held is not None:
+        yield held
+
+
+def _read_exactly(handle: BinaryIO, into: U8Array, at: int) -> None:
+    """Fill ``into`` from ``handle`` at offset ``at``."""
+    done = 0
+    while done < into.shape[0]:
+        got = os.preadv(handle.fileno(), [into[done:].data], at + done)
+        if got == 0:
+            raise InputError("file changed while it was read; run again", path=handle.name)
+        done += got
+
+
+def _last_byte(handle: BinaryIO, size: int) -> bytes:
+    return os.pread(handle.fileno(), 1, size - 1)
 
 
 def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> None:
@@ -138,15 +193,14 @@ def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> None:
         try:
             done = os.copy_file_range(source.fileno(), target, stop - start, start)
         except OSError:  # another file system, or no copy_file_range: copy through memory
-            source.seek(start)
-            _write_all(target, source.read(stop - start))
+            _write_all(target, os.pread(source.fileno(), stop - start, start))
             return
         if done == 0:
             raise InputError("file changed while it was read; run again", path=source.name)
         start += done
 
 
-def _write_all(target: int, data: bytes) -> None:
+def _write_all(target: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(target, view) :]

@@ -147,7 +147,7 @@ class Shingler:
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
         """The sorted distinct shingle fingerprints of every document."""
-        return self.shingle_counts(texts)[0]
+        return self._sets(as_batch(texts, self.normalize), with_counts=False)[0]
 
     def shingle_counts(self, texts: Sequence[str] | Batch) -> tuple[ShingleSets, I64Array]:
         """The shingle sets, and how many times each shingle occurs in its document (a bag).
@@ -158,13 +158,23 @@ class Shingler:
         >>> sorted(counts.tolist())
         [1, 2, 2]
         """
-        batch = as_batch(texts, self.normalize)
+        return self._sets(as_batch(texts, self.normalize), with_counts=True)
+
+    def _sets(self, batch: Batch, *, with_counts: bool) -> tuple[ShingleSets, I64Array]:
+        """The sets, and the counts (or an empty array when not ``with_counts``).
+
+        Each document gets room for its most tokens: one per byte of text in character mode,
+        one per two bytes for words (a word and the separator after it take two bytes at
+        least; an unspaced-script character, three). Sizing by bytes spares a tokenising pass
+        to count them.
+        """
         kt = self._kernel_text
+        most_tokens = np.diff(batch.offsets) if kt.is_char else (np.diff(batch.offsets) + 1) // 2
         room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
-        room = np.maximum(self.count_tokens(batch) - kt.k + 1, 0)
-        np.cumsum(room, out=room_offsets[1:])
+        np.cumsum(np.maximum(most_tokens - kt.k + 1, 0), out=room_offsets[1:])
+        counted = int(room_offsets[-1]) if with_counts else 0
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
-        scratch_counts = np.empty(int(room_offsets[-1]), dtype=np.int64)
+        scratch_counts = np.empty(counted, dtype=np.int64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         with parallel_section:
@@ -174,6 +184,6 @@ class Shingler:
             )  # fmt: skip
             np.cumsum(sizes, out=offsets[1:])
             hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-            counts = np.empty(int(offsets[-1]), dtype=np.int64)
+            counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
             kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
         return ShingleSets(hashes=hashes, offsets=offsets), counts

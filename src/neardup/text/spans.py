@@ -33,12 +33,18 @@ def pack_strings(values: Sequence[str]) -> tuple[U8Array, Offsets]:
 
 
 def gather(
-    first: U8Array, second: U8Array, use_second: BoolArray, starts: I64Array, lengths: I64Array
+    first: U8Array,
+    second: U8Array,
+    use_second: BoolArray,
+    starts: I64Array,
+    lengths: I64Array,
+    room: U8Array | None = None,
 ) -> Batch:
     """Spans of two buffers packed into one :class:`Batch`.
 
     Item ``r`` is ``second[starts[r]:starts[r] + lengths[r]]`` when ``use_second[r]``, else
-    the same span of ``first``.
+    the same span of ``first``. ``room``: a buffer to pack into when it is big enough (the
+    batch then lives in it), instead of a new one.
 
     Examples
     --------
@@ -49,7 +55,8 @@ def gather(
     """
     offsets = np.zeros(starts.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    size = int(offsets[-1])
+    out = room[:size] if room is not None and room.shape[0] >= size else np.empty(size, np.uint8)
     if starts.shape[0]:
         with parallel_section:
             gather_spans(
