@@ -100,8 +100,14 @@ def _class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
     return cls
 
 
+SEPARATOR_BYTE = 256
+"""``byte_words`` entry of an ASCII byte that separates words."""
+MULTI_BYTE = 512
+"""``byte_words`` entry of a byte that starts or continues a multi-byte UTF-8 sequence."""
+
+
 @njit(cache=True, nogil=True)
-def _tokens(buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
 
     ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
@@ -110,20 +116,20 @@ def _tokens(buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_c
     In character mode every code point is a token, with each run of separators collapsed to one
     space and leading and trailing ones dropped. A token's hash is FNV-1a + fmix64 of its UTF-8
     bytes, or with ``rabin`` tables its Rabin fingerprint (a code point's in character mode too).
-    ``ascii_words`` is the ASCII part of ``classes`` for words: the byte a word hashes (folded),
-    or 256 for a separator (see ``neardup.text.KernelText``). Cost: O(bytes).
+    ``byte_words`` resolves each byte in one lookup: the byte an ASCII word byte hashes as
+    (folded), :data:`SEPARATOR_BYTE`, or :data:`MULTI_BYTE` (see ``neardup.text.KernelText``).
+    Cost: O(bytes).
     """
     if is_char:
         return _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out)
     n = 0
     i = start
     while i < end:
-        b0 = buf[i]
-        if b0 < 0x80:
-            if ascii_words[b0] > 255:
-                i += 1
-                continue
-        else:
+        t = byte_words[buf[i]]
+        if t == SEPARATOR_BYTE:
+            i += 1
+            continue
+        if t == MULTI_BYTE:
             cp, size = _decode(buf, i)
             cls = _class(classes, cp, strip_punct)
             if cls == SPACE:
@@ -139,20 +145,19 @@ def _tokens(buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_c
                 continue
         h = _token_start(rabin)  # a word starts at buf[i]: hash it to its end
         while i < end:
-            b0 = buf[i]
-            if b0 < 0x80:
-                byte = ascii_words[b0]
-                if byte > 255:
-                    break
-                h = _token_byte(h, byte, rabin)
+            t = byte_words[buf[i]]
+            if t < SEPARATOR_BYTE:
+                h = _token_byte(h, t, rabin)
                 i += 1
-            else:
-                cp, size = _decode(buf, i)
-                if _class(classes, cp, strip_punct) != WORD:
-                    break
-                for j in range(i, i + size):
-                    h = _token_byte(h, buf[j], rabin)
-                i += size
+                continue
+            if t == SEPARATOR_BYTE:
+                break
+            cp, size = _decode(buf, i)
+            if _class(classes, cp, strip_punct) != WORD:
+                break
+            for j in range(i, i + size):
+                h = _token_byte(h, buf[j], rabin)
+            i += size
         out[n] = _token_end(h, rabin)
         n += 1
     return n
@@ -245,7 +250,7 @@ def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _doc_shingles_into(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k, tokens, out
+    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k, tokens, out
 ):
     """Tokenise one document into scratch arrays; return (count, fingerprint halves).
 
@@ -253,7 +258,7 @@ def _doc_shingles_into(  # type: ignore[no-untyped-def]
     least ``end - start + 1`` entries.
     """
     num_tokens = _tokens(
-        buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, tokens
+        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, tokens
     )
     num = _shingles(tokens, num_tokens, k, rabin, out)
     fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
@@ -262,13 +267,13 @@ def _doc_shingles_into(  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _doc_shingles(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k
+    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k
 ):
     """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
     tokens = np.empty(end - start + 1, dtype=np.uint64)
     shingles = np.empty(end - start + 1, dtype=np.uint64)
     num, fp_hi, fp_lo = _doc_shingles_into(
-        buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, k,
+        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k,
         tokens, shingles,
     )  # fmt: skip
     return shingles, num, fp_hi, fp_lo
@@ -293,7 +298,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -319,7 +324,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
             offsets[d],
             offsets[d + 1],
             classes,
-            ascii_words,
+            byte_words,
             strip_punct,
             fold_ascii,
             is_char,
@@ -473,7 +478,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -509,7 +514,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
         scratch = _densify_scratch(ranks, sig.shape[1])
         for d in range(lo, hi):
             num, fp_hi, fp_lo = _doc_shingles_into(
-                buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
+                buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
                 is_char, rabin, k, tokens, shingles,
             )  # fmt: skip
             _oph_row(shingles, 0, num, key, densify_key, ranks, index_bits, sig[d], scratch)
@@ -519,13 +524,13 @@ def oph_signatures(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_tokens(buf, offsets, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+def count_tokens(buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
     """Write each document's token count to ``out``. Cost: O(bytes)."""
     for d in prange(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
         scratch = np.empty(end - start + 1, dtype=np.uint64)
         out[d] = _tokens(
-            buf, start, end, classes, ascii_words, strip_punct, fold_ascii, is_char, rabin, scratch
+            buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
         )
 
 
@@ -565,7 +570,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -595,7 +600,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
         counts = np.empty(4097, dtype=np.int64)
         for d in range(lo, hi):
             num, _, _ = _doc_shingles_into(
-                buf, offsets[d], offsets[d + 1], classes, ascii_words, strip_punct, fold_ascii,
+                buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
                 is_char, rabin, k, tokens, shingles,
             )  # fmt: skip
             size = 0
@@ -659,7 +664,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -683,7 +688,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
             offsets[d],
             offsets[d + 1],
             classes,
-            ascii_words,
+            byte_words,
             strip_punct,
             fold_ascii,
             is_char,
@@ -715,7 +720,7 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -734,7 +739,7 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
             offsets[d],
             offsets[d + 1],
             classes,
-            ascii_words,
+            byte_words,
             strip_punct,
             fold_ascii,
             is_char,
@@ -751,7 +756,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -783,7 +788,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
             offsets[d],
             offsets[d + 1],
             classes,
-            ascii_words,
+            byte_words,
             strip_punct,
             fold_ascii,
             is_char,
@@ -823,7 +828,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
     classes,
-    ascii_words,
+    byte_words,
     strip_punct,
     fold_ascii,
     is_char,
@@ -861,7 +866,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
             offsets[d],
             offsets[d + 1],
             classes,
-            ascii_words,
+            byte_words,
             strip_punct,
             fold_ascii,
             is_char,

@@ -35,9 +35,10 @@ class KernelText:
     """The tokenising arguments every text kernel takes, derived once from the specs."""
 
     classes: U8Array
-    ascii_words: NDArray[np.uint16]
-    """For each ASCII byte: the byte a word hashes (lower-cased when folding), or 256 for a
-    separator: the ASCII part of ``classes`` resolved once instead of per byte."""
+    byte_words: NDArray[np.uint16]
+    """For each byte value: the byte an ASCII word byte hashes as (lower-cased when folding),
+    ``SEPARATOR_BYTE`` for an ASCII separator, ``MULTI_BYTE`` for any byte of a multi-byte
+    character: the ASCII part of ``classes`` resolved once, a byte in one lookup."""
     strip_punctuation: bool
     fold_ascii: bool
     is_char: bool
@@ -51,7 +52,7 @@ class KernelText:
         classes = codepoint_classes()
         return cls(
             classes=classes,
-            ascii_words=_ascii_words(classes, normalize),
+            byte_words=_byte_words(classes, normalize),
             strip_punctuation=normalize.strip_punctuation,
             fold_ascii=normalize.casefold,
             is_char=shingle.unit == "char",
@@ -71,7 +72,7 @@ class KernelText:
         """
         return (
             self.classes,
-            self.ascii_words,
+            self.byte_words,
             self.strip_punctuation,
             self.fold_ascii,
             self.is_char,
@@ -79,15 +80,16 @@ class KernelText:
         )
 
 
-def _ascii_words(classes: U8Array, normalize: NormalizeSpec) -> NDArray[np.uint16]:
-    """The ``ascii_words`` table of :class:`KernelText`."""
+def _byte_words(classes: U8Array, normalize: NormalizeSpec) -> NDArray[np.uint16]:
+    """The ``byte_words`` table of :class:`KernelText`."""
     ascii_classes = classes[:128].copy()
     punct_as = kernels.SPACE if normalize.strip_punctuation else kernels.WORD
     ascii_classes[ascii_classes == kernels.PUNCT] = punct_as
-    table = np.arange(128, dtype=np.uint16)
+    table = np.full(256, kernels.MULTI_BYTE, dtype=np.uint16)
+    table[:128] = np.arange(128)
     if normalize.casefold:
         table[65:91] += 32
-    table[ascii_classes != kernels.WORD] = 256
+    table[:128][ascii_classes != kernels.WORD] = kernels.SEPARATOR_BYTE
     return table
 
 
