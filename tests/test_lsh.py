@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
-from neardup._kernels.groups import sort_u64
+from neardup._kernels.groups import sort_packed
 from neardup.lsh.banding import equal_key_groups
 from tests import reference
 
@@ -103,8 +103,14 @@ def test_equal_key_groups_are_the_groups_of_equal_keys(
 
 
 @pytest.mark.parametrize("size", [0, 1, 100, 4095, 4096, 50_000])
-def test_the_radix_sort_sorts(size: int) -> None:
+@pytest.mark.parametrize("item_bits", [0, 17])
+@pytest.mark.parametrize("parts", [1, 3])
+def test_the_radix_sort_sorts_keys_packed_with_their_items(
+    size: int, item_bits: int, parts: int
+) -> None:
     rng = np.random.default_rng(size)
     values = rng.integers(0, 2**64, size=size, dtype=np.uint64)
     values[: size // 10] = 7  # a skewed bucket
-    assert np.array_equal(sort_u64(values), np.sort(values))
+    mask = (1 << item_bits) - 1
+    packed = [(int(v) & ~mask & (2**64 - 1)) | (i & mask) for i, v in enumerate(values.tolist())]
+    assert sort_packed(values, item_bits, parts).tolist() == sorted(packed)

@@ -29,33 +29,56 @@ def insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
         values[j + 1] = v
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def sort_u64(values):  # type: ignore[no-untyped-def]
-    """A sorted copy of ``values``: one radix pass on the top bits, then each bucket sorted.
+@njit(cache=True, nogil=True, inline="always")
+def _packed(keys, i, item_bits):  # type: ignore[no-untyped-def]
+    """Item ``i``'s key with its low ``item_bits`` bits replaced by ``i``."""
+    shift = uint64(item_bits)
+    low = uint64(i) & ((uint64(1) << shift) - uint64(1))
+    return ((keys[i] >> shift) << shift) | low
 
-    Assumes the top bits are roughly uniform (hashes); a skewed bucket is sorted by quicksort,
-    so the worst case stays O(n log n). Cost: two sequential passes plus parallel small sorts.
+
+@njit(cache=True, nogil=True, parallel=True)
+def sort_packed(keys, item_bits, parts):  # type: ignore[no-untyped-def]
+    """Sorted, the keys with each one's low ``item_bits`` bits replaced by its item number.
+
+    ``item_bits = 0``: the keys themselves, sorted. One radix pass on the top bits (packing as
+    it goes: no packed copy of the keys; ``parts`` slices of the input, one per thread, counted
+    and scattered in parallel), then each bucket sorted. Assumes the top bits are
+    roughly uniform (hashes); a skewed bucket is sorted by quicksort, so the worst case stays
+    O(n log n). Cost: two passes (each over slices in parallel) plus parallel small sorts; the
+    result does not depend on the number of threads.
     """
-    n = values.shape[0]
+    n = keys.shape[0]
     out = np.empty(n, dtype=np.uint64)
     if n < 4096:
-        out[:] = np.sort(values)
+        for i in range(n):
+            out[i] = _packed(keys, i, item_bits)
+        out.sort()
         return out
     bits = 4
     while bits < 20 and (n >> (bits + 4)) > 0:
         bits += 1
     shift = uint64(64 - bits)
     num_buckets = 1 << bits
+    step = (n + parts - 1) // parts
+    fill = np.zeros((parts, num_buckets), dtype=np.int64)
+    for p in prange(parts):
+        for i in range(p * step, min(n, (p + 1) * step)):
+            fill[p, np.int64(keys[i] >> shift)] += 1
     bounds = np.zeros(num_buckets + 1, dtype=np.int64)
-    for i in range(n):
-        bounds[np.int64(values[i] >> shift) + 1] += 1
+    at = 0
     for b in range(num_buckets):
-        bounds[b + 1] += bounds[b]
-    fill = bounds[:-1].copy()
-    for i in range(n):
-        bucket = np.int64(values[i] >> shift)
-        out[fill[bucket]] = values[i]
-        fill[bucket] += 1
+        bounds[b] = at
+        for p in range(parts):  # slice p's items of bucket b follow those of slices < p
+            count = fill[p, b]
+            fill[p, b] = at
+            at += count
+    bounds[num_buckets] = n
+    for p in prange(parts):
+        for i in range(p * step, min(n, (p + 1) * step)):
+            bucket = np.int64(keys[i] >> shift)
+            out[fill[p, bucket]] = _packed(keys, i, item_bits)
+            fill[p, bucket] += 1
     for b in prange(num_buckets):
         start, stop = bounds[b], bounds[b + 1]
         if stop - start <= _SMALL:

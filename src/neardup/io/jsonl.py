@@ -475,6 +475,8 @@ class JSONLineTexts:
             chosen = docs[order][sources == source]
             pieces.append(self.sources[source].read_lines(self._lines[chosen]))
         raw = concat(pieces)
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(order.shape[0])
-        return normalize_bytes(take(raw, inverse), self.normalize)
+        if np.any(order[1:] < order[:-1]):  # not asked in file order: put them back in order
+            inverse = np.empty_like(order)
+            inverse[order] = np.arange(order.shape[0])
+            raw = take(raw, inverse)
+        return normalize_bytes(raw, self.normalize)

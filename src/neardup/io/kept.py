@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from neardup._types import BoolArray, I64Array, U8Array
 from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
+from neardup.io.output import start_writeback
 from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.params import Compression
 from neardup.text.spans import gather
@@ -90,6 +91,9 @@ WINDOW = 32 << 20
 RUN_BLOCK = 1 << 20
 """Records whose runs are found at a time."""
 
+WRITEBACK = 64 << 20
+"""Bytes of kept output sent on to the disk at a time."""
+
 
 def _copy_lines(
     paths: Sequence[Path],
@@ -98,20 +102,24 @@ def _copy_lines(
     lines: I64Array,
     out: IO[bytes],
 ) -> None:
-    """Copy the kept records' lines from the input files, in order, adjacent lines as one run."""
+    """Copy the kept records' lines from the input files, in order, adjacent lines as one run.
+
+    The output goes to the disk as it is written (:func:`start_writeback`).
+    """
     out.flush()
     target = out.fileno()
     sizes = [path.stat().st_size for path in paths]
     handles = [path.open("rb", buffering=0) for path in paths]
     window = np.empty(0, dtype=np.uint8)
     room = np.empty(0, dtype=np.uint8)
+    written = synced = 0
     try:
         for inputs, starts, stops in _kept_runs(keep, source, lines):
             for lo, hi in _groups(inputs, starts, stops):
                 handle = handles[int(inputs[lo])]
                 first, last = int(starts[lo]), int(stops[hi - 1])
                 if hi - lo == 1 and last - first >= COPY_RUN:
-                    _copy_range(handle, first, last, target)
+                    written += _copy_range(handle, first, last, target)
                 else:
                     if window.shape[0] < last - first:
                         window = np.empty(last - first, dtype=np.uint8)
@@ -122,9 +130,12 @@ def _copy_lines(
                         window, window, np.zeros(hi - lo, dtype=bool),
                         starts[lo:hi] - first, piece_sizes, room,
                     )  # fmt: skip
-                    _write_all(target, packed.data.data)
+                    written += _write_all(target, packed.data.data)
                 if last == sizes[int(inputs[lo])] and _last_byte(handle, last) != b"\n":
-                    _write_all(target, b"\n")  # the file's last line lacks its newline
+                    written += _write_all(target, b"\n")  # the file's last line lacks one
+                if written - synced >= WRITEBACK:
+                    start_writeback(target, synced, written - synced)
+                    synced = written
     finally:
         for handle in handles:
             handle.close()
@@ -187,23 +198,32 @@ def _last_byte(handle: BinaryIO, size: int) -> bytes:
     return os.pread(handle.fileno(), 1, size - 1)
 
 
-def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> None:
-    """``source[start:stop]`` appended to ``target``, in the kernel when it can."""
+def _copy_range(source: BinaryIO, start: int, stop: int, target: int) -> int:
+    """Append ``source[start:stop]`` to ``target``, in the kernel when it can; bytes written.
+
+    Pieces of :data:`WRITEBACK` bytes, each sent on to the disk as soon as it is copied.
+    """
+    size = stop - start
     while start < stop:
+        at = os.lseek(target, 0, os.SEEK_CUR)
+        piece = min(stop - start, WRITEBACK)
         try:
-            done = os.copy_file_range(source.fileno(), target, stop - start, start)
+            done = os.copy_file_range(source.fileno(), target, piece, start)
         except OSError:  # another file system, or no copy_file_range: copy through memory
-            _write_all(target, os.pread(source.fileno(), stop - start, start))
-            return
+            done = _write_all(target, os.pread(source.fileno(), piece, start))
         if done == 0:
             raise InputError("file changed while it was read; run again", path=source.name)
+        start_writeback(target, at, done)
         start += done
+    return size
 
 
-def _write_all(target: int, data: bytes | memoryview) -> None:
+def _write_all(target: int, data: bytes | memoryview) -> int:
+    """Write all of ``data`` to ``target``; its size."""
     view = memoryview(data)
     while view:
         view = view[os.write(target, view) :]
+    return len(data)
 
 
 def _text_record(raw: tuple[str, str]) -> bytes:

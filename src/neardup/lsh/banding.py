@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
+from numba import get_num_threads
 
 from neardup._kernels import groups
 from neardup._kernels import lsh as kernels
@@ -248,10 +249,8 @@ def equal_key_groups(
         return np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     item_bits = max(1, (n - 1).bit_length())
     keys_hi = np.ascontiguousarray(keys_hi, dtype=np.uint64)
-    shift = np.uint64(item_bits)
-    packed = ((keys_hi >> shift) << shift) | np.arange(n, dtype=np.uint64)
     with parallel_section:
-        ordered = groups.sort_u64(packed)
+        ordered = groups.sort_packed(keys_hi, item_bits, get_num_threads())
     members, bounds = groups.equal_key_buckets(ordered, keys_hi, low, item_bits)
     return members, bounds
 
