@@ -48,7 +48,7 @@ from neardup.sketch.signatures import provenance_of
 from neardup.text.normalize import normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler
 from neardup.text.spans import pack_strings
-from neardup.verify import agreement, exact_jaccard, exact_similarity
+from neardup.verify import exact_jaccard, exact_similarity
 
 __all__ = [
     "DedupResult",
@@ -306,7 +306,8 @@ def verify_candidates(
 
     Candidates are taken in chunks whose documents (texts, signature rows and shingle sets)
     fit in ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are
-    sketched again for the estimate. With
+    sketched again for the estimate (with OPH and exact verification, only the accepted
+    pairs' rows, from their shingle sets; the estimates of rejected pairs are NaN). With
     ``"exact"`` the exact similarity (:func:`~neardup.verify.exact_similarity`, weighing by
     ``idf`` for a TF-IDF SimHash) must reach the threshold.
     """
@@ -314,14 +315,15 @@ def verify_candidates(
     scheme = candidate_scheme(config.sketch, config.lsh)
     mode = config.verify_mode
     num = len(candidates)
-    estimate = np.empty(num, dtype=np.float64)
+    estimate = np.full(num, np.nan)
     jaccard = np.full(num, np.nan)
     sizes = texts.sizes()
+    from_sets = sketcher if mode == "exact" and isinstance(sketcher, OPHSketcher) else None
     bounds = pair_chunks(
         candidates.first,
         candidates.second,
         sizes,
-        8 * sketcher.width + 64,
+        64 if from_sets is not None else 8 * sketcher.width + 64,
         8,
         config.working_memory // 4,
         np.full(sizes.shape[0], -1, dtype=np.int64),
@@ -333,11 +335,16 @@ def verify_candidates(
         local = CandidatePairs(
             first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
         )
-        if mode == "exact" and isinstance(sketcher, OPHSketcher):
-            # The shingle sets give both the exact Jaccard and the OPH rows (no second pass).
+        if from_sets is not None:
+            # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
+            # accepted (no second pass over the text, no row matrix; other estimates unused).
             sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(batch)
-            estimate[lo:hi] = agreement(sketcher.sketch_sets(sets), local)
-            jaccard[lo:hi] = exact_jaccard(sets, local)
+            exact = exact_jaccard(sets, local)
+            jaccard[lo:hi] = exact
+            near = np.flatnonzero(exact >= config.lsh.threshold)
+            estimate[lo + near] = from_sets.agreement_of_sets(
+                sets, local.first[near], local.second[near]
+            )
         else:
             estimate[lo:hi] = scheme.estimate(sketcher.sketch(batch), local)
             if mode == "exact":

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from neardup.errors import InputError
+from neardup.io import jsonl
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
 from neardup.io.source import ReadOptions
@@ -162,6 +163,40 @@ def test_lines_read_again_by_offset_give_the_normalised_texts(tmp_path: Path) ->
     assert [bytes(taken.data[taken.offsets[i] : taken.offsets[i + 1]]) for i in range(4)] == [
         expected[i] for i in wanted.tolist()
     ]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sizes=st.lists(st.integers(0, 40), min_size=1, max_size=30),
+    data=st.data(),
+    gap=st.sampled_from([0, 30, 8192]),
+    window=st.sampled_from([1, 64, 16 << 20]),
+)
+def test_lines_are_read_again_whatever_the_reads_and_windows(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sizes: list[int],
+    data: st.DataObject,
+    gap: int,
+    window: int,
+) -> None:
+    # Lines are read together when close (gap) into a window reused from read to read: with
+    # tiny gaps and windows every grouping is taken; the texts must be the lines' texts.
+    monkeypatch.setattr(jsonl, "READ_GAP", gap)
+    monkeypatch.setattr(jsonl, "READ_WINDOW", window)
+    texts = ["x" * size for size in sizes]
+    raw = [json.dumps({"text": text}).encode() + b"\n" for text in texts]
+    path = tmp_path / f"in-{gap}-{window}.jsonl"
+    path.write_bytes(b"".join(raw))
+    starts = np.cumsum([0] + [len(line) for line in raw[:-1]])
+    spans = np.stack([starts, [len(line) for line in raw]], axis=1).astype(np.int64)
+    wanted = data.draw(st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=40))
+    got = JSONLinesSource(path, ReadOptions()).read_lines(spans[wanted])
+    assert [
+        bytes(got.data[got.offsets[i] : got.offsets[i + 1]]).decode() for i in range(len(wanted))
+    ] == [texts[w] for w in wanted]
 
 
 @pytest.mark.parametrize(

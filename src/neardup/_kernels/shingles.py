@@ -456,21 +456,36 @@ def _densify_scratch(ranks, num_bins):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def oph_of_sets(hashes, offsets, key, densify_key, ranks, index_bits, sig):  # type: ignore[no-untyped-def]
-    """OPH signatures of shingle sets (set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``).
+def oph_agreement_of_sets(  # type: ignore[no-untyped-def]
+    hashes, offsets, first, second, key, densify_key, ranks, index_bits, num_bins, out
+):
+    """``out[p]``: the equal slots of the OPH rows of sets ``first[p]`` and ``second[p]``.
 
-    Equal to :func:`oph_signatures` of the texts the sets come from: a bin keeps a minimum,
-    which repeated shingles do not change.
+    Set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``; its row equals :func:`oph_signatures`
+    of the text it comes from (a bin keeps a minimum, which repeated shingles do not change).
+    Rows are made pair by pair and never kept: no row matrix of the documents (a kilobyte
+    each at 128 bins) competes with the texts for verification's memory.
     """
-    num_docs = offsets.shape[0] - 1
-    block = _block_size(num_docs)
-    for b in prange((num_docs + block - 1) // block):
-        scratch = _densify_scratch(ranks, sig.shape[1])
-        for d in range(b * block, min(num_docs, (b + 1) * block)):
+    num_pairs = first.shape[0]
+    block = _block_size(num_pairs)
+    for b in prange((num_pairs + block - 1) // block):
+        scratch = _densify_scratch(ranks, num_bins)
+        row_a = np.empty(num_bins, dtype=np.uint64)
+        row_b = np.empty(num_bins, dtype=np.uint64)
+        for p in range(b * block, min(num_pairs, (b + 1) * block)):
+            x, y = first[p], second[p]
             _oph_row(
-                hashes, offsets[d], offsets[d + 1], key, densify_key, ranks, index_bits, sig[d],
+                hashes, offsets[x], offsets[x + 1], key, densify_key, ranks, index_bits, row_a,
                 scratch,
             )  # fmt: skip
+            _oph_row(
+                hashes, offsets[y], offsets[y + 1], key, densify_key, ranks, index_bits, row_b,
+                scratch,
+            )  # fmt: skip
+            count = 0
+            for i in range(num_bins):
+                count += row_a[i] == row_b[i]
+            out[p] = count
 
 
 @njit(cache=True, nogil=True, parallel=True)

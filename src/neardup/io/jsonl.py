@@ -11,6 +11,7 @@ take (a malformed line, a lone surrogate escape, a duplicated field, ...) is par
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import jsonl as kernels
+from neardup._kernels.spans import coalesce
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError
@@ -103,36 +105,50 @@ class JSONLinesSource(Source):
         For plain files only; the lines were read before, so they hold usable records. Lines
         less than :data:`READ_GAP` apart are read together, in one ``pread`` (not through a
         memory map: its pages would count as the process's memory, and mapping and unmapping
-        scattered pages costs more than reading them).
+        scattered pages costs more than reading them), into a window of at most
+        :data:`READ_WINDOW` bytes reused from read to read; only the lines are kept.
         """
         if lines.shape[0] == 0:
             return Batch(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
         order = np.argsort(lines[:, 0], kind="stable")
         starts, sizes = lines[order, 0], lines[order, 1]
         stops = starts + sizes
-        new_read = np.ones(starts.shape[0], dtype=bool)
-        new_read[1:] = starts[1:] - np.maximum.accumulate(stops)[:-1] > READ_GAP
-        first = np.flatnonzero(new_read)
+        first = coalesce(starts, stops, READ_GAP, READ_WINDOW)  # the first line of each read
         read_starts = starts[first]
-        read_stops = np.maximum.reduceat(stops, first)
-        read_offsets = np.zeros(first.shape[0] + 1, dtype=np.int64)
-        np.cumsum(read_stops - read_starts, out=read_offsets[1:])
-        data = np.empty(int(read_offsets[-1]), dtype=np.uint8)
+        read_sizes = np.maximum.reduceat(stops, first) - read_starts
+        # Reads go one after another into a window, as many as fill READ_WINDOW bytes at a time.
+        read_at = np.cumsum(read_sizes) - read_sizes
+        fill = read_at // READ_WINDOW
+        new_fill = np.r_[True, fill[1:] != fill[:-1]]
+        fill_first = np.flatnonzero(new_fill)
+        in_window = read_at - read_at[fill_first][np.cumsum(new_fill) - 1]
+        new_read = np.zeros(starts.shape[0], dtype=np.int64)
+        new_read[first] = 1
+        read_of_line = np.cumsum(new_read) - 1
+        positions = starts - read_starts[read_of_line] + in_window[read_of_line]
+        offsets = np.zeros(lines.shape[0] + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        chunk = Batch(np.empty(int(offsets[-1]), dtype=np.uint8), offsets)
+        fill_bounds = np.r_[fill_first, first.shape[0]]
+        window = np.empty(int(np.add.reduceat(read_sizes, fill_first).max()), dtype=np.uint8)
+        line_bounds = np.r_[first, starts.shape[0]]
         with self.path.open("rb", buffering=0) as f:
-            fd = f.fileno()
-            requests = zip(
-                read_starts.tolist(),
-                read_offsets[:-1].tolist(),
-                read_offsets[1:].tolist(),
-                strict=True,
-            )
-            for at, lo, hi in requests:
-                if os.preadv(fd, [data[lo:hi].data], at) != hi - lo:
-                    self._changed()
-        group = np.cumsum(new_read) - 1
-        positions = np.empty(lines.shape[0], dtype=np.int64)
-        positions[order] = starts - read_starts[group] + read_offsets[group]
-        chunk = gather(data, data, np.zeros(lines.shape[0], dtype=bool), positions, lines[:, 1])
+            for a, b in itertools.pairwise(fill_bounds.tolist()):
+                for at, size, to in zip(
+                    read_starts[a:b].tolist(), read_sizes[a:b].tolist(), in_window[a:b].tolist(),
+                    strict=True,
+                ):  # fmt: skip
+                    if os.preadv(f.fileno(), [window[to : to + size].data], at) != size:
+                        self._changed()
+                lo, hi = int(line_bounds[a]), int(line_bounds[b])
+                gather(
+                    window, window, np.zeros(hi - lo, dtype=bool), positions[lo:hi],
+                    sizes[lo:hi], chunk.data[offsets[lo] : offsets[hi]],
+                )  # fmt: skip
+        if np.any(order[1:] < order[:-1]):  # not asked in file order: back to the asked order
+            inverse = np.empty_like(order)
+            inverse[order] = np.arange(order.shape[0])
+            chunk = take(chunk, inverse)
         fields = self._fields()
         parsed = _ParsedChunk(chunk.data, fields.text_key, fields.id_key[:0], chunk.offsets)
         records, slow = self._records(parsed, 0, self._changed)
@@ -352,6 +368,10 @@ READ_GAP = 8192
 """Lines at most this many bytes apart are read again in one request, the gap with them:
 copying a few kilobytes costs about what a system call does (measured: a scattered read, 2-3
 microseconds, about 10 KB of copying)."""
+
+READ_WINDOW = 16 << 20
+"""Most bytes one such request reads (unless one line is longer): the buffer it reads into is
+reused, so verification's memory holds the lines asked for, not the gaps between them."""
 
 
 class _Room:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from neardup._kernels.shingles import oph_of_sets, oph_rank_table, oph_signatures
+from neardup._kernels.shingles import oph_agreement_of_sets, oph_rank_table, oph_signatures
 from neardup._parallel import parallel_section
-from neardup._types import Batch, I64Array, U64Array
+from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.text.shingle import ShingleSets
@@ -50,25 +50,24 @@ class OPHSketcher(TextSketcher):
             oph_rank_table(self.densify_key, num_bins, self._index_bits, ranks)
             self._ranks = ranks.astype(np.uint16)
 
-    def sketch_sets(self, sets: ShingleSets) -> U64Array:
-        """The signature rows of shingle sets: equal to those of the texts they come from.
+    def agreement_of_sets(self, sets: ShingleSets, first: I64Array, second: I64Array) -> F64Array:
+        """The fraction of equal slots of the rows of sets ``first[p]`` and ``second[p]``.
 
-        Verification has the sets of its documents anyway, so their rows cost no second pass
-        over the text.
+        Equal to :func:`~neardup.verify.estimate_jaccard` of the rows of the texts the sets
+        come from: verification has the sets anyway, so the estimate costs no second pass over
+        the text, and no row is kept.
         """
-        values = np.empty((len(sets), self.width), dtype=np.uint64)
-        if len(sets):
+        first = np.ascontiguousarray(first, dtype=np.int64)
+        second = np.ascontiguousarray(second, dtype=np.int64)
+        counts = np.empty(first.shape[0], dtype=np.int64)
+        if first.shape[0]:
             with parallel_section:
-                oph_of_sets(
-                    sets.hashes,
-                    sets.offsets,
-                    self.key,
-                    self.densify_key,
-                    self._ranks,
-                    self._index_bits,
-                    values,
-                )
-        return values
+                oph_agreement_of_sets(
+                    sets.hashes, sets.offsets, first, second, self.key, self.densify_key,
+                    self._ranks, self._index_bits, self.width, counts,
+                )  # fmt: skip
+        fraction: F64Array = counts / self.width
+        return fraction
 
     def _fill(
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
