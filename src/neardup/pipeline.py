@@ -68,6 +68,12 @@ __all__ = [
 SKETCH_ROWS = 8192
 """Documents sketched per kernel call: their signature rows stay in cache until keyed."""
 
+VERIFY_BYTES_PER_BYTE = 4
+"""Memory a verification chunk holds per byte of its documents' text: the lines read again,
+their decoded texts and the normalised ones while they are taken (three bytes), then the texts
+and their shingle sets (made a few megabytes of text at a time; eight bytes a shingle, one
+shingle a word: about 1.3 bytes per byte of English text, four for one-letter words)."""
+
 ProgressCallback = Callable[[int], object]
 """Told an absolute amount of work done (input bytes, or pairs verified)."""
 
@@ -324,7 +330,7 @@ def verify_candidates(
         candidates.second,
         sizes,
         64 if from_sets is not None else 8 * sketcher.width + 64,
-        8,
+        VERIFY_BYTES_PER_BYTE,
         config.working_memory // 4,
         np.full(sizes.shape[0], -1, dtype=np.int64),
     )

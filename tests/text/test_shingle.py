@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup import NormalizeSpec, Shingler, ShingleSpec, normalize
+from neardup.text import shingle as shingle_module
 from tests import reference
 from tests.strategies import texts, words_texts
 
@@ -29,6 +30,22 @@ def test_shingle_sets_equal_the_reference(
     for doc, text in enumerate(batch):
         expected = sorted(set(reference.shingle_fingerprints(text, shingle, norm)))
         assert sets.set_of(doc).tolist() == expected
+
+
+@pytest.mark.parametrize("piece_bytes", [1, 50])
+@given(batch=st.lists(texts | words_texts, min_size=1, max_size=8))
+def test_sets_made_piece_by_piece_are_the_same_sets(piece_bytes: int, batch: list[str]) -> None:
+    shingler = Shingler(ShingleSpec(k=2))
+    whole, whole_counts = shingler.shingle_counts(batch)
+    old = shingle_module.PIECE_BYTES
+    shingle_module.PIECE_BYTES = piece_bytes
+    try:
+        pieces, piece_counts = shingler.shingle_counts(batch)
+    finally:
+        shingle_module.PIECE_BYTES = old
+    assert pieces.offsets.tolist() == whole.offsets.tolist()
+    assert pieces.hashes.tolist() == whole.hashes.tolist()
+    assert piece_counts.tolist() == whole_counts.tolist()
 
 
 @pytest.mark.parametrize("unit", ["word", "char"])

@@ -6,6 +6,7 @@ name (:func:`fingerprint_scheme`) is stored with every signature, so that a chan
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,10 @@ from neardup.text.normalize import codepoint_classes, normalize_batch
 __all__ = ["KernelText", "ShingleSets", "Shingler", "as_batch", "fingerprint_scheme"]
 
 _SCHEME_VERSIONS = {"nd64": "nd64-v1", "rabin": "rabin-v1"}
+
+PIECE_BYTES = 8 << 20
+"""Text shingled into sets at a time: the room its shingles need before they are deduplicated
+(up to four bytes per byte of text) stays a few tens of megabytes."""
 _NO_RABIN = np.empty((0, 256), dtype=np.uint64)
 
 
@@ -168,8 +173,24 @@ class Shingler:
         Each document gets room for its most tokens: one per byte of text in character mode,
         one per two bytes for words (a word and the separator after it take two bytes at
         least; an unspaced-script character, three). Sizing by bytes spares a tokenising pass
-        to count them.
+        to count them; taking :data:`PIECE_BYTES` of text at a time keeps that room small.
         """
+        sizes = np.diff(batch.offsets)
+        piece = np.cumsum(sizes) // PIECE_BYTES
+        bounds = np.r_[0, np.flatnonzero(piece[1:] != piece[:-1]) + 1, batch.num_docs].tolist()
+        parts = [
+            self._piece_sets(Batch(batch.data, batch.offsets[a : b + 1]), with_counts)
+            for a, b in itertools.pairwise(bounds)
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([sets.sizes() for sets, _ in parts]), out=offsets[1:])
+        hashes = np.concatenate([sets.hashes for sets, _ in parts])
+        counts = np.concatenate([counts for _, counts in parts])
+        return ShingleSets(hashes=hashes, offsets=offsets), counts
+
+    def _piece_sets(self, batch: Batch, with_counts: bool) -> tuple[ShingleSets, I64Array]:
         kt = self._kernel_text
         most_tokens = np.diff(batch.offsets) if kt.is_char else (np.diff(batch.offsets) + 1) // 2
         room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
