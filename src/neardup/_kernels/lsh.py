@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
@@ -16,10 +17,14 @@ def band_keys(sig, num_bands, num_rows, out):  # type: ignore[no-untyped-def]
     ``num_bands`` is *b* and ``num_rows`` is *r* of MMDS §3.4.1. The band index is mixed in, so
     equal slot values in different bands give different keys. Cost: O(b * r) per document.
     """
+    start = np.empty(num_bands, dtype=np.uint64)
+    for j in range(num_bands):
+        start[j] = fmix64(uint64(j) + BAND_SALT)
     for d in prange(sig.shape[0]):
-        for j in range(num_bands):
-            h = fmix64(uint64(j) + BAND_SALT)
-            base = j * num_rows
-            for i in range(num_rows):
-                h = fmix64(h ^ sig[d, base + i])
-            out[d, j] = h
+        # Row by row across the bands: the bands' hash chains are independent, so their
+        # multiplications overlap instead of waiting for each other.
+        h = out[d]
+        h[:] = start
+        for i in range(num_rows):
+            for j in range(num_bands):
+                h[j] = fmix64(h[j] ^ sig[d, j * num_rows + i])

@@ -9,6 +9,7 @@ little-endian ``uint64`` file ``keys-<column>.u64``, deleted with the run's work
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -41,6 +42,8 @@ class KeyColumns:
         self.directory = directory
         self.num_rows = 0
         self._blocks: list[U64Array] = []
+        self._files: list[BinaryIO] = []
+        """The column files while rows are appended (closed when a column is read)."""
 
     def _path(self, column: int) -> Path:
         assert self.directory is not None
@@ -56,9 +59,10 @@ class KeyColumns:
         if self.directory is None:
             self._blocks.append(rows)
             return
-        for column in range(self.width):
-            with self._path(column).open("ab") as f:
-                f.write(np.ascontiguousarray(rows[:, column], dtype="<u8").data)
+        if not self._files:
+            self._files = [self._path(column).open("ab") for column in range(self.width)]
+        for column, f in enumerate(self._files):
+            f.write(np.ascontiguousarray(rows[:, column], dtype="<u8").data)
 
     def column(self, column: int) -> U64Array:
         """All keys of one column, in row order."""
@@ -68,6 +72,9 @@ class KeyColumns:
             return np.concatenate([block[:, column] for block in self._blocks])
         if self.num_rows == 0:
             return np.empty(0, dtype=np.uint64)
+        for f in self._files:
+            f.close()
+        self._files = []
         return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
 
     def matrix(self) -> U64Array:
