@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
@@ -122,7 +123,7 @@ def dedup_files(
                 timings.stage("read_sketch"),
                 Progress("sketch", total_bytes, enabled=show_progress) as bar,
             ):
-                batches = _batches(sources, config.batch_bytes)
+                batches = prefetched(_batches(sources, config.batch_bytes))
                 sketched = sketch_batches(
                     batches, config, KeyColumns(work), texts, idf=idf, progress=bar
                 )
