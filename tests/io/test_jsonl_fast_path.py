@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from neardup._kernels import jsonl as kernels
 from neardup.errors import InputError
 from neardup.io import jsonl
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
@@ -216,3 +217,13 @@ def test_a_compressed_input_that_changes_between_passes_is_an_error(
     path.write_bytes(gzip.compress(second))  # the kept corpus is copied in a second pass
     with pytest.raises(InputError, match=message):
         write_kept([source], keep, tmp_path)
+
+
+@given(data=st.binary(max_size=200).map(lambda b: b.replace(b"a", b"\n")), cut=st.integers(0, 7))
+def test_line_starts_are_found_eight_bytes_at_a_time_as_one_by_one(data: bytes, cut: int) -> None:
+    n = max(0, len(data) - cut)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    expected = [0] + [i + 1 for i in range(n) if data[i] == 10]
+    if n and data[n - 1] != 10:
+        expected.append(n)
+    assert kernels.line_starts(buf, n).tolist() == expected

@@ -20,7 +20,7 @@ into output buffers at the line's own offset; ``spans.gather_spans`` packs them 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from neardup._kernels.utf8 import put_code_point
 
@@ -39,18 +39,45 @@ _PYTHON_INT_DIGITS = 4300
 """Python's default ``sys.get_int_max_str_digits()``: json refuses longer integers."""
 
 
+_ONES = uint64(0x0101010101010101)
+_HIGH_BITS = uint64(0x8080808080808080)
+_NEWLINES = uint64(0x0A0A0A0A0A0A0A0A)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _has_newline(word):  # type: ignore[no-untyped-def]
+    """Whether any byte of the 8-byte ``word`` is a newline (a zero byte of ``word ^ 0x0A..``)."""
+    x = word ^ _NEWLINES
+    return ((x - _ONES) & ~x & _HIGH_BITS) != uint64(0)
+
+
 @njit(cache=True, nogil=True)
 def line_starts(buf, n):  # type: ignore[no-untyped-def]
-    """Start offsets of the lines of ``buf[:n]``, plus ``n`` at the end. Cost: O(n)."""
+    """Start offsets of the lines of ``buf[:n]``, plus ``n`` at the end.
+
+    Eight bytes at a time: only words holding a newline are looked at byte by byte (long lines
+    cost an eighth of a byte-by-byte scan). Cost: O(n).
+    """
+    whole = n - n % 8
+    words = buf[:whole].view(np.uint64)
     count = 0
-    for i in range(n):
-        if buf[i] == 10:
-            count += 1
+    for w in range(words.shape[0]):
+        if _has_newline(words[w]):
+            for i in range(8 * w, 8 * w + 8):
+                count += buf[i] == 10
+    for i in range(whole, n):
+        count += buf[i] == 10
     has_tail = n > 0 and buf[n - 1] != 10
     out = np.empty(count + 1 + (1 if has_tail else 0), dtype=np.int64)
     out[0] = 0
     k = 1
-    for i in range(n):
+    for w in range(words.shape[0]):
+        if _has_newline(words[w]):
+            for i in range(8 * w, 8 * w + 8):
+                if buf[i] == 10:
+                    out[k] = i + 1
+                    k += 1
+    for i in range(whole, n):
         if buf[i] == 10:
             out[k] = i + 1
             k += 1
