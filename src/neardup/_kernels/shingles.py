@@ -19,7 +19,8 @@ The default fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every 
 
 Every kernel takes ``rabin``, a ``uint64[9, 256]`` table set from :mod:`neardup.hashing.rabin`
 selecting the Rabin scheme (``"rabin-v1"``: tokens and shingles are Rabin fingerprints, see
-:func:`_tokens` and :func:`_shingles`), or an empty ``uint64[0, 256]`` for ``nd64``.
+:func:`_tokens` and :func:`_shingles`), or None for ``nd64``: numba compiles each kernel once
+per scheme, and the ``rabin is not None`` branches are decided at compile time.
 
 Code-point classes (an ``uint8`` table over all of Unicode, built in ``neardup.text``):
 ``WORD`` joins a word, ``SPACE`` separates, ``PUNCT`` separates only when punctuation is
@@ -52,13 +53,13 @@ EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
 @njit(cache=True, nogil=True, inline="always")
 def _token_start(rabin):  # type: ignore[no-untyped-def]
     """The hash state before a token's first byte."""
-    return uint64(0) if rabin.shape[0] else FNV_OFFSET
+    return uint64(0) if rabin is not None else FNV_OFFSET
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _token_byte(h, byte, rabin):  # type: ignore[no-untyped-def]
     """Add one byte to a token's hash: a Rabin step, or an FNV-1a step."""
-    if rabin.shape[0]:
+    if rabin is not None:
         return push_byte(h, uint64(byte), rabin[0])
     return (h ^ uint64(byte)) * FNV_PRIME
 
@@ -66,7 +67,7 @@ def _token_byte(h, byte, rabin):  # type: ignore[no-untyped-def]
 @njit(cache=True, nogil=True, inline="always")
 def _token_end(h, rabin):  # type: ignore[no-untyped-def]
     """The token hash: the Rabin residue as it is, or the FNV-1a state finalised by fmix64."""
-    return h if rabin.shape[0] else fmix64(h)
+    return h if rabin is not None else fmix64(h)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -169,7 +170,7 @@ def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):
     n = 0
     i = start
     pending_space = False
-    use_rabin = rabin.shape[0] > 0
+    use_rabin = rabin is not None
     while i < end:
         b0 = buf[i]
         if b0 < 0x80:
@@ -213,7 +214,7 @@ def _shingles(tokens, num_tokens, k, rabin, out):  # type: ignore[no-untyped-def
     num = num_tokens - k + 1
     if num <= 0:
         return 0
-    if rabin.shape[0]:
+    if rabin is not None:
         acc = uint64(0)
         for j in range(k):
             acc = push_word(acc, tokens[j], rabin[0])

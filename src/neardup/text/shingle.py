@@ -27,7 +27,6 @@ _SCHEME_VERSIONS = {"nd64": "nd64-v1", "rabin": "rabin-v1"}
 PIECE_BYTES = 8 << 20
 """Text shingled into sets at a time: the room its shingles need before they are deduplicated
 (up to four bytes per byte of text) stays a few tens of megabytes."""
-_NO_RABIN = np.empty((0, 256), dtype=np.uint64)
 
 
 def fingerprint_scheme(shingle: ShingleSpec) -> str:
@@ -48,8 +47,9 @@ class KernelText:
     fold_ascii: bool
     is_char: bool
     k: int
-    rabin: U64Array
-    """Rabin tables for windows of ``k`` 8-byte token fingerprints, or empty for ``nd64``."""
+    rabin: U64Array | None
+    """Rabin tables for windows of ``k`` 8-byte token fingerprints, or None for ``nd64`` (the
+    kernels are then compiled without the Rabin steps, not merely told to skip them)."""
 
     @classmethod
     def of(cls, shingle: ShingleSpec, normalize: NormalizeSpec) -> KernelText:
@@ -65,15 +65,17 @@ class KernelText:
             rabin=(
                 RabinFingerprinter(shingle.polynomial).tables(8 * shingle.k)
                 if shingle.fingerprint == "rabin" and shingle.polynomial is not None
-                else _NO_RABIN
+                else None
             ),
         )
 
     @property
-    def tokenizer(self) -> tuple[U8Array, NDArray[np.uint16], bool, bool, bool, U64Array]:
+    def tokenizer(
+        self,
+    ) -> tuple[U8Array, NDArray[np.uint16], bool, bool, bool, U64Array | None]:
         """The tokenising arguments in kernel order.
 
-        Classes, ASCII words, strip punctuation, fold ASCII, character mode, Rabin tables.
+        Classes, byte words, strip punctuation, fold ASCII, character mode, Rabin tables.
         """
         return (
             self.classes,
