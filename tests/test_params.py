@@ -21,6 +21,8 @@ INVALID: dict[str, list[Any]] = {
     "None or an int": [0.5, "3", -5],
     "None or one of": ["bogus", 1],
     "one of 1, 2, 4, 8": [3, "2", 2.0, True],
+    "None or a str": [7, b"id"],
+    "a text encoding Python knows": ["utf-9", "", None],
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
 }
 
@@ -69,7 +71,15 @@ def test_cross_field_rules() -> None:
     with pytest.raises(ParameterError, match="at most num_perm"):
         LSHSpec(num_bands=20, num_rows=10, num_perm=128)
     with pytest.raises(ParameterError, match=r"lsh.num_perm must equal sketch.num_perm \(64\)"):
-        DedupConfig(sketch=SketchSpec(num_perm=64))
+        DedupConfig(sketch=SketchSpec(num_perm=64), lsh=LSHSpec(num_perm=32))
+
+
+def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Path) -> None:
+    assert DedupConfig(sketch=SketchSpec(num_perm=64)).lsh.num_perm == 64
+    toml = tmp_path / "c.toml"
+    toml.write_text("[sketch]\nnum_perm = 64\n")
+    config = DedupConfig.from_toml(toml)
+    assert (config.sketch.num_perm, config.lsh.num_perm) == (64, 64)
     with pytest.raises(ParameterError, match="must be positive"):
         LSHSpec(false_positive_weight=0.0, false_negative_weight=0.0)
 

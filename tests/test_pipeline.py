@@ -39,12 +39,19 @@ def test_clusters_do_not_depend_on_input_order(
     assert forward.summary["counts"]["clusters"] > 100  # the sample is full of variants
 
 
-def test_short_documents_match_only_exactly() -> None:
-    texts = ["one two three", "one two three", "one two four", "", "  ", "a b c d e f g"]
+def test_short_documents_match_only_exactly_and_texts_without_a_word_match_nothing() -> None:
+    texts = ["one two three", "one two three", "one two four", "", "  ", "a b c d e f g", "\t"]
     result = dedup(texts)
-    assert result.clusters.labels.tolist() == [0, 0, 2, 3, 3, 5]
-    assert result.summary["counts"]["short_documents"] == 5
-    assert result.summary["counts"]["exact_duplicates"] == 2
+    assert result.clusters.labels.tolist() == [0, 0, 2, 3, 4, 5, 6]
+    assert result.clusters.keep.tolist() == [True, False, True, True, True, True, True]
+    counts = result.summary["counts"]
+    assert (counts["short_documents"], counts["empty_documents"]) == (6, 3)
+    assert counts["exact_duplicates"] == 1
+
+
+def test_ids_must_be_unique() -> None:
+    with pytest.raises(InputError, match=r"ids\[0\] and ids\[2\] are both 'a'"):
+        dedup(["x y", "y z", "z w"], ids=["a", "b", "a"])
 
 
 def test_signature_and_no_verification_modes() -> None:

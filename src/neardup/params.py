@@ -10,11 +10,12 @@ message format, e.g. *"LSHSpec.threshold must be a float in (0, 1]; got 1.5."*
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, cast
 
@@ -100,6 +101,16 @@ def text() -> Rule:
 def optional_text() -> Rule:
     """None, or a non-empty string."""
     return Rule("None or a non-empty str", lambda v: v is None or (isinstance(v, str) and v != ""))
+
+
+def _is_encoding(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        codecs.lookup(value)
+    except LookupError:
+        return False
+    return True
 
 
 def _fail(spec: object, name: str, allowed: str, value: Any) -> ParameterError:
@@ -252,6 +263,10 @@ DEFAULT_RABIN_POLYNOMIAL = "0x1123a0ec875b778cd"
 """The Rabin polynomial a spec records when it names none (``random_irreducible(seed=0)``)."""
 
 
+_DEFAULT_NUM_PERM = 128
+"""Signature slots unless asked otherwise (``SketchSpec.num_perm``; the banding follows it)."""
+
+
 def _is_polynomial(value: Any) -> bool:
     if not isinstance(value, str) or len(value) != 19 or not value.startswith("0x1"):
         return False
@@ -305,7 +320,7 @@ class SketchSpec(_Spec):
     """
 
     kind: SketchKind = "oph"
-    num_perm: int = 128
+    num_perm: int = _DEFAULT_NUM_PERM
     seed: int = 42
     bbits: int = 2
     preset: str = "altavista"
@@ -371,7 +386,7 @@ class LSHSpec(_Spec):
     """
 
     threshold: float = 0.8
-    num_perm: int = 128
+    num_perm: int = _DEFAULT_NUM_PERM
     num_bands: int | None = None
     num_rows: int | None = None
     false_positive_weight: float = 0.05
@@ -442,7 +457,8 @@ class DedupConfig(_Spec):
     Parameters
     ----------
     sketch, lsh
-        The sketch and banding specs; ``lsh.num_perm`` must equal ``sketch.num_perm``.
+        The sketch and banding specs; ``lsh.num_perm`` follows ``sketch.num_perm`` (left at its
+        default, it is set to it; set to another number, it is an error).
     verify
         ``"exact"``: keep a candidate pair when the exact Jaccard of its shingle sets reaches the
         threshold; ``"signature"``: when the signature estimate does; ``"none"``: keep every
@@ -452,9 +468,18 @@ class DedupConfig(_Spec):
         ``"longest"`` (ties go to the first).
     batch_bytes
         Text bytes read per batch; memory is bounded by this, not by the corpus.
-    text_field, id_field
-        Field (JSONL, Parquet) or column (CSV) names; without an id field the id is
-        ``FILE:LINE`` (JSONL, CSV), ``FILE:ROW`` (Parquet) or the relative path (txt files).
+    text_field
+        The field (JSONL, Parquet) or column (CSV) holding the text.
+    id_field
+        Where ids come from. ``None`` (the default): the ``id`` field of a record that has one,
+        else ``FILE:LINE`` (JSONL, CSV) or ``FILE:ROW`` (Parquet); a name: that field, which
+        every record must have (a misspelt name is an error, not a silent fallback); ``""``:
+        ``FILE:LINE`` (or ``FILE:ROW``) for every record. ``FILE`` is the input's name, or as
+        much of its path as tells it from the run's other inputs. ``.txt`` files are named by
+        their relative paths. Ids must be unique within a run.
+    encoding
+        The text encoding of CSV and ``.txt`` inputs (any Python codec name); JSON Lines and
+        Parquet are UTF-8 by definition. A leading UTF-8 byte-order mark is skipped.
     input_format
         ``"auto"`` decides from the file extension.
     skip_bad_records
@@ -481,7 +506,8 @@ class DedupConfig(_Spec):
     keep: KeepRule = "first"
     batch_bytes: int = 32 * 2**20
     text_field: str = "text"
-    id_field: str | None = "id"
+    id_field: str | None = None
+    encoding: str = "utf-8"
     input_format: InputFormat = "auto"
     skip_bad_records: bool = False
     compress: Compression = "none"
@@ -496,7 +522,8 @@ class DedupConfig(_Spec):
         "keep": one_of("first", "longest"),
         "batch_bytes": integer(1, 2**40),
         "text_field": text(),
-        "id_field": optional_text(),
+        "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),
+        "encoding": Rule("a text encoding Python knows", _is_encoding),
         "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt"),
         "skip_bad_records": boolean(),
         "compress": one_of("none", "gzip", "zstd"),
@@ -507,10 +534,14 @@ class DedupConfig(_Spec):
     def __post_init__(self) -> None:
         self._validate()
         if self.lsh.num_perm != self.sketch.num_perm:
-            raise ParameterError(
-                f"DedupConfig.lsh.num_perm must equal sketch.num_perm ({self.sketch.num_perm}); "
-                f"got {self.lsh.num_perm}."
-            )
+            if self.lsh.num_perm != _DEFAULT_NUM_PERM:
+                raise ParameterError(
+                    f"DedupConfig.lsh.num_perm must equal sketch.num_perm "
+                    f"({self.sketch.num_perm}); got {self.lsh.num_perm}. Set the number of slots "
+                    "once, as sketch.num_perm: the banding follows it."
+                )
+            # The number of slots is the sketch's; the banding follows it.
+            object.__setattr__(self, "lsh", replace(self.lsh, num_perm=self.sketch.num_perm))
 
     @property
     def verify_mode(self) -> VerifyMode:

@@ -57,6 +57,7 @@ __all__ = [
     "VerifiedPairs",
     "cluster_pairs",
     "dedup",
+    "duplicate_ids",
     "exact_groups",
     "find_candidates",
     "find_duplicates",
@@ -139,6 +140,8 @@ class Sketched:
     """``uint64[num_docs, 2]``: the 128-bit fingerprint of each normalised text."""
     is_short: BoolArray
     """Documents with no shingle at all: matched only by their exact fingerprint."""
+    is_empty: BoolArray
+    """Documents with no token at all (empty, or only separators): matched with nothing."""
     keys: KeyColumns
     """Lookup keys of the candidate scheme (LSH band keys for banding), one row per document."""
     texts: TextStore
@@ -222,6 +225,8 @@ def sketch_batches(
     lengths: list[I64Array] = []
     fingerprints: list[U64Array] = []
     short: list[BoolArray] = []
+    empty: list[BoolArray] = []
+    no_token = sketcher.no_token_fingerprint
     num_bytes = 0
     for batch in batches:
         stats = batch.stats if batch.stats is not None else text_statistics(batch.texts)
@@ -234,6 +239,7 @@ def sketch_batches(
             keys.append(scheme.keys(signatures.values))
             fingerprints.append(signatures.fingerprints)
             short.append(signatures.is_short)
+            empty.append((signatures.fingerprints == no_token).all(axis=1))
         lengths.append(stats.chars)
         ids.append(batch.ids)
         num_bytes += normalized.num_bytes
@@ -247,6 +253,7 @@ def sketch_batches(
         lengths=np.concatenate(_emptied(lengths)),
         fingerprints=np.concatenate(_emptied(fingerprints)),
         is_short=np.concatenate(_emptied(short)),
+        is_empty=np.concatenate(_emptied(empty)),
         keys=keys,
         texts=texts,
         num_bytes=num_bytes,
@@ -273,11 +280,36 @@ def fit_idf(batches: Iterable[RecordBatch], config: DedupConfig) -> IDFWeights |
     return IDFWeights(config.sketch).fit_batches(normalized)
 
 
-def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
+def duplicate_ids(ids: Ids) -> tuple[int, int] | None:
+    """Two documents with the same id, the later as early as can be; None when ids are unique.
+
+    Examples
+    --------
+    >>> duplicate_ids(Ids.of(["a", "b", "c", "b", "a"]))
+    (1, 3)
+    >>> duplicate_ids(Ids.of(["a", "b"])) is None
+    True
+    """
+    hashes = ids.hashes()
+    members, bounds = equal_key_groups(
+        np.ascontiguousarray(hashes[:, 0]), np.ascontiguousarray(hashes[:, 1])
+    )
+    firsts, seconds = members[bounds[:-1]], members[bounds[:-1] + 1]
+    for g in np.argsort(seconds, kind="stable").tolist():
+        a, b = int(firsts[g]), int(seconds[g])
+        if ids[a] == ids[b]:  # not two ids whose hashes collide
+            return a, b
+    return None
+
+
+def exact_groups(
+    fingerprints: U64Array, alone: BoolArray | None = None
+) -> tuple[I64Array, BoolArray]:
     """Group documents with equal 128-bit fingerprints.
 
     Returns ``(group_first, is_first)``: for each document the first document (input order) with
-    the same fingerprint, and whether it is that first document itself.
+    the same fingerprint, and whether it is that first document itself. Documents marked
+    ``alone`` (those without a token) are each a group of their own.
 
     Examples
     --------
@@ -293,6 +325,8 @@ def exact_groups(fingerprints: U64Array) -> tuple[I64Array, BoolArray]:
     )
     sizes = np.diff(bounds)
     group_first[members] = np.repeat(members[bounds[:-1]], sizes)
+    if alone is not None:
+        group_first[alone] = np.flatnonzero(alone)
     return group_first, group_first == np.arange(num_docs)
 
 
@@ -398,7 +432,7 @@ def find_duplicates(
     """Every stage after sketching: exact groups, candidates, verification, clustering."""
     num_docs = sketched.num_docs
     with timings.stage("exact"):
-        group_first, is_first = exact_groups(sketched.fingerprints)
+        group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     with timings.stage("candidates"):
         candidates = find_candidates(sketched.keys, is_first & ~sketched.is_short, config)
     if candidates.num_giant_buckets:
@@ -472,6 +506,10 @@ def dedup(
         raise InputError(f"dedup got {len(texts)} texts but {len(ids)} ids")
     timings = Timings()
     ids = list(map(str, ids))
+    duplicate = duplicate_ids(Ids.of(ids))
+    if duplicate is not None:
+        a, b = duplicate
+        raise InputError(f"ids[{a}] and ids[{b}] are both {ids[a]!r}; ids must be unique")
     with timings.stage("idf"):
         idf = fit_idf(_string_batches(ids, texts, config.batch_bytes), config)
     with timings.stage("read_sketch"):
@@ -542,6 +580,7 @@ def _summary(
             "documents": num_docs,
             "bytes": sketched.num_bytes,
             "short_documents": int(sketched.is_short.sum()),
+            "empty_documents": int(sketched.is_empty.sum()),
             "exact_duplicates": num_exact,
             "candidate_pairs": len(candidates),
             "verified_pairs": len(verified),

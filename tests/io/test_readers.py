@@ -132,9 +132,13 @@ BAD_LINES = [
         b'{"id": "x", "body": "no text field"}\n',
         "record has no 'text' field (fields: 'id', 'body')",
     ),
-    (b'{"id": "x", "text": 42}\n', "field 'text' is int, expected a string"),
-    (b'{"id": {"a": 1}, "text": "t"}\n', "field 'id' is dict, expected a string or an integer"),
-    (b'["a", "list"]\n', "record is a JSON list, expected an object"),
+    (b'{"id": "x", "text": 42}\n', "field 'text' is a number, expected a string"),
+    (b'{"id": "x", "text": null}\n', "field 'text' is null, expected a string"),
+    (
+        b'{"id": {"a": 1}, "text": "t"}\n',
+        "field 'id' is an object, expected a string or an integer",
+    ),
+    (b'["a", "list"]\n', "record is an array, expected a JSON object"),
     (b'{"id": "x", "text": "caf\xe9"}\n', "line is not valid UTF-8 (byte 0xe9 at column 25)"),
     (
         b'{"id": "x", "n": ' + b"9" * 4301 + b', "text": "t"}\n',

@@ -8,7 +8,9 @@ characters without a Python object per document.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
+
+from neardup._kernels.mix import fmix64
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -73,3 +75,22 @@ def coalesce(starts, stops, gap, window):  # type: ignore[no-untyped-def]
         else:
             read_stop = max(read_stop, stops[i])
     return out[:k]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def span_hashes(buf, offsets, out):  # type: ignore[no-untyped-def]
+    """``out[r]``: two 64-bit hashes of the bytes of item ``r``.
+
+    FNV-1a and a multiply-xor chain of another odd multiplier, each finalised by fmix64: equal
+    items hash equal (different ones rarely do; callers compare the bytes of a match).
+    Cost: O(bytes).
+    """
+    for r in prange(offsets.shape[0] - 1):
+        a = uint64(0xCBF29CE484222325)
+        b = uint64(0x84222325CBF29CE4)
+        for i in range(offsets[r], offsets[r + 1]):
+            a = (a ^ uint64(buf[i])) * uint64(0x100000001B3)
+            b = (b ^ uint64(buf[i])) * uint64(0x9E3779B97F4A7C15)
+        n = uint64(offsets[r + 1] - offsets[r])
+        out[r, 0] = fmix64(a ^ n)
+        out[r, 1] = fmix64(b + n)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
+from neardup.io.output import check_output_path
 from neardup.params import DedupConfig
 
 __all__ = ["dedup_command"]
@@ -115,6 +116,8 @@ def dedup_command(
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")
+    if "://" not in str(output):
+        check_output_path(output, inputs, against)
     if engine == "spark":
         if against is not None:
             raise click.UsageError("--against works with the local engine only")
@@ -162,6 +165,8 @@ def _print_summary(summary: dict[str, Any], output: Path) -> None:
     echo(f"neardup dedup: {counts['documents']:,} documents, {counts['bytes'] / 1e6:,.1f} MB")
     if counts.get("bad_records_skipped"):
         echo(f"  skipped bad records : {counts['bad_records_skipped']:,}")
+    if counts.get("empty_documents"):
+        echo(f"  empty documents     : {counts['empty_documents']:,} (no word: matched with none)")
     echo(f"  exact duplicates    : {counts['exact_duplicates']:,}")
     echo(
         f"  near-duplicate pairs: {counts['verified_pairs']:,} verified "

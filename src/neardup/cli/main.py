@@ -1,7 +1,8 @@
 """Entry point of the ``neardup`` command: errors become one line and an exit code.
 
-Exit codes: 0 success, 1 bad data or input (``InputError``, ``StoreError``), 2 bad usage or
-parameters (``ParameterError``, unknown options), 130 interrupted.
+Exit codes: 0 success, 1 bad data or input (``InputError``, ``StoreError``) or an error of the
+machine (a full disk, a path that cannot be written: ``OSError``), 2 bad usage or parameters
+(``ParameterError``, unknown options), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.main(args=args, prog_name="neardup", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.UsageError as exc:  # one line, and where the options are explained
+        where = f"; see {exc.ctx.command_path} --help" if exc.ctx is not None else ""
+        click.echo(f"error: {exc.format_message()}{where}", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -80,6 +85,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         click.echo(f"error: {exc}", err=True)
         return 2 if isinstance(exc, ParameterError) else 1
+    except OSError as exc:  # the machine's doing: a full disk, a read-only or vanished path
+        if debug:
+            traceback.print_exc()
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        return 1
     return 0
 
 

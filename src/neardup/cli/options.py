@@ -34,8 +34,12 @@ input_options = _stack(
     click.option("--text-field", help="Field or column holding the text [default: text]."),
     click.option(
         "--id-field",
-        help="Field or column holding the id [default: id; without it FILE:LINE]. "
-        "Pass '' to always use FILE:LINE.",
+        help="Field or column holding the id; every record must have it [default: the id "
+        "field where a record has one, else FILE:LINE]. Pass '' to always use FILE:LINE.",
+    ),
+    click.option(
+        "--encoding",
+        help="Text encoding of CSV and .txt inputs, e.g. cp1252 [default: utf-8].",
     ),
     click.option(
         "--skip-bad-records",
@@ -147,6 +151,7 @@ _FLAG_PLACES = [
     ("compress", ("compress",)),
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),
+    ("encoding", ("encoding",)),
     ("skip_bad_records", ("skip_bad_records",)),
     ("pairs", ("pairs",)),
 ]
@@ -171,20 +176,49 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
             for key in place[:-1]:
                 section = section[key]
             section[place[-1]] = flags[flag]
-    if flags.get("num_perm") is not None:
-        data["lsh"]["num_perm"] = flags["num_perm"]
     if flags.get("bbits") is not None:
         data["sketch"]["bbits"] = int(flags["bbits"])
     if flags.get("simhash_bits") is not None:
         data["sketch"]["simhash_bits"] = int(flags["simhash_bits"])
     _apply_method(flags.get("method"), flags.get("sketch_kind"), data["sketch"])
+    _check_applies(flags, data["sketch"]["kind"])
     if flags.get("id_field") is not None:
-        data["id_field"] = flags["id_field"] or None
-    if flags.get("batch_mb") is not None:
-        data["batch_bytes"] = max(1, int(flags["batch_mb"] * 2**20))
-    if flags.get("memory_gb") is not None:
-        data["memory_bytes"] = int(flags["memory_gb"] * 2**30)
+        data["id_field"] = flags["id_field"]
+    for flag, key, unit in (
+        ("batch_mb", "batch_bytes", 2**20),
+        ("memory_gb", "memory_bytes", 2**30),
+    ):
+        if flags.get(flag) is not None:
+            if not flags[flag] > 0:
+                option = "--" + flag.replace("_", "-")
+                raise click.BadParameter(f"must be above 0; got {flags[flag]}", param_hint=option)
+            data[key] = max(1, int(flags[flag] * unit))
     return DedupConfig.from_dict(data)
+
+
+_APPLIES_TO = {
+    "bbits": ("bbit",),
+    "preset": ("supershingle",),
+    "hamming": ("simhash",),
+    "hamming_blocks": ("simhash",),
+    "simhash_bits": ("simhash",),
+    "weighting": ("simhash",),
+    "projection": ("simhash",),
+    "bands": ("oph", "minhash", "minhash-lead", "weighted", "bbit"),
+    "rows": ("oph", "minhash", "minhash-lead", "weighted", "bbit"),
+}
+"""The sketch kinds each kind-specific option means something for."""
+
+
+def _check_applies(flags: dict[str, Any], kind: str) -> None:
+    """Refuse an option given for a sketch kind it does nothing for."""
+    for flag, kinds in _APPLIES_TO.items():
+        if flags.get(flag) is not None and kind not in kinds:
+            option = "--" + flag.replace("_", "-")
+            raise click.UsageError(
+                f"{option} applies to --sketch {' or '.join(kinds)}, not to {kind}; drop it or "
+                "choose that sketch"
+            )
 
 
 def _apply_method(method: str | None, kind: str | None, sketch: dict[str, Any]) -> None:

@@ -26,8 +26,9 @@ from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
+from neardup.errors import InputError, ParameterError
 from neardup.io.arena import TextArena
-from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
+from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
 from neardup.io.readers import ReadOptions, Source, open_sources
@@ -40,6 +41,7 @@ from neardup.pipeline import (
     Sketched,
     TextStore,
     Timings,
+    duplicate_ids,
     find_duplicates,
     fit_idf,
     sketch_batches,
@@ -55,13 +57,43 @@ INDEX_QUERY_DOCS = 4096
 """Kept documents looked up in an ``--against`` index per batch."""
 
 
-def _batches(sources: Sequence[Source], batch_bytes: int) -> Iterator[RecordBatch]:
-    """Every source's batches in turn; positions count the bytes of all the inputs."""
+def _batches(
+    sources: Sequence[Source], batch_bytes: int, counts: list[int] | None = None
+) -> Iterator[RecordBatch]:
+    """Every source's batches in turn; positions count the bytes of all the inputs.
+
+    ``counts``, when given, gets the number of records read from each source.
+    """
     done = 0
     for index, source in enumerate(sources):
         for batch in source.batches(batch_bytes):
+            if counts is not None:
+                counts[index] += batch.num_docs
             yield dataclasses.replace(batch, position=done + batch.position, source=index)
         done += source.size
+
+
+def _check_unique_ids(
+    sketched: Sketched, sources: Sequence[Source], counts: list[int], texts: TextStore
+) -> None:
+    """Raise an :class:`InputError` naming two records with the same id, if there are any."""
+    found = duplicate_ids(sketched.ids)
+    if found is None:
+        return
+    starts = np.cumsum([0, *counts])
+
+    def where(doc: int) -> str:
+        source = int(np.searchsorted(starts, doc, side="right")) - 1
+        path = sources[source].path
+        if isinstance(texts, JSONLineTexts):
+            return f"{path}:{line_number(path, int(texts.line_spans()[1][doc, 0]))}"
+        return f"record {doc - int(starts[source]) + 1:,} of {path}"
+
+    a, b = found
+    raise InputError(
+        f"id {sketched.ids[a]!r} is given twice, at {where(a)} and at {where(b)}; ids must be "
+        "unique: fix them, or pass --id-field '' to name every record FILE:LINE"
+    )
 
 
 def _text_store(sources: Sequence[Source], config: DedupConfig, work: Path) -> TextStore:
@@ -105,15 +137,25 @@ def dedup_files(
     Raises
     ------
     InputError
-        An unreadable input or a bad record (unless ``config.skip_bad_records``), or an
-        existing output directory; the message names the file and line.
+        An unreadable input or a bad record (unless ``config.skip_bad_records``), two records
+        with one id, an existing output directory (or, with ``overwrite``, one that is not an
+        earlier output), or an output that is, holds or lies inside an input; the message
+        names the file and line.
     """
     config = config if config is not None else DedupConfig()
-    options = ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
+    options = ReadOptions(
+        config.text_field, config.id_field, config.skip_bad_records, config.encoding
+    )
     sources = open_sources(inputs, options, config.input_format)
+    if sources[0].format == "parquet" and config.compress != "none":
+        raise ParameterError(
+            f"compress={config.compress!r} applies to JSONL and CSV inputs; the kept corpus of "
+            "Parquet inputs is Parquet, compressed by Parquet itself: drop --compress"
+        )
     total_bytes = sum(source.size for source in sources)
     timings = Timings()
-    with AtomicDirectory(output, overwrite=overwrite) as directory:
+    inputs_given = [source.path for source in sources]
+    with AtomicDirectory(output, overwrite=overwrite, inputs=inputs_given) as directory:
         work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
         texts = _text_store(sources, config, work)
         try:
@@ -123,10 +165,12 @@ def dedup_files(
                 timings.stage("read_sketch"),
                 Progress("sketch", total_bytes, enabled=show_progress) as bar,
             ):
-                batches = prefetched(_batches(sources, config.batch_bytes))
+                counts = [0] * len(sources)
+                batches = prefetched(_batches(sources, config.batch_bytes, counts))
                 sketched = sketch_batches(
                     batches, config, KeyColumns(work), texts, idf=idf, progress=bar
                 )
+                _check_unique_ids(sketched, sources, counts, texts)
             result = find_duplicates(sketched, config, timings, show_progress=show_progress)
             index_matches: dict[int, list[Match]] = {}
             if against is not None:

@@ -295,8 +295,7 @@ def dedup_dataframe(
     sketched = sketched.localCheckpoint(eager=True)
     now = lap("read_sketch", started, "exact")
 
-    groups = sketched.groupBy("fp_hi", "fp_lo").agg(F.min("doc").alias("group_first"))
-    sketched = sketched.join(groups, ["fp_hi", "fp_lo"]).cache()
+    sketched = _exact_groups(sketched, config).cache()
     exact_links = sketched.where(F.col("doc") != F.col("group_first")).select(
         F.col("group_first").alias("first"), F.col("doc").alias("second")
     )
@@ -464,6 +463,24 @@ def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
     )
 
 
+def _exact_groups(sketched: Any, config: DedupConfig) -> Any:
+    """``sketched`` with each document's exact group: ``group_first`` and ``is_empty``.
+
+    ``group_first`` is the first document of equal fingerprint, but a document without a token
+    (``is_empty``) is a group of its own, as in the local engine.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    groups = sketched.groupBy("fp_hi", "fp_lo").agg(F.min("doc").alias("group_first"))
+    no_token = _uint64_as_int64(make_sketcher(config.sketch).no_token_fingerprint[None, :])[0]
+    is_empty = (F.col("fp_hi") == int(no_token[0])) & (F.col("fp_lo") == int(no_token[1]))
+    return (
+        sketched.join(groups, ["fp_hi", "fp_lo"])
+        .withColumn("is_empty", is_empty)
+        .withColumn("group_first", F.when(is_empty, F.col("doc")).otherwise(F.col("group_first")))
+    )
+
+
 def _counts(
     clusters: Any,
     sizes: Any,
@@ -480,6 +497,7 @@ def _counts(
     return {
         "documents": num_docs,
         "short_documents": sketched.where("num_shingles = 0").count(),
+        "empty_documents": sketched.where("is_empty").count(),
         "exact_duplicates": exact_links.count(),
         "candidate_pairs": num_candidates,
         "verified_pairs": verified.count(),
@@ -509,15 +527,16 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
     """
     from pyspark.sql import functions as F  # noqa: N812
 
-    if config.id_field is None:
-        raise ParameterError("the Spark engine needs an id field (--id-field).")
+    if config.id_field == "":
+        raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
+    id_field = config.id_field or "id"
     kinds = {Path(p).name.split(".", 1)[-1] for p in inputs}
     if kinds <= {"parquet"}:
         frames = [
             spark.read.parquet(p).select(
                 F.lit(i).alias("input"),
                 F.col("_metadata.row_index").alias("offset"),
-                F.col(config.id_field).cast("string").alias("id"),
+                F.col(id_field).cast("string").alias("id"),
                 F.col(config.text_field).alias("text"),
             )
             for i, p in enumerate(inputs)
@@ -537,7 +556,7 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
 
 def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
     """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does."""
-    text_field, id_field = config.text_field, config.id_field
+    text_field, id_field = config.text_field, config.id_field or "id"
     skip = config.skip_bad_records
 
     def parse(pair: tuple[int, str]) -> list[tuple[int, int, str, str]]:

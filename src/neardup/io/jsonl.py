@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -27,14 +28,20 @@ from neardup._kernels.spans import coalesce
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError
-from neardup.io.compression import decompressing, open_raw, strip_compression
+from neardup.io.compression import (
+    decompressing,
+    is_read_error,
+    open_raw,
+    read_error,
+    strip_compression,
+)
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.source import SKIP_HINT, BadRecordError, Source
+from neardup.io.source import SKIP_HINT, BadRecordError, Source, json_type
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import TextStats, normalize_bytes
 from neardup.text.spans import concat, gather, pack_strings, take
 
-__all__ = ["JSONLinesSource"]
+__all__ = ["JSONLineTexts", "JSONLinesSource", "line_number"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +66,13 @@ class JSONLinesSource(Source):
         return strip_compression(self.path)[1] is not None
 
     def _fields(self) -> _Fields:
-        id_field = self.options.id_field
+        id_field = self.options.id_name
         id_is_text = id_field == self.options.text_field
         id_name = b"" if id_field is None or id_is_text else id_field.encode("utf-8")
         return _Fields(
             text_key=np.frombuffer(self.options.text_field.encode("utf-8"), dtype=np.uint8),
             id_key=np.frombuffer(id_name, dtype=np.uint8),
-            prefix=pack_strings([f"{self.path.name}:"])[0],
+            prefix=pack_strings([f"{self.label}:"])[0],
             id_is_text=id_is_text,
         )
 
@@ -180,6 +187,10 @@ class JSONLinesSource(Source):
                 end = carry + _read_into(stream, memoryview(buffer)[carry:], self)
                 if end == carry:
                     break
+                if offset == 0 and carry == 0 and buffer.startswith(BOM):  # as editors write
+                    buffer[: end - len(BOM)] = buffer[len(BOM) : end]
+                    end -= len(BOM)
+                    offset = len(BOM)
                 cut = buffer.rfind(b"\n", 0, end) + 1
                 if cut == 0:
                     carry = end
@@ -211,7 +222,11 @@ class JSONLinesSource(Source):
         reject = reject if reject is not None else self._reject
         is_record = parsed.status == kernels.FAST
         slow: dict[int, tuple[str, str]] = {}
-        for line in np.flatnonzero(parsed.status == kernels.SLOW).tolist():
+        unsure = parsed.status == kernels.SLOW
+        if parsed.has_id_key and self.options.id_required:  # json says what the id lacks
+            unsure |= is_record & (parsed.id_kind == kernels.ID_NONE)
+            is_record &= ~unsure
+        for line in np.flatnonzero(unsure).tolist():
             item = self._parse(parsed.line_bytes(line), first_line + line)
             if isinstance(item, InputError):
                 reject(item)
@@ -228,13 +243,15 @@ class JSONLinesSource(Source):
             stream = stack.enter_context(decompressing(raw, self.path))
             try:
                 for number, line in enumerate(stream, start=1):
+                    if number == 1 and line.startswith(BOM):
+                        line = line[len(BOM) :]  # noqa: PLW2901 - the file's byte-order mark
                     if not line.strip():
                         continue
                     seen_line = True
                     yield self._parse(line, number)
             except Exception as exc:
-                if _is_read_error(exc):
-                    raise _truncated(self, exc) from None
+                if is_read_error(exc):
+                    raise read_error(self.path, exc) from None
                 raise
         if not seen_line:
             raise InputError("file has no records (it is empty)", path=self.path)
@@ -254,7 +271,8 @@ class JSONLinesSource(Source):
             record = json.loads(decoded)
         except json.JSONDecodeError as exc:
             return InputError(
-                f"malformed JSON ({exc.msg} at column {exc.colno}); {SKIP_HINT}",
+                f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}); "
+                f"{SKIP_HINT}",
                 path=self.path,
                 line=number,
             )
@@ -262,12 +280,12 @@ class JSONLinesSource(Source):
             return InputError(f"unreadable JSON ({exc}); {SKIP_HINT}", path=self.path, line=number)
         if not isinstance(record, dict):
             return InputError(
-                f"record is a JSON {type(record).__name__}, expected an object; {SKIP_HINT}",
+                f"record is {json_type(record)}, expected a JSON object; {SKIP_HINT}",
                 path=self.path,
                 line=number,
             )
         try:
-            doc_id, text = self._field_text_and_id(record, f"{self.path.name}:{number}")
+            doc_id, text = self._field_text_and_id(record, f"{self.label}:{number}")
         except BadRecordError as exc:
             return InputError(str(exc), path=self.path, line=number)
         return doc_id, text, line if line.endswith(b"\n") else line + b"\n"
@@ -290,6 +308,19 @@ class JSONLinesSource(Source):
             out.write(room[:size].data)
             record += seen
         return record
+
+
+def line_number(path: Path, offset: int) -> int:
+    """The 1-based number of the line of a plain file that starts at byte ``offset``."""
+    newlines = 0
+    with path.open("rb") as f:
+        while offset > 0:
+            chunk = f.read(min(offset, 1 << 24))
+            if not chunk:
+                break
+            newlines += chunk.count(b"\n")
+            offset -= len(chunk)
+    return newlines + 1
 
 
 def _stats(parsed: _ParsedChunk, records: I64Array, slow: dict[int, tuple[str, str]]) -> TextStats:
@@ -347,22 +378,17 @@ def _read_into(stream: IO[bytes], room: memoryview, source: Source) -> int:
                 break
             done += got
     except Exception as exc:
-        if _is_read_error(exc):
-            raise _truncated(source, exc) from None
+        if is_read_error(exc):
+            raise read_error(source.path, exc) from None
         raise
     return done
 
 
-def _is_read_error(exc: Exception) -> bool:
-    """An I/O error, a truncated stream, or bad gzip or zstd data."""
-    return isinstance(exc, OSError | EOFError) or type(exc).__name__ == "ZstdError"
-
-
-def _truncated(source: Source, exc: BaseException) -> InputError:
-    return InputError(f"cannot read: {exc}; is the file truncated?", path=source.path)
-
-
 _PLAIN = kernels.plain_bytes()
+
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors and spreadsheet programs put first in a file: not part
+of the first record, skipped."""
 
 READ_GAP = 8192
 """Lines at most this many bytes apart are read again in one request, the gap with them:
@@ -401,6 +427,8 @@ class _ParsedChunk:
     ) -> None:
         self.chunk = chunk
         self.starts = starts
+        self.has_id_key = id_key.shape[0] > 0
+        """Whether ids were looked for (``id_kind`` says which lines have none)."""
         num_lines = self.starts.shape[0] - 1
         self.status = np.empty(num_lines, dtype=np.int8)
         self.text_length = np.empty(num_lines, dtype=np.int64)

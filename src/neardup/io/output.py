@@ -16,12 +16,19 @@ import os
 import shutil
 import socket
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 from neardup.errors import InputError
 
-__all__ = ["AtomicDirectory", "fsync_file", "remove_abandoned", "start_writeback"]
+__all__ = [
+    "AtomicDirectory",
+    "check_output_path",
+    "fsync_file",
+    "remove_abandoned",
+    "start_writeback",
+]
 
 
 class AtomicDirectory:
@@ -32,7 +39,11 @@ class AtomicDirectory:
     path
         Where the finished directory appears.
     overwrite
-        Replace an existing directory at ``path``; without it an existing path is an error.
+        Replace an existing directory at ``path`` (an earlier output, or an empty directory);
+        without it an existing path is an error.
+    inputs
+        The run's inputs, which the output must not be, hold or lie inside (see
+        :func:`check_output_path`).
 
     Examples
     --------
@@ -44,14 +55,19 @@ class AtomicDirectory:
     ['a.txt']
     """
 
-    def __init__(self, path: Path | str, *, overwrite: bool = False) -> None:
+    def __init__(
+        self, path: Path | str, *, overwrite: bool = False, inputs: Sequence[Path | str] = ()
+    ) -> None:
         self.path = Path(path)
         self.overwrite = overwrite
+        check_output_path(self.path, inputs)
         if self.path.exists() and not overwrite:
             raise InputError(
                 "output directory already exists; choose another --output or pass --overwrite",
                 path=self.path,
             )
+        if self.path.exists():
+            _check_replaceable(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -65,7 +81,13 @@ class AtomicDirectory:
     def __enter__(self) -> Path:
         remove_abandoned(self.path)
         prefix = _sibling_prefix(self.path, "tmp", os.getpid())
-        self._tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.path.parent))
+        try:
+            self._tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.path.parent))
+        except OSError as exc:
+            raise InputError(
+                f"cannot write in the output's directory: {exc.strerror}; choose another --output",
+                path=self.path.parent,
+            ) from None
         self._lock = _lock(self._tmp)
         return self._tmp
 
@@ -105,6 +127,53 @@ class AtomicDirectory:
         else:
             os.replace(tmp, self.path)
         fsync_file(self.path.parent)
+
+
+def check_output_path(
+    output: Path, inputs: Sequence[Path | str] = (), index: Path | str | None = None
+) -> None:
+    """Refuse an output that would replace or hold what the user did not ask to replace.
+
+    The output may not be the current directory or one that holds it, nor be, hold or lie
+    inside an input or the index: writing it could delete them, or read its own output as
+    input next time.
+    """
+    target = output.resolve()
+    here = Path.cwd().resolve()
+    if here == target or here.is_relative_to(target):
+        raise InputError(
+            "the output cannot be the current directory or hold it; choose a new directory "
+            "for --output",
+            path=output,
+        )
+    named = [("input", raw) for raw in inputs] + ([("index", index)] if index else [])
+    for what, raw in named:
+        kept = Path(raw).resolve()
+        if kept == target or kept.is_relative_to(target) or target.is_relative_to(kept):
+            how = "is" if kept == target else "holds" if kept.is_relative_to(target) else "is in"
+            raise InputError(
+                f"the output {how} the {what} {raw}; choose a directory apart from the inputs "
+                "and the index for --output",
+                path=output,
+            )
+
+
+def _check_replaceable(path: Path) -> None:
+    """Refuse to replace anything but an empty directory or an earlier neardup output."""
+    if not path.is_dir():
+        raise InputError(
+            "exists and is not a directory; --overwrite replaces only an earlier output",
+            path=path,
+        )
+    summary = path / "summary.json"
+    if any(path.iterdir()) and not (
+        summary.is_file() and b'"neardup_version"' in summary.read_bytes()
+    ):
+        raise InputError(
+            "is not an earlier neardup output (it has no summary.json of neardup); "
+            "--overwrite replaces only those: remove it yourself or choose another --output",
+            path=path,
+        )
 
 
 _HOST = socket.gethostname().replace("-", "_") or "host"

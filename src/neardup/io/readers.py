@@ -63,19 +63,43 @@ def detect_format(path: Path) -> str:
         ) from None
 
 
+def input_labels(paths: Sequence[Path]) -> list[str]:
+    """The ``FILE`` of each input's default ids: its name, or more of its path where names repeat.
+
+    Examples
+    --------
+    >>> input_labels([Path("d1/x.jsonl"), Path("d2/x.jsonl"), Path("y.jsonl")])
+    ['d1/x.jsonl', 'd2/x.jsonl', 'y.jsonl']
+    """
+    parts = [path.resolve().parts for path in paths]
+    depth = [1] * len(paths)
+    while True:
+        labels = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
+        clashes = {label for label in labels if labels.count(label) > 1}
+        if not clashes:
+            return labels
+        depth = [d + (label in clashes) for d, label in zip(depth, labels, strict=True)]
+
+
 def open_sources(
     paths: Sequence[Path | str], options: ReadOptions, input_format: InputFormat = "auto"
 ) -> list[Source]:
     """One :class:`Source` per path; all must share one format (the kept output's format)."""
     if not paths:
         raise InputError("no input given")
-    sources: list[Source] = []
-    for raw in paths:
-        path = Path(raw)
+    given = [Path(raw) for raw in paths]
+    seen: dict[Path, Path] = {}
+    for path in given:
         if not path.exists():
             raise InputError("no such file or directory; check the path", path=path)
+        same = seen.setdefault(path.resolve(), path)
+        if same is not path:
+            also = "" if same == path else f" (as {same} too)"
+            raise InputError(f"input given twice{also}; give each input once", path=path)
+    sources: list[Source] = []
+    for path, label in zip(given, input_labels(given), strict=True):
         fmt = detect_format(path) if input_format == "auto" else input_format
-        sources.append(SOURCES[fmt](path, options))
+        sources.append(SOURCES[fmt](path, options, label))
     formats = {s.format for s in sources}
     if len(formats) > 1:
         raise InputError(

@@ -12,7 +12,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from neardup._types import Batch, I64Array, Offsets, U8Array
+import numpy as np
+
+from neardup._kernels.spans import span_hashes
+from neardup._parallel import parallel_section
+from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.text.normalize import TextStats
 from neardup.text.spans import concat, pack_strings
 
@@ -69,6 +73,14 @@ class Ids(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
+
+    def hashes(self) -> U64Array:
+        """``uint64[n, 2]``: a 128-bit hash of each id's bytes (equal ids, equal hashes)."""
+        out = np.empty((len(self), 2), dtype=np.uint64)
+        if len(self):
+            with parallel_section:
+                span_hashes(self.data, self.offsets, out)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

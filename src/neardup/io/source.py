@@ -20,18 +20,36 @@ from typing import Any, ClassVar
 from neardup.errors import InputError
 from neardup.io.records import RecordBatch
 
-__all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source"]
+__all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source", "json_type"]
 
 SKIP_HINT = "or pass --skip-bad-records to skip such records"
 
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
-    """How records are read: field names and what to do with bad records."""
+    """How records are read: field names, the text encoding and what to do with bad records.
+
+    ``id_field``: ``None`` takes a record's ``id`` field when it has one, else the default id
+    (``FILE:LINE``); a name is a field every record must have; ``""`` always the default id.
+    ``encoding`` is for CSV and ``.txt`` inputs (JSON Lines and Parquet are UTF-8).
+    """
 
     text_field: str = "text"
-    id_field: str | None = "id"
+    id_field: str | None = None
     skip_bad_records: bool = False
+    encoding: str = "utf-8"
+
+    @property
+    def id_name(self) -> str | None:
+        """The field ids are looked for in (None: default ids only)."""
+        if self.id_field is None:
+            return "id"
+        return self.id_field or None
+
+    @property
+    def id_required(self) -> bool:
+        """Whether every record must have the id field (it was named)."""
+        return bool(self.id_field)
 
 
 class BadRecordError(Exception):
@@ -43,9 +61,11 @@ class Source(ABC):
 
     format: ClassVar[str]
 
-    def __init__(self, path: Path, options: ReadOptions) -> None:
+    def __init__(self, path: Path, options: ReadOptions, label: str | None = None) -> None:
         self.path = path
         self.options = options
+        self.label = label if label is not None else path.name
+        """The ``FILE`` of default ids ``FILE:LINE``: unique among a run's inputs."""
         self.num_bad = 0
         self.bad_lines: list[int] = []
         self.consumed = 0
@@ -117,15 +137,44 @@ class Source(ABC):
         text = record[name]
         if not isinstance(text, str):
             raise BadRecordError(
-                f"field {name!r} is {type(text).__name__}, expected a string; {SKIP_HINT}"
+                f"field {name!r} is {json_type(text)}, expected a string; {SKIP_HINT}"
             )
-        id_field = self.options.id_field
-        if id_field is None or record.get(id_field) is None:
+        id_field = self.options.id_name
+        if id_field is None:
             return default_id, text
-        value = record[id_field]
+        value = record.get(id_field)
+        if value is None:
+            if not self.options.id_required:
+                return default_id, text
+            what = "no" if id_field not in record else "a null"
+            fields = ", ".join(map(repr, list(record)[:10]))
+            raise BadRecordError(
+                f"record has {what} {id_field!r} field (fields: {fields}); choose the id field "
+                f"with --id-field, or pass --id-field '' for FILE:LINE ids, {SKIP_HINT}"
+            )
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise BadRecordError(
-                f"field {id_field!r} is {type(value).__name__}, expected a string or an integer; "
+                f"field {id_field!r} is {json_type(value)}, expected a string or an integer; "
                 f"choose the id field with --id-field, {SKIP_HINT}"
             )
         return str(value), text
+
+
+def json_type(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words: ``null``, ``a number``, ``an array``, ...
+
+    Examples
+    --------
+    >>> json_type(None), json_type([1]), json_type("x")
+    ('null', 'an array', 'a string')
+    """
+    names = (
+        (bool, "a boolean"),
+        (int | float, "a number"),
+        (str, "a string"),
+        (list, "an array"),
+        (dict, "an object"),
+    )
+    if value is None:
+        return "null"
+    return next((name for kind, name in names if isinstance(value, kind)), "a value")

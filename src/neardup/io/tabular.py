@@ -7,6 +7,7 @@ read value by value to report its bad rows as the other formats do.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import sys
@@ -32,10 +33,16 @@ class CSVSource(Source):
     def header(self) -> list[str]:
         """The column names."""
         with self._text() as f:
-            return next(csv.reader(f), [])
+            try:
+                return next(csv.reader(f), [])
+            except UnicodeDecodeError as exc:
+                raise _not_encoded(self, 1, exc) from None
 
     def _text(self) -> io.TextIOWrapper:
-        return io.TextIOWrapper(open_binary(self.path), encoding="utf-8", newline="")
+        encoding = self.options.encoding
+        if codecs.lookup(encoding).name == "utf-8":
+            encoding = "utf-8-sig"  # a byte-order mark first, as spreadsheet programs write
+        return io.TextIOWrapper(open_binary(self.path), encoding=encoding, newline="")
 
     def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
         csv.field_size_limit(sys.maxsize)
@@ -45,18 +52,29 @@ class CSVSource(Source):
                 header = next(reader, None)
                 if header is None:
                     raise InputError("file has no records (it is empty)", path=self.path)
+                self._check_header(header)
                 for row in reader:
                     yield self._parse(header, row, reader.line_num)
             except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"not valid UTF-8 near line {reader.line_num + 1}: {exc.reason}; re-encode "
-                    "the file as UTF-8",
-                    path=self.path,
-                ) from None
+                raise _not_encoded(self, reader.line_num + 1, exc) from None
             except csv.Error as exc:
                 raise InputError(
                     f"malformed CSV: {exc}", path=self.path, line=reader.line_num
                 ) from None
+
+    def _check_header(self, header: list[str]) -> None:
+        """The named columns are there (a misspelt --id-field is not a silent fallback)."""
+        wanted = [self.options.text_field]
+        if self.options.id_required:
+            wanted.append(str(self.options.id_name))
+        for name, flag in zip(wanted, ("--text-field", "--id-field"), strict=False):
+            if name not in header:
+                raise InputError(
+                    f"no column {name!r} (columns: {', '.join(map(repr, header))}); "
+                    f"choose it with {flag}",
+                    path=self.path,
+                    line=1,
+                )
 
     def _parse(
         self, header: list[str], row: list[str], number: int
@@ -69,11 +87,20 @@ class CSVSource(Source):
             )
         try:
             doc_id, text = self._field_text_and_id(
-                dict(zip(header, row, strict=True)), f"{self.path.name}:{number}"
+                dict(zip(header, row, strict=True)), f"{self.label}:{number}"
             )
         except BadRecordError as exc:
             return InputError(str(exc), path=self.path, line=number)
         return doc_id, text, row
+
+
+def _not_encoded(source: Source, line: int, exc: UnicodeDecodeError) -> InputError:
+    encoding = source.options.encoding
+    return InputError(
+        f"not valid {encoding} near line {line}: {exc.reason}; name the file's encoding with "
+        "--encoding (e.g. --encoding cp1252), or re-encode the file as UTF-8",
+        path=source.path,
+    )
 
 
 _STRING_TYPES = ("string", "large_string")
@@ -111,7 +138,13 @@ class ParquetSource(Source):
                 path=self.path,
             )
         columns = [text_field]
-        id_field = self.options.id_field
+        id_field = self.options.id_name
+        if self.options.id_required and id_field not in names:
+            raise InputError(
+                f"no column {id_field!r} (columns: {', '.join(names)}); "
+                "choose the id column with --id-field, or pass --id-field '' for FILE:ROW ids",
+                path=self.path,
+            )
         if id_field is not None and id_field in names and id_field != text_field:
             columns.append(id_field)
         metadata = parquet.metadata
@@ -135,10 +168,10 @@ class ParquetSource(Source):
         texts = record_batch.column(self.options.text_field)
         if str(texts.type) not in _STRING_TYPES or texts.null_count:
             return None
-        id_field = self.options.id_field
+        id_field = self.options.id_name
         if id_field is None or id_field not in record_batch.schema.names:
             numbers = range(first_row + 1, first_row + record_batch.num_rows + 1)
-            ids = Ids.of([f"{self.path.name}:{n}" for n in numbers])
+            ids = Ids.of([f"{self.label}:{n}" for n in numbers])
         else:
             column = record_batch.column(id_field)
             if pa.types.is_integer(column.type):
@@ -154,7 +187,7 @@ class ParquetSource(Source):
         """The batch value by value, with the same checks and messages as JSONL records."""
         table = record_batch.to_pydict()
         texts = table[self.options.text_field]
-        id_field = self.options.id_field
+        id_field = self.options.id_name
         ids = table.get(id_field) if id_field is not None else None
         good_ids: list[str] = []
         good_texts: list[str] = []
@@ -164,7 +197,7 @@ class ParquetSource(Source):
             if ids is not None and id_field is not None:
                 record[id_field] = ids[i]
             try:
-                doc_id, value = self._field_text_and_id(record, f"{self.path.name}:{row}")
+                doc_id, value = self._field_text_and_id(record, f"{self.label}:{row}")
             except BadRecordError as exc:
                 self._reject(InputError(str(exc), path=self.path, line=row))
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,16 @@ class TextFilesSource(Source):
                 yield InputError(f"cannot read: {exc.strerror}", path=file)
                 continue
             self.consumed += len(data)
+            encoding = self.options.encoding
+            if codecs.lookup(encoding).name == "utf-8":
+                encoding = "utf-8-sig"  # a byte-order mark first is not part of the text
             try:
-                text = data.decode("utf-8")
+                text = data.decode(encoding)
             except UnicodeDecodeError as exc:
                 yield InputError(
-                    f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                    f"re-encode it as UTF-8, {SKIP_HINT}",
+                    f"not valid {self.options.encoding} (byte 0x{data[exc.start]:02x} at offset "
+                    f"{exc.start}); name the file's encoding with --encoding (e.g. --encoding "
+                    f"cp1252), or re-encode it as UTF-8, {SKIP_HINT}",
                     path=file,
                 )
                 continue

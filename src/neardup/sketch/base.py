@@ -33,6 +33,7 @@ class TextSketcher(ABC):
             )
         self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
         self._rng = np.random.default_rng([self.spec.seed, _KIND_TAGS[self.kind]])
+        self._no_token: U64Array | None = None
 
     def sketch(self, texts: Sequence[str] | Batch) -> Signatures:
         """Sketch a batch of texts (or a normalised :class:`Batch`) into signatures.
@@ -49,6 +50,16 @@ class TextSketcher(ABC):
         return Signatures(
             values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
         )
+
+    @property
+    def no_token_fingerprint(self) -> U64Array:
+        """The 128-bit fingerprint of a text without a token (empty, or only separators).
+
+        Such texts are not duplicates of each other: the pipeline matches them with nothing.
+        """
+        if self._no_token is None:
+            self._no_token = self.sketch([""]).fingerprints[0].copy()
+        return self._no_token
 
     @property
     def width(self) -> int:
