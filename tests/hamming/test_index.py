@@ -105,8 +105,11 @@ def test_save_and_load_keep_fingerprints_and_idf(
     assert len(loaded) == 99
     assert "d3" not in loaded
     assert loaded.query(texts[:5]) == index.query(texts[:5])
-    with pytest.raises(IncompatibleError, match="made with"):
+    with pytest.raises(IncompatibleError, match="made with") as info:
         HammingIndex.load(path, SketchSpec.from_dict({**spec.to_dict(), "seed": 1}))
+    assert str(info.value).endswith(
+        f"other parameters: seed ({spec.seed} != 1) (the index's first)"
+    )
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(InputError, match=r"junk\.npz.*not a neardup Hamming index"):
         HammingIndex.load(tmp_path / "junk.npz")

@@ -26,7 +26,7 @@ from neardup._version import __version__
 from neardup.errors import IdExistsError, IncompatibleError, InputError, ParameterError
 from neardup.hamming.pairs import FingerprintTables
 from neardup.params import SketchSpec
-from neardup.sketch.signatures import provenance_of
+from neardup.sketch.signatures import differences, provenance_of
 from neardup.sketch.simhash import SimHasher, hamming_distance
 from neardup.sketch.weighted import IDFWeights
 
@@ -260,7 +260,10 @@ class HammingIndex:
             raise InputError("not a neardup Hamming index of file version 1", path=path)
         stored = SketchSpec.from_dict(parameters["provenance"]["sketch"])
         if spec is not None and spec != stored:
-            raise IncompatibleError(f"{path}: the index was made with {stored}, not {spec}.")
+            diffs = "; ".join(differences(stored.to_dict(), spec.to_dict()))
+            raise IncompatibleError(
+                f"{path}: the index was made with other parameters: {diffs} (the index's first)"
+            )
         idf = None
         if parameters["idf"] is not None:
             idf = IDFWeights(stored).set_learned(

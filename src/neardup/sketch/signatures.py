@@ -21,7 +21,7 @@ from neardup.params import SketchSpec
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
 
-__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures", "provenance_of"]
+__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures", "differences", "provenance_of"]
 
 FORMAT_VERSION = 1
 EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -112,7 +112,7 @@ class Signatures:
         ...
         neardup.errors.IncompatibleError: signatures differ in sketch.seed (1 != 2)
         """
-        diffs = _differences(self._provenance, other._provenance)
+        diffs = differences(self._provenance, other._provenance)
         if diffs:
             raise IncompatibleError("signatures differ in " + "; ".join(diffs))
 
@@ -146,12 +146,19 @@ class Signatures:
         )
 
 
-def _differences(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
+def differences(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
+    """Where two nested dicts (specs, provenances) differ: ``"key.sub (a != b)"`` each.
+
+    Examples
+    --------
+    >>> differences({"k": 1, "s": {"x": 2}}, {"k": 1, "s": {"x": 3}})
+    ['s.x (2 != 3)']
+    """
     out: list[str] = []
     for key in sorted(set(a) | set(b)):
         left, right = a.get(key), b.get(key)
         if isinstance(left, dict) and isinstance(right, dict):
-            out.extend(_differences(left, right, f"{prefix}{key}."))
+            out.extend(differences(left, right, f"{prefix}{key}."))
         elif left != right:
             out.append(f"{prefix}{key} ({left!r} != {right!r})")
     return out
