@@ -6,9 +6,9 @@ exception it refines, so ``except ValueError`` keeps working::
 
     NeardupError                                   the CLI and the service catch only this
      ├─ ParameterError(NeardupError, ValueError)   names the field, what is allowed, what it got
-     │   ├─ IncompatibleError                      artefacts made with different specs or versions
-     │   └─ IdExistsError                          an id is already in the index (add, check)
+     │   └─ IncompatibleError                      artefacts made with different specs or versions
      ├─ InputError(NeardupError, ValueError)       carries path and line/record; says what to do
+     │   └─ IdExistsError                          an id is already in the index (add, check)
      ├─ StoreError(NeardupError)                   an index that is corrupt, locked, or foreign
      └─ MissingExtraError(NeardupError, ImportError)  an optional dependency is missing
 
@@ -17,6 +17,7 @@ exception it refines, so ``except ValueError`` keeps working::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -43,10 +44,6 @@ class IncompatibleError(ParameterError):
     """Two artefacts were made with different specs or format versions and cannot be mixed."""
 
 
-class IdExistsError(ParameterError):
-    """A document id given to ``add`` or ``check`` is already in the index; use ``upsert``."""
-
-
 class InputError(NeardupError, ValueError):
     """An input file or record cannot be used.
 
@@ -71,6 +68,25 @@ class InputError(NeardupError, ValueError):
             where = self.path if line is None else f"{self.path}:{line}"
             where += ": "
         super().__init__(where + message)
+
+
+class IdExistsError(InputError):
+    """Document ids given to ``add`` or ``check`` are already in the index; nothing was added.
+
+    Bad data, not bad usage (the CLI exits 1): the caller decides whether to replace the
+    stored documents (``upsert``), keep them (``LSHIndex.add_new``) or use other ids.
+
+    Parameters
+    ----------
+    message
+        What is wrong and what to do about it.
+    ids
+        The ids concerned (all of them, or the first ones found).
+    """
+
+    def __init__(self, message: str, *, ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.ids = tuple(ids)
 
 
 class StoreError(NeardupError):

@@ -23,10 +23,15 @@ class Server:
     url: str
     index_path: Path
     process: subprocess.Popen[bytes]
+    log: Path
 
     def client(self, token: str | None = TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 def _free_port() -> int:
@@ -35,13 +40,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(index_path: Path, *extra: str) -> Server:
+def start_server(index_path: Path, *extra: str, tokens: str | None = TOKEN) -> Server:
+    """``neardup serve`` on a free port (the index is created if missing), once it answers.
+
+    ``tokens`` is ``$NEARDUP_TOKENS`` (None: unset).
+    """
     if not index_path.exists():
         subprocess.run(
             [str(NEARDUP), "index", "create", str(index_path)], check=True, capture_output=True
         )
     port = _free_port()
-    env = {**os.environ, "NEARDUP_TOKENS": TOKEN}
+    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"}
+    if tokens is not None:
+        env["NEARDUP_TOKENS"] = tokens
     log = index_path.with_suffix(".log")
     with log.open("wb") as err:
         process = subprocess.Popen(
@@ -54,12 +65,10 @@ def start_server(index_path: Path, *extra: str) -> Server:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(
-                f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
-            )
+            raise RuntimeError(f"server exited: {log.read_text()}")
         try:
             if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return Server(url, index_path, process)
+                return Server(url, index_path, process, log)
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()
@@ -71,8 +80,7 @@ def _serve(folder: Path) -> Iterator[Server]:
         pytest.skip("the neardup command is not installed")
     running = start_server(folder / "service.ndx", "--max-batch", "50", "--max-body-mb", "1")
     yield running
-    running.process.terminate()
-    running.process.wait(timeout=30)
+    running.stop()
 
 
 @pytest.fixture

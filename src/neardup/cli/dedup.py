@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
+from neardup.cli.options import apply_flags, input_options, sketch_options
 from neardup.io.output import check_output_path
 from neardup.params import DedupConfig
 
@@ -135,7 +135,7 @@ def dedup_command(
         config = apply_flags(base, flags)
         result = dedup_files(inputs, output, config, overwrite=overwrite, show_progress=not quiet)
     else:
-        with LSHIndex.open(existing_index(against)) as index:
+        with LSHIndex.open(against, create=False) as index:
             base = DedupConfig.from_dict(
                 {
                     **base.to_dict(),

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import signal
+import threading
+import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from neardup.cli.options import apply_flags, existing_index, input_options, sketch_options
-from neardup.errors import InputError
+from neardup.cli.options import apply_flags, input_options, sketch_options
+from neardup.errors import (
+    IdExistsError,
+    InputError,
+    NeardupError,
+    NeardupWarning,
+    ParameterError,
+    StoreError,
+)
 from neardup.params import DedupConfig
 
 if TYPE_CHECKING:
@@ -34,18 +45,23 @@ def index_group() -> None:
     """A persistent near-duplicate index in one SQLite file (see docs/service.md)."""
 
 
-def _index(path: Path, **specs: Any) -> LSHIndex:
-    """The index at ``path`` (the index machinery is imported only when a command needs it)."""
+def _index(path: Path, *, create: bool = False, **specs: Any) -> LSHIndex:
+    """The index at ``path`` (the index machinery is imported only when a command needs it).
+
+    An existing index unless ``create``; a path that is not one is refused unchanged.
+    """
     from neardup.index import LSHIndex
 
-    return LSHIndex.open(path, **specs)
+    return LSHIndex.open(path, create=create, **specs)
 
 
 def _sources(inputs: tuple[Path, ...], flags: dict[str, Any]) -> list[Source]:
     from neardup.io.readers import ReadOptions, open_sources
 
     config = apply_flags(DedupConfig(), flags)
-    options = ReadOptions(config.text_field, config.id_field, config.skip_bad_records)
+    options = ReadOptions(
+        config.text_field, config.id_field, config.skip_bad_records, config.encoding
+    )
     return open_sources(inputs, options, config.input_format)
 
 
@@ -53,6 +69,43 @@ def _batches(sources: list[Source], size: int) -> Iterator[list[tuple[str, str]]
     records = itertools.chain.from_iterable(s.records() for s in sources)
     while batch := list(itertools.islice(records, size)):
         yield batch
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _positive_int(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """A click callback: refuse an integer below 1 (one line, exit 2) before any work."""
+    if value is not None and value < 1:
+        raise ParameterError(f"{max(param.opts, key=len)} must be an integer >= 1; got {value}.")
+    return value
+
+
+def _similarity(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: refuse a similarity outside [0, 1] (NaN included) before any work."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise ParameterError(f"{max(param.opts, key=len)} must be a number in [0, 1]; got {value}.")
+    return value
+
+
+@contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold Ctrl-C back until the block ends, so a batch is committed and counted, or neither.
+
+    Outside the main thread (where signal handlers cannot be set) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
 
 
 @index_group.command(
@@ -63,10 +116,8 @@ def _batches(sources: list[Source], size: int) -> Iterator[list[tuple[str, str]]
 @sketch_options
 def create_command(path: Path, **flags: Any) -> None:
     """Create an empty index at PATH with the given parameters (fixed for its life)."""
-    if path.exists():
-        raise InputError("already exists; choose another path", path=path)
     config = apply_flags(DedupConfig(), flags)
-    with _index(path, sketch=config.sketch, lsh=config.lsh) as index:
+    with _index(path, create=True, sketch=config.sketch, lsh=config.lsh) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
@@ -77,30 +128,97 @@ def create_command(path: Path, **flags: Any) -> None:
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @input_options
 @click.option("--upsert", is_flag=True, help="Replace documents whose id is already indexed.")
-@click.option("--batch-size", default=5000, show_default=True, help="Documents per transaction.")
+@click.option(
+    "--skip-existing",
+    is_flag=True,
+    help="Keep documents whose id is already indexed and skip the new ones (counted); "
+    "resumes an interrupted run.",
+)
+@click.option(
+    "--batch-size",
+    default=5000,
+    show_default=True,
+    callback=_positive_int,
+    help="Documents per transaction (each batch is committed whole, or not at all).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 def add_command(
     path: Path,
     inputs: tuple[Path, ...],
     upsert: bool,
+    skip_existing: bool,
     batch_size: int,
     quiet: bool,
     **flags: Any,
 ) -> None:
-    """Add the documents of INPUTS (read as `neardup dedup` reads them) to the index at PATH."""
+    """Add the documents of INPUTS (read as `neardup dedup` reads them) to the index at PATH.
+
+    An id already in the index stops the run (exit 1) unless --upsert replaces it or
+    --skip-existing keeps it. Each batch is one transaction: a run that fails or is interrupted
+    keeps the batches before, says how many documents they hold and how to resume.
+    """
     from neardup._progress import Progress
 
-    total = 0
-    with _index(existing_index(path)) as index:
+    if upsert and skip_existing:
+        raise ParameterError("give --upsert (replace) or --skip-existing (keep), not both.")
+    added = skipped = 0
+    with _index(path) as index:
         sources = _sources(inputs, flags)
         size = sum(source.size for source in sources)
-        with Progress("add", size, enabled=not quiet) as bar:
-            for batch in _batches(sources, batch_size):
-                ids, texts = [i for i, _ in batch], [t for _, t in batch]
-                (index.upsert if upsert else index.add)(ids, texts)
-                total += len(batch)
-                bar(sum(source.consumed for source in sources))
-        click.echo(f"added {total:,} documents; the index holds {len(index):,}")
+        try:
+            with Progress("add", size, enabled=not quiet) as bar:
+                for batch in _batches(sources, batch_size):
+                    ids, texts = [i for i, _ in batch], [t for _, t in batch]
+                    with _interrupt_deferred():
+                        if upsert:
+                            index.upsert(ids, texts)
+                            present = 0
+                        elif skip_existing:
+                            present = len(index.add_new(ids, texts))
+                        else:
+                            index.add(ids, texts)
+                            present = 0
+                        added += len(batch) - present
+                        skipped += present
+                    bar(sum(source.consumed for source in sources))
+        except KeyboardInterrupt:
+            click.echo(
+                f"interrupted: {_resume(added, skipped, batch_size, upsert, None)}", err=True
+            )
+            raise SystemExit(130) from None
+        except NeardupError as exc:
+            exc.args = (f"{exc}; {_resume(added, skipped, batch_size, upsert, exc)}",)
+            raise
+        skipped_text = f", skipped {skipped:,} already in the index" if skip_existing else ""
+        click.echo(
+            f"added {_plural(added, 'document')}{skipped_text}; the index holds {len(index):,}"
+        )
+
+
+def _resume(
+    added: int, skipped: int, batch_size: int, upsert: bool, error: NeardupError | None
+) -> str:
+    """What a stopped ``index add`` committed, and how to go on from there."""
+    conflict = isinstance(error, IdExistsError)
+    if added + skipped == 0:
+        done = "nothing of this run was committed"
+    else:
+        done = (
+            f"{_plural(added, 'document')} of this run {'was' if added == 1 else 'were'} "
+            f"committed{f' and {skipped:,} skipped' if skipped else ''} "
+            f"(in whole batches of {batch_size:,})"
+        )
+    fix = "fix the input, then " if isinstance(error, InputError) and not conflict else ""
+    if upsert:
+        how = f"{fix}run the same command again (--upsert rewrites the committed documents)"
+    elif conflict:
+        how = (
+            "run the same command with --skip-existing to keep the indexed documents, or with "
+            "--upsert to replace them"
+        )
+    else:
+        how = f"{fix}run the same command with --skip-existing (committed documents are skipped)"
+    return f"{done}; {'to resume, ' if added + skipped else ''}{how}"
 
 
 @index_group.command(
@@ -113,9 +231,15 @@ Examples:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--text", "texts", multiple=True, help="A text to look up (repeatable).")
-@click.option("--top-k", type=int, help="Return the K most similar candidates.")
 @click.option(
-    "--threshold", type=float, help="Minimum estimated similarity [default: the index's]."
+    "--top-k", type=int, callback=_positive_int, help="Return the K most similar candidates."
+)
+@click.option(
+    "--threshold",
+    type=float,
+    callback=_similarity,
+    help="Minimum estimated similarity [default: the index's]. Below the index's own, its LSH "
+    "bands miss some pairs: a warning says how many.",
 )
 @input_options
 def query_command(
@@ -130,10 +254,15 @@ def query_command(
 
     Prints one JSON line per query, best match first:
     {"query": ID, "matches": [{"id": ..., "similarity": ...}, ...]}
+    A text without a token (empty) matches nothing.
     """
+    from neardup.index import threshold_warning
+
     if bool(texts) == bool(inputs):
         raise click.UsageError("give either --text or INPUT files, not both or neither")
-    with _index(existing_index(path)) as index:
+    with _index(path) as index:
+        if threshold is not None and (warning := threshold_warning(index.header, threshold)):
+            warnings.warn(warning, NeardupWarning, stacklevel=1)
         batches: Iterator[list[tuple[str, str]]] = (
             iter([[(f"text:{i + 1}", t) for i, t in enumerate(texts)]])
             if texts
@@ -154,7 +283,7 @@ def query_command(
 @click.argument("ids", nargs=-1, required=True)
 def delete_command(path: Path, ids: tuple[str, ...]) -> None:
     """Delete documents by id from the index at PATH."""
-    with _index(existing_index(path)) as index:
+    with _index(path) as index:
         deleted = index.delete(list(ids))
     missing = sorted(set(ids) - set(deleted))
     click.echo(
@@ -167,18 +296,23 @@ def delete_command(path: Path, ids: tuple[str, ...]) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def info_command(path: Path) -> None:
     """Print the index's parameters, size and document count as JSON."""
-    with _index(existing_index(path)) as index:
+    with _index(path) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
 @index_group.command("check", epilog="\b\nExample:\n  neardup index check seen.ndx")
 @click.argument("path", type=click.Path(path_type=Path))
 def check_command(path: Path) -> None:
-    """Verify the index: SQLite integrity, and postings that match the documents exactly."""
-    with _index(existing_index(path)) as index:
+    """Verify the index: SQLite integrity, and postings that match the documents exactly.
+
+    Exit 0 and one line "ok: ..." when sound; exit 1 and one line naming the damage otherwise.
+    """
+    from neardup.index.sqlite import REPAIR_ADVICE
+
+    with _index(path) as index:
         problems = index.verify_integrity()
         if problems:
-            for problem in problems:
-                click.echo(f"problem: {problem}", err=True)
-            raise SystemExit(1)
+            shown = "; ".join(" ".join(p.split()) for p in problems[:3])
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise StoreError(f"{path}: the index is damaged: {shown}{more}: {REPAIR_ADVICE}")
         click.echo(f"ok: {len(index):,} documents, postings consistent")

@@ -64,34 +64,34 @@ def _show_warning(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
     warnings.showwarning = _show_warning
     try:
         cli.main(args=args, prog_name="neardup", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.UsageError as exc:  # one line, and where the options are explained
-        where = f"; see {exc.ctx.command_path} --help" if exc.ctx is not None else ""
-        click.echo(f"error: {exc.format_message()}{where}", err=True)
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return 130
-    except NeardupError as exc:
-        if debug:
+    except (click.ClickException, NeardupError, OSError) as exc:
+        if "--debug" in args and not isinstance(exc, click.ClickException):
             traceback.print_exc()
-        click.echo(f"error: {exc}", err=True)
-        return 2 if isinstance(exc, ParameterError) else 1
-    except OSError as exc:  # the machine's doing: a full disk, a read-only or vanished path
-        if debug:
-            traceback.print_exc()
-        where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
-        return 1
+        message, code = _one_line(exc)
+        click.echo(f"error: {message}", err=True)
+        return code
     return 0
+
+
+def _one_line(exc: click.ClickException | NeardupError | OSError) -> tuple[str, int]:
+    """The message and exit code of an error that ends a command."""
+    if isinstance(exc, click.UsageError):  # and where the options are explained
+        where = f"; see {exc.ctx.command_path} --help" if exc.ctx is not None else ""
+        return exc.format_message() + where, exc.exit_code
+    if isinstance(exc, click.ClickException):
+        return exc.format_message(), exc.exit_code
+    if isinstance(exc, OSError):  # the machine's doing: a full disk, a read-only or vanished path
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", 1
+    return str(exc), 2 if isinstance(exc, ParameterError) else 1
 
 
 def run() -> NoReturn:

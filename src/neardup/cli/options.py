@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -229,10 +228,3 @@ def _apply_method(method: str | None, kind: str | None, sketch: dict[str, Any]) 
         sketch["kind"] = "simhash"
     elif method == "minhash" and sketch["kind"] == "simhash":
         sketch["kind"] = "oph"
-
-
-def existing_index(path: Path) -> Path:
-    """``path`` if an index file is there; otherwise a usage error saying how to make one."""
-    if not path.exists():
-        raise click.UsageError(f"no index at {path}; create one with: neardup index create {path}")
-    return path

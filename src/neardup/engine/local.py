@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,7 +27,7 @@ from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.cluster import Clusters
-from neardup.errors import InputError, ParameterError
+from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
@@ -132,7 +133,9 @@ def dedup_files(
         An index of documents seen before: documents with a near-copy in it are dropped too
         (listed in ``index_matches.jsonl``). ``config.sketch`` must be the index's.
     add_to_index
-        Upsert the documents finally kept into ``against``, after the outputs are written.
+        Add the documents finally kept to ``against``, after the outputs are written; kept
+        ids the index holds already stop the run before anything is written (nothing indexed
+        is replaced).
 
     Raises
     ------
@@ -172,54 +175,68 @@ def dedup_files(
                 )
                 _check_unique_ids(sketched, sources, counts, texts)
             result = find_duplicates(sketched, config, timings, show_progress=show_progress)
-            index_matches: dict[int, list[Match]] = {}
+            index_matches: dict[int, list[Match]] | None = None
             if against is not None:
                 with timings.stage("against_index"):
                     result, index_matches = _drop_indexed(result, sketched, against, config)
+                    if add_to_index:  # before any output: refused, the run writes nothing
+                        _check_new_to(against, result)
         finally:
             if isinstance(texts, TextArena):
                 texts.close()
             shutil.rmtree(work, ignore_errors=True)
-        with timings.stage("write"), ThreadPoolExecutor(max_workers=1) as writer:
-            clusters = result.clusters
-            # The kept corpus (mostly the kernel copying file ranges, or decompression) is
-            # written and synced beside the kernels that format clusters and pairs.
-            kept = writer.submit(
-                _write_kept_durably,
-                sources,
-                clusters.keep,
-                directory,
-                config,
-                texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
-            )
-            write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
-            if config.pairs != "none":
-                pairs = result.pairs
-                write_pairs(
-                    directory / "pairs.jsonl",
-                    result.ids,
-                    result.exact_pairs,
-                    (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
-                )
-            kept_path = kept.result()
-            if against is not None:
-                write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
+        with timings.stage("write"):
+            written = _write_outputs(directory, result, sources, texts, config, index_matches)
         summary = result.summary
         summary.update(timings.report(summary["counts"]["bytes"]))
         summary["inputs"] = [str(s.path) for s in sources]
         summary["counts"]["bad_records_skipped"] = sum(s.num_bad for s in sources)
-        summary["outputs"] = {
-            "clusters": "clusters.jsonl",
-            **({"pairs": "pairs.jsonl"} if config.pairs != "none" else {}),
-            "kept": kept_path.name,
-            "summary": "summary.json",
-        }
-        if against is not None:
-            summary["outputs"]["index_matches"] = "index_matches.jsonl"
+        summary["outputs"] = {**written, "summary": "summary.json"}
         write_json(directory / "summary.json", summary)
         if against is not None and add_to_index:
-            _add_kept(sources, clusters.keep, against, config.batch_bytes)
+            _add_kept(sources, result.clusters.keep, against, config.batch_bytes)
     return result
+
+
+def _write_outputs(
+    directory: Path,
+    result: DedupResult,
+    sources: Sequence[Source],
+    texts: TextStore,
+    config: DedupConfig,
+    index_matches: dict[int, list[Match]] | None,
+) -> dict[str, str]:
+    """Write clusters, pairs, the kept corpus and the index matches; the files, by role.
+
+    The kept corpus (mostly the kernel copying file ranges, or decompression) is written and
+    synced in a second thread, beside the kernels that format clusters and pairs.
+    """
+    clusters = result.clusters
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        kept = writer.submit(
+            _write_kept_durably,
+            sources,
+            clusters.keep,
+            directory,
+            config,
+            texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
+        )
+        written = {"clusters": "clusters.jsonl"}
+        write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
+        if config.pairs != "none":
+            pairs = result.pairs
+            write_pairs(
+                directory / "pairs.jsonl",
+                result.ids,
+                result.exact_pairs,
+                (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
+            )
+            written["pairs"] = "pairs.jsonl"
+        written["kept"] = kept.result().name
+    if index_matches is not None:
+        write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
+        written["index_matches"] = "index_matches.jsonl"
+    return written
 
 
 def _write_kept_durably(
@@ -238,17 +255,25 @@ def _write_kept_durably(
 def _drop_indexed(
     result: DedupResult, sketched: Sketched, index: LSHIndex, config: DedupConfig
 ) -> tuple[DedupResult, dict[int, list[Match]]]:
-    """Unkeep every kept document that has a near-copy in ``index``.
+    """Unkeep every kept document that has a near-copy in ``index``, at the run's threshold.
 
     The kept documents' texts come from the text store and are sketched again, a block at a
-    time.
+    time. Below the threshold the index was built for, its bands miss pairs: a warning says
+    how many.
     """
+    from neardup.index import threshold_warning
+
+    warning = threshold_warning(index.header, config.lsh.threshold)
+    if warning is not None:
+        warnings.warn(f"--against {warning}", NeardupWarning, stacklevel=2)
     sketcher = make_sketcher(config.sketch, sketched.idf)
     kept = np.flatnonzero(result.clusters.keep)
     found: dict[int, list[Match]] = {}
     for start in range(0, kept.shape[0], INDEX_QUERY_DOCS):
         docs: I64Array = kept[start : start + INDEX_QUERY_DOCS]
-        matches = index.query_signatures(sketcher.sketch(sketched.texts.take(docs)))
+        matches = index.query_signatures(
+            sketcher.sketch(sketched.texts.take(docs)), threshold=config.lsh.threshold
+        )
         found.update((int(doc), m) for doc, m in zip(docs.tolist(), matches, strict=True) if m)
     keep = result.clusters.keep.copy()
     keep[list(found)] = False
@@ -261,13 +286,30 @@ def _drop_indexed(
     return dataclasses.replace(result, clusters=clusters, summary=summary), found
 
 
+def _check_new_to(index: LSHIndex, result: DedupResult) -> None:
+    """Refuse to add kept documents whose ids the index holds already (as ``index add`` does)."""
+    kept = np.flatnonzero(result.clusters.keep)
+    for start in range(0, kept.shape[0], INDEX_QUERY_DOCS):
+        ids = [result.ids[d] for d in kept[start : start + INDEX_QUERY_DOCS].tolist()]
+        present = index.existing_ids(ids)
+        if present:
+            shown = ", ".join(map(repr, present[:5])) + (", ..." if len(present) > 5 else "")
+            raise IdExistsError(
+                f"kept documents have ids already in the index ({shown}); --add-to-index adds "
+                "and never replaces: give them other ids, or add them with neardup index add "
+                "--upsert (replace) or --skip-existing (keep the indexed ones); nothing was "
+                "written",
+                ids=present,
+            )
+
+
 def _add_kept(
     sources: Sequence[Source], keep: BoolArray, index: LSHIndex, batch_bytes: int
 ) -> None:
-    """Upsert the kept records into ``index``, batch by batch (each batch one transaction).
+    """Add the kept records to ``index``, batch by batch (each batch one transaction).
 
-    Upsert, not add: a kept document whose id is already indexed (with a text that is no
-    near-copy of the new one) replaces it.
+    Their ids were found new to the index before the outputs were written
+    (:func:`_check_new_to`): nothing indexed is ever replaced.
     """
     position = 0
     for batch in _batches(sources, batch_bytes):
@@ -275,4 +317,4 @@ def _add_kept(
         position += batch.num_docs
         records = [record for record, kept in zip(batch.records(), flags, strict=True) if kept]
         if records:
-            index.upsert([i for i, _ in records], [t for _, t in records])
+            index.add([i for i, _ in records], [t for _, t in records])

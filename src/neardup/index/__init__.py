@@ -1,6 +1,7 @@
 """The persistent near-duplicate index: an :class:`LSHIndex` over a memory or SQLite store."""
 
 from neardup.index.lsh_index import CheckResult, IndexedDocument, LSHIndex, Match
+from neardup.index.recall import recall_at, threshold_warning
 from neardup.index.sqlite import SCHEMA_VERSION, SQLiteStore
 from neardup.index.store import MemoryStore, Store
 
@@ -13,4 +14,6 @@ __all__ = [
     "MemoryStore",
     "SQLiteStore",
     "Store",
+    "recall_at",
+    "threshold_warning",
 ]

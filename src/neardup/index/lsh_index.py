@@ -5,6 +5,9 @@ signatures and LSH band postings in a :class:`~neardup.index.store.Store`, and a
 from point lookups of the query's band keys plus an in-process cache of signatures. The
 parameters live in the store's header, written once at creation: an index opened later uses
 them, whatever the caller has, and refuses explicit parameters that differ.
+
+A document without a single token (empty, or only whitespace) is stored but matches nothing,
+and a query without a token finds nothing: emptiness is no evidence of a copy.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -22,8 +26,14 @@ import numpy as np
 
 from neardup._types import U64Array
 from neardup._version import __version__
-from neardup.errors import IdExistsError, IncompatibleError, ParameterError, StoreError
-from neardup.index.sqlite import SQLiteStore
+from neardup.errors import (
+    IdExistsError,
+    IncompatibleError,
+    InputError,
+    ParameterError,
+    StoreError,
+)
+from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
 from neardup.lsh.banding import band_keys
 from neardup.params import LSHSpec, SketchSpec
@@ -138,12 +148,21 @@ class LSHIndex:
         if header is None:
             sketch = sketch if sketch is not None else SketchSpec()
             lsh = lsh if lsh is not None else LSHSpec(num_perm=sketch.num_perm)
+            _check_specs(sketch, lsh)
             header = _header(sketch, lsh)
             store.write_header(header)
         else:
             if header.get("kind") != HEADER_KIND:
-                raise StoreError(f"not a neardup LSH index (header kind {header.get('kind')!r})")
-            stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
+                raise StoreError(
+                    f"{_where(store)}not a neardup LSH index (header kind {header.get('kind')!r})"
+                )
+            try:
+                stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
+                int(header["num_bands"]), int(header["num_rows"])
+            except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
+                raise StoreError(
+                    f"{_where(store)}the index header is damaged ({exc}): {REPAIR_ADVICE}"
+                ) from None
             # Specs gain fields with defaults over versions: compare in today's full form.
             header = {**header, "sketch": stored[0].to_dict(), "lsh": stored[1].to_dict()}
             wanted = _header(sketch or stored[0], lsh or stored[1])
@@ -153,11 +172,7 @@ class LSHIndex:
                     "the index was made with other parameters: " + "; ".join(diffs)
                 )
             sketch, lsh = stored
-        if sketch.kind not in INDEX_KINDS:
-            raise ParameterError(
-                f"an index is built on LSH bands of MinHash slots: sketch kind must be one of "
-                f"{', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
-            )
+            _check_specs(sketch, None)
         self.sketch_spec: SketchSpec = sketch
         self.lsh_spec: LSHSpec = lsh
         self.header = header
@@ -169,10 +184,50 @@ class LSHIndex:
 
     @classmethod
     def open(
-        cls, path: Path | str, *, sketch: SketchSpec | None = None, lsh: LSHSpec | None = None
+        cls,
+        path: Path | str,
+        *,
+        sketch: SketchSpec | None = None,
+        lsh: LSHSpec | None = None,
+        create: bool | None = None,
     ) -> LSHIndex:
-        """Open (or create) the index file at ``path``, backed by :class:`SQLiteStore`."""
-        return cls(SQLiteStore(path), sketch=sketch, lsh=lsh)
+        """The index file at ``path``, backed by :class:`SQLiteStore`.
+
+        Parameters
+        ----------
+        path
+            The index file.
+        sketch, lsh
+            As for :class:`LSHIndex`.
+        create
+            ``None`` (default): open the index, or create it where no file exists. ``False``:
+            open an existing index only (nothing is ever created or changed when that fails).
+            ``True``: create a new index; ``path`` must not exist.
+
+        Raises
+        ------
+        StoreError
+            ``path`` is not what ``create`` asks for (see :class:`SQLiteStore`), or its header
+            is missing or damaged.
+        ParameterError
+            The parameters of a new index are invalid; no file is left behind.
+        """
+        if create is not False and (sketch is not None or lsh is not None):
+            _check_specs(sketch or SketchSpec(), lsh)  # before a file is made
+        store = SQLiteStore(path, create=create)
+        try:
+            if create is False and store.read_header() is None:
+                raise StoreError(
+                    f"{path}: an index without a header (its creation was interrupted): "
+                    "delete it and create it again"
+                )
+            return cls(store, sketch=sketch, lsh=lsh)
+        except BaseException:
+            if store.created:
+                store.remove()
+            else:
+                store.close()
+            raise
 
     def __enter__(self) -> LSHIndex:
         return self
@@ -203,10 +258,10 @@ class LSHIndex:
             raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
         if len(set(ids)) != len(ids):
             repeated = next(i for i, count in Counter(ids).items() if count > 1)
-            raise ParameterError(f"id {repeated!r} appears twice in one batch.")
+            raise InputError(f"id {repeated!r} appears twice in one batch; ids must be unique")
         for doc_id in ids:
             if not isinstance(doc_id, str) or not doc_id:
-                raise ParameterError(f"document ids must be non-empty strings; got {doc_id!r}.")
+                raise InputError(f"document ids must be non-empty strings; got {doc_id!r}")
         signatures = self._sketcher.sketch(texts)
         return DocumentRows(
             ids=list(ids),
@@ -225,16 +280,56 @@ class LSHIndex:
         """Add new documents in one transaction (all or none); an id already stored is an error.
 
         Cost: sketching, plus ``num_bands`` posting inserts per document, in key order.
+
+        Raises
+        ------
+        IdExistsError
+            Some ids are already stored (its ``ids`` lists them); nothing was added or changed.
+            :meth:`upsert` replaces such documents, :meth:`add_new` keeps them.
         """
         rows = self._rows(ids, texts, metadata)
         with self.store.transaction():
             present = self.store.docs_of(rows.ids)
             if present:
-                shown = ", ".join(map(repr, list(present)[:5]))
-                raise IdExistsError(
-                    f"{len(present)} id(s) already in the index ({shown}); use upsert to replace."
+                raise _exists(
+                    [i for i in rows.ids if i in present], "nothing of this batch was added"
                 )
             self.store.insert(rows)
+
+    def add_new(
+        self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
+    ) -> list[str]:
+        """Add the documents whose ids are not stored yet, in one transaction; keep the others.
+
+        A stored document is never replaced (that is :meth:`upsert`) and is not an error (that
+        is :meth:`add`): its id is returned, and the new text given for it is dropped.
+
+        Returns
+        -------
+        list[str]
+            The ids that were already stored, in the order given; their documents are unchanged.
+
+        Examples
+        --------
+        >>> from neardup.index import MemoryStore
+        >>> with LSHIndex(MemoryStore()) as index:
+        ...     index.add_new(["a"], ["the first text of all"])
+        ...     index.add_new(["a", "b"], ["another text entirely", "the second text"])
+        []
+        ['a']
+        """
+        rows = self._rows(ids, texts, metadata)
+        with self.store.transaction():
+            present = self.store.docs_of(rows.ids)
+            new = [i for i, doc_id in enumerate(rows.ids) if doc_id not in present]
+            if new:
+                self.store.insert(rows if len(new) == len(rows) else _take(rows, new))
+        return [doc_id for doc_id in rows.ids if doc_id in present]
+
+    def existing_ids(self, ids: Sequence[str]) -> list[str]:
+        """The ids of ``ids`` that are stored, in the order given. Cost: a lookup per id."""
+        present = self.store.docs_of(list(ids))
+        return [doc_id for doc_id in ids if doc_id in present]
 
     def upsert(
         self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
@@ -269,8 +364,9 @@ class LSHIndex:
         with self.store.transaction():
             present = self.store.docs_of(rows.ids)
             if present:
-                raise IdExistsError(
-                    f"id {next(iter(present))!r} is already in the index; check needs new ids."
+                raise _exists(
+                    [i for i in rows.ids if i in present],
+                    "check needs new ids; nothing was checked or added",
                 )
             for i in range(len(rows)):
                 matches = self._matches(
@@ -281,7 +377,7 @@ class LSHIndex:
                     top_k=None,
                 )
                 if not matches:
-                    self.store.insert(_row(rows, i))
+                    self.store.insert(_take(rows, [i]))
                 results.append(CheckResult(id=rows.ids[i], inserted=not matches, matches=matches))
         return results
 
@@ -292,7 +388,15 @@ class LSHIndex:
         row = self.store.get(doc_id)
         if row is None:
             return None
-        metadata = None if row.metadata is None else json.loads(row.metadata)
+        metadata = None
+        if row.metadata is not None:
+            try:
+                metadata = json.loads(row.metadata)
+            except ValueError as exc:
+                raise StoreError(
+                    f"{_where(self.store)}document {doc_id!r}: its metadata is not valid JSON "
+                    f"({exc}): the index is damaged: {REPAIR_ADVICE}"
+                ) from None
         return IndexedDocument(id=row.id, num_shingles=row.num_shingles, metadata=metadata)
 
     def query(
@@ -302,8 +406,11 @@ class LSHIndex:
 
         With ``top_k`` alone: the ``top_k`` candidates of highest estimated similarity. Otherwise
         every candidate whose estimate reaches ``threshold`` (default: the index's), cut to
-        ``top_k`` when both are given. Cost: ``num_bands`` point lookups per text plus the
-        candidates' signatures (cached).
+        ``top_k`` when both are given. A text without a token matches nothing. Cost:
+        ``num_bands`` point lookups per text plus the candidates' signatures (cached).
+
+        A ``threshold`` below the index's finds only the pairs its bands make candidates:
+        :func:`~neardup.index.recall.threshold_warning` says how many.
         """
         return self.query_signatures(self._sketcher.sketch(texts), threshold=threshold, top_k=top_k)
 
@@ -346,6 +453,8 @@ class LSHIndex:
         threshold: float | None,
         top_k: int | None,
     ) -> list[Match]:
+        if np.array_equal(fingerprint, self._empty_fingerprint):
+            return []  # no token: no evidence of a copy (an empty stored document is never met)
         docs = self.store.candidates(keys, fingerprint)
         rows = self._rows_of(docs)
         if not rows:
@@ -362,6 +471,12 @@ class LSHIndex:
             matches = [m for m in matches if m.similarity >= threshold]
         return matches[:top_k] if top_k is not None else matches
 
+    @cached_property
+    def _empty_fingerprint(self) -> U64Array:
+        """The fingerprint of a text without a token (any such text normalises to "")."""
+        empty: U64Array = self._sketcher.sketch([""]).fingerprints[0].copy()
+        return empty
+
     def _rows_of(self, docs: list[int]) -> list[StoredDocument]:
         with self._cache_lock:
             cached = {d: self._cache[d] for d in docs if d in self._cache}
@@ -370,6 +485,12 @@ class LSHIndex:
         missing = [d for d in docs if d not in cached]
         if missing:
             fetched = self.store.documents(missing)
+            for row in fetched:
+                if row.signature.shape != (self.sketch_spec.num_perm,):
+                    raise StoreError(
+                        f"{_where(self.store)}the index file is damaged (document {row.id!r} has "
+                        f"a signature of {row.signature.shape[0]} slots): {REPAIR_ADVICE}"
+                    )
             with self._cache_lock:
                 for row in fetched:
                     cached[row.doc] = row
@@ -384,8 +505,13 @@ class LSHIndex:
         """Every inconsistency between documents and postings (empty when sound).
 
         Recomputes every stored document's band keys from its signature and compares them with
-        the postings; also checks signature and fingerprint sizes and SQLite's own integrity.
-        Cost: a full scan.
+        the postings; also checks signature and fingerprint sizes, metadata, and the store's own
+        integrity (for SQLite: its integrity check, and the stored band keys). Cost: a full scan.
+
+        Raises
+        ------
+        StoreError
+            The file is damaged where the scan cannot go on (SQLite reports it malformed).
         """
         problems: list[str] = []
         check_file = getattr(self.store, "integrity_problems", None)
@@ -398,6 +524,11 @@ class LSHIndex:
                 continue
             if len(row.fingerprint) != 16:
                 problems.append(f"document {row.id!r}: fingerprint of {len(row.fingerprint)} bytes")
+            if row.metadata is not None:
+                try:
+                    json.loads(row.metadata)
+                except ValueError:
+                    problems.append(f"document {row.id!r}: metadata that is not JSON")
             if row.num_shingles > 0:
                 keys = band_keys(row.signature[None, :], self.num_bands, self.num_rows)[0]
                 expected.extend((b, int(k), row.doc) for b, k in enumerate(keys.tolist()))
@@ -408,7 +539,8 @@ class LSHIndex:
             missing = sorted(set(expected) - set(actual))
             extra = sorted(set(actual) - set(expected))
             problems.append(
-                f"postings do not match documents: {len(missing)} missing, {len(extra)} extra"
+                f"postings do not match the documents' signatures: {len(missing)} missing, "
+                f"{len(extra)} extra"
             )
         return problems
 
@@ -428,6 +560,46 @@ class LSHIndex:
         return out
 
 
+def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
+    """Refuse specs an index cannot be built on (before any file is made)."""
+    if sketch.kind not in INDEX_KINDS:
+        raise ParameterError(
+            f"an index is built on LSH bands of MinHash slots: sketch kind must be one of "
+            f"{', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
+        )
+    if lsh is not None and lsh.num_perm != sketch.num_perm:
+        raise ParameterError(
+            f"LSHSpec.num_perm must equal SketchSpec.num_perm ({sketch.num_perm}); "
+            f"got {lsh.num_perm}."
+        )
+
+
+def _where(store: Store) -> str:
+    """``"PATH: "`` for a store in a file, else nothing: the start of a message."""
+    path = getattr(store, "path", None)
+    return "" if path is None else f"{path}: "
+
+
+def _exists(ids: list[str], consequence: str) -> IdExistsError:
+    shown = ", ".join(map(repr, ids[:5])) + (", ..." if len(ids) > 5 else "")
+    return IdExistsError(
+        f"{len(ids):,} id{'s' if len(ids) != 1 else ''} already in the index ({shown}); "
+        f"{consequence}",
+        ids=ids,
+    )
+
+
+def _take(rows: DocumentRows, chosen: list[int]) -> DocumentRows:
+    return DocumentRows(
+        ids=[rows.ids[i] for i in chosen],
+        fingerprints=rows.fingerprints[chosen],
+        signatures=rows.signatures[chosen],
+        num_shingles=rows.num_shingles[chosen],
+        keys=rows.keys[chosen],
+        metadata=[rows.metadata[i] for i in chosen],
+    )
+
+
 def _metadata_json(value: Any) -> str | None:
     if value is None:
         return None
@@ -435,14 +607,3 @@ def _metadata_json(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"document metadata must be JSON-serialisable; {exc}.") from None
-
-
-def _row(rows: DocumentRows, i: int) -> DocumentRows:
-    return DocumentRows(
-        ids=[rows.ids[i]],
-        fingerprints=rows.fingerprints[i : i + 1],
-        signatures=rows.signatures[i : i + 1],
-        num_shingles=rows.num_shingles[i : i + 1],
-        keys=rows.keys[i : i + 1],
-        metadata=[rows.metadata[i]],
-    )

@@ -1,14 +1,22 @@
 """The HTTP service over an :class:`~neardup.index.LSHIndex`: a JSON API built with FastAPI.
 
-Every write needs a bearer token; reads are open unless ``auth_reads``. Bad input always gets
-a 4xx answer with a JSON body ``{"error": {"code": ..., "message": ...}}``, never a 500.
-Requests run in a thread pool: readers run concurrently (each thread has its own SQLite
-connection) and writers are serialized by the store.
+Every write needs a bearer token; reads are open unless ``auth_reads`` (the OpenAPI document
+marks exactly the routes that need one). Every error is a JSON body
+``{"error": {"code": ..., "message": ...}}``: bad input gets a 4xx answer, a damaged or locked
+index file a 503, never a plain-text 500. Request bodies are strict: an unknown field or a value
+of the wrong type (``"upsert": "yes"``) is refused with 422 naming the field. Document ids are
+any non-empty Unicode string: in a URL path (``/v1/documents/{id}``) they are percent-encoded,
+every byte outside ``A-Z a-z 0-9 - . _ ~`` (``/`` included), and decoded exactly once.
+``/docs`` is a page rendered here from the OpenAPI document, with no external assets, so it
+works offline. Requests run in a thread pool: readers run concurrently (each thread has its
+own SQLite connection) and writers are serialized by the store.
 """
 
 from __future__ import annotations
 
 import hmac
+import html
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,19 +24,21 @@ from typing import Any
 from neardup._version import __version__
 from neardup.errors import (
     IdExistsError,
-    IncompatibleError,
+    InputError,
     MissingExtraError,
     NeardupError,
     ParameterError,
 )
-from neardup.index import LSHIndex
+from neardup.index import LSHIndex, threshold_warning
 
 try:
     from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+    from fastapi.params import Depends as DependsParam
+    from fastapi.responses import HTMLResponse, JSONResponse
     from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-    from pydantic import BaseModel, Field
+    from pydantic import BaseModel, ConfigDict, Field
+    from starlette.convertors import Convertor, register_url_convertor
     from starlette.exceptions import HTTPException
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingExtraError(
@@ -43,6 +53,26 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
+class _AnyTextConvertor(Convertor[str]):
+    """A path parameter that takes the rest of the path, newlines and slashes included.
+
+    Starlette's ``path`` convertor is ``.*``, which stops at a newline (``%0A`` in an id).
+    """
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        """The decoded path text, as is."""
+        return value
+
+    def to_string(self, value: str) -> str:
+        """The text, as is."""
+        return value
+
+
+register_url_convertor("anytext", _AnyTextConvertor())
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceSettings:
     """Limits and authentication of the service.
@@ -54,9 +84,9 @@ class ServiceSettings:
     auth_reads
         Require a token for reads too.
     max_batch
-        Documents (or queries) per request.
+        Documents (or queries) per request, at least 1.
     max_body_bytes
-        Bytes per request body; larger requests get 413.
+        Bytes per request body, at least 1; larger requests get 413.
     """
 
     tokens: frozenset[str] = field(default_factory=frozenset)
@@ -64,8 +94,23 @@ class ServiceSettings:
     max_batch: int = 1000
     max_body_bytes: int = 16 * 2**20
 
+    def __post_init__(self) -> None:
+        """Refuse limits that would refuse every request."""
+        for name in ("max_batch", "max_body_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ParameterError(f"ServiceSettings.{name} must be an int >= 1; got {value!r}.")
+        if self.auth_reads and not self.tokens:
+            raise ParameterError("ServiceSettings.auth_reads needs tokens; got none.")
 
-class Document(BaseModel):
+
+class _Strict(BaseModel):
+    """A request body: unknown fields are errors, and no value is coerced to another type."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Document(_Strict):
     """One document to add or check."""
 
     id: str = Field(min_length=1, max_length=1024)
@@ -73,14 +118,14 @@ class Document(BaseModel):
     metadata: Any = None
 
 
-class AddRequest(BaseModel):
+class AddRequest(_Strict):
     """``POST /v1/documents``."""
 
     documents: list[Document] = Field(min_length=1)
     upsert: bool = False
 
 
-class QueryRequest(BaseModel):
+class QueryRequest(_Strict):
     """``POST /v1/query``: texts (ids are their positions) or documents with ids."""
 
     texts: list[str] | None = None
@@ -89,7 +134,7 @@ class QueryRequest(BaseModel):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-class CheckRequest(BaseModel):
+class CheckRequest(_Strict):
     """``POST /v1/check``: insert each document unless the index holds a near-copy."""
 
     documents: list[Document] = Field(min_length=1)
@@ -139,15 +184,13 @@ class BodyLimit:
 
 
 def _authorizer(
-    settings: ServiceSettings, bearer: HTTPBearer, *, required: bool
+    settings: ServiceSettings, bearer: HTTPBearer
 ) -> Callable[[HTTPAuthorizationCredentials | None], None]:
     """A dependency that refuses the request (401) without one of the service's tokens."""
 
     def check(
         credentials: HTTPAuthorizationCredentials | None = Depends(bearer),  # noqa: B008 - FastAPI
     ) -> None:
-        if not required or not settings.tokens:
-            return
         token = credentials.credentials if credentials is not None else ""
         if not any(hmac.compare_digest(token, t) for t in settings.tokens):
             raise HTTPException(
@@ -166,40 +209,59 @@ def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
         title="neardup",
         summary="Near-duplicate lookup over a persistent LSH index.",
         version=__version__,
+        docs_url=None,  # FastAPI's pages load Swagger UI and ReDoc from a CDN: see /docs below
+        redoc_url=None,
     )
-    bearer = HTTPBearer(auto_error=False)
-    write_access = Depends(_authorizer(settings, bearer, required=True))
-    read_access = Depends(_authorizer(settings, bearer, required=settings.auth_reads))
-
-    def limit_batch(size: int) -> None:
-        if size > settings.max_batch:
-            raise HTTPException(413, f"batch of {size} exceeds the limit of {settings.max_batch}")
-
+    # Only the routes that need a token declare the bearer scheme (and so does OpenAPI).
+    token: list[DependsParam] = []
+    if settings.tokens:
+        token = [Depends(_authorizer(settings, HTTPBearer(auto_error=False)))]
     _install_error_handlers(app)
+    _install_reads(app, index, settings, token if settings.auth_reads else [])
+    _install_writes(app, index, settings, token)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        """The API described from its OpenAPI document, with no external assets."""
+        return HTMLResponse(_docs_page(app.openapi()))
+
+    return BodyLimit(app, settings.max_body_bytes)
+
+
+def _limit_batch(settings: ServiceSettings, size: int) -> None:
+    if size > settings.max_batch:
+        raise HTTPException(413, f"batch of {size} exceeds the limit of {settings.max_batch}")
+
+
+def _warned(index: LSHIndex, answer: dict[str, Any], threshold: float | None) -> dict[str, Any]:
+    """``answer`` with a ``warning`` when ``threshold`` is below the index's own."""
+    if threshold is not None and (text := threshold_warning(index.header, threshold)):
+        answer["warning"] = text
+    return answer
+
+
+def _install_reads(
+    app: FastAPI, index: LSHIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """The routes that read: health, info, query, get."""
 
     @app.get("/healthz", tags=["service"])
     def healthz() -> dict[str, str]:
         """Liveness: the service answers."""
         return {"status": "ok"}
 
-    @app.get("/v1/info", tags=["index"], dependencies=[read_access])
+    @app.get("/v1/info", tags=["index"], dependencies=access)
     def info() -> dict[str, Any]:
         """The index's parameters, size and document count."""
         return index.info()
 
-    @app.post("/v1/documents", status_code=201, tags=["index"], dependencies=[write_access])
-    def add(request: AddRequest) -> dict[str, Any]:
-        """Add a batch of documents in one transaction (all or none); ``upsert`` replaces."""
-        limit_batch(len(request.documents))
-        ids = [d.id for d in request.documents]
-        texts = [d.text for d in request.documents]
-        metadata = [d.metadata for d in request.documents]
-        (index.upsert if request.upsert else index.add)(ids, texts, metadata)
-        return {"added": len(ids)}
-
-    @app.post("/v1/query", tags=["index"], dependencies=[read_access])
+    @app.post("/v1/query", tags=["index"], dependencies=access)
     def query(request: QueryRequest) -> dict[str, Any]:
-        """The near-copies of each text, best first."""
+        """The near-copies of each text, best first.
+
+        A text without a token matches nothing. A ``threshold`` below the index's adds a
+        ``warning``: the index's LSH bands find only some of the pairs at that similarity.
+        """
         if (request.texts is None) == (request.documents is None):
             raise HTTPException(422, "give either texts or documents")
         if request.documents is not None:
@@ -208,9 +270,9 @@ def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
         else:
             texts = list(request.texts or [])
             names = [str(i) for i in range(len(texts))]
-        limit_batch(len(texts))
+        _limit_batch(settings, len(texts))
         found = index.query(texts, threshold=request.threshold, top_k=request.top_k)
-        return {
+        answer = {
             "results": [
                 {
                     "query": name,
@@ -219,18 +281,55 @@ def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
                 for name, matches in zip(names, found, strict=True)
             ]
         }
+        return _warned(index, answer, request.threshold)
 
-    @app.post("/v1/check", tags=["index"], dependencies=[write_access])
+    # ``:anytext`` lets an id hold "/" (URLs are ids) and newlines; the path is percent-decoded
+    # once, by the server.
+    @app.get("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
+    def get(doc_id: str) -> dict[str, Any]:
+        """What the index holds about one document (its id percent-encoded in the path)."""
+        doc = index.get(doc_id) if doc_id else None
+        if doc is None:
+            raise HTTPException(404, f"no document {doc_id!r}")
+        return {"id": doc.id, "num_shingles": doc.num_shingles, "metadata": doc.metadata}
+
+
+def _install_writes(
+    app: FastAPI, index: LSHIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """The routes that write: add, check, delete."""
+
+    @app.post("/v1/documents", status_code=201, tags=["index"], dependencies=access)
+    def add(request: AddRequest) -> dict[str, Any]:
+        """Add a batch of documents in one transaction (all or none); ``upsert`` replaces.
+
+        An id already in the index is a 409 conflict (nothing is added) unless ``"upsert":
+        true``.
+        """
+        _limit_batch(settings, len(request.documents))
+        ids = [d.id for d in request.documents]
+        texts = [d.text for d in request.documents]
+        metadata = [d.metadata for d in request.documents]
+        if request.upsert:
+            index.upsert(ids, texts, metadata)
+        else:
+            try:
+                index.add(ids, texts, metadata)
+            except IdExistsError as exc:
+                raise HTTPException(409, f'{exc}; send "upsert": true to replace them') from None
+        return {"added": len(ids)}
+
+    @app.post("/v1/check", tags=["index"], dependencies=access)
     def check(request: CheckRequest) -> dict[str, Any]:
         """Insert each document that has no near-copy, atomically for the batch."""
-        limit_batch(len(request.documents))
+        _limit_batch(settings, len(request.documents))
         results = index.check(
             [d.id for d in request.documents],
             [d.text for d in request.documents],
             threshold=request.threshold,
             metadata=[d.metadata for d in request.documents],
         )
-        return {
+        answer = {
             "results": [
                 {
                     "id": r.id,
@@ -240,27 +339,18 @@ def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
                 for r in results
             ]
         }
+        return _warned(index, answer, request.threshold)
 
-    @app.get("/v1/documents/{doc_id}", tags=["index"], dependencies=[read_access])
-    def get(doc_id: str) -> dict[str, Any]:
-        """What the index holds about one document."""
-        doc = index.get(doc_id)
-        if doc is None:
-            raise HTTPException(404, f"no document {doc_id!r}")
-        return {"id": doc.id, "num_shingles": doc.num_shingles, "metadata": doc.metadata}
-
-    @app.delete("/v1/documents/{doc_id}", tags=["index"], dependencies=[write_access])
+    @app.delete("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
     def delete(doc_id: str) -> dict[str, str]:
-        """Remove one document."""
-        if not index.delete([doc_id]):
+        """Remove one document (its id percent-encoded in the path)."""
+        if not doc_id or not index.delete([doc_id]):
             raise HTTPException(404, f"no document {doc_id!r}")
         return {"deleted": doc_id}
 
-    return BodyLimit(app, settings.max_body_bytes)
-
 
 def _install_error_handlers(app: FastAPI) -> None:
-    """Every error becomes a JSON body ``{"error": {"code", "message"}}`` with a 4xx status."""
+    """Every error becomes a JSON body ``{"error": {"code", "message"}}``."""
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -281,16 +371,79 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}"
-            for e in exc.errors()
-        )
+        problems = "; ".join(_problem(e) for e in exc.errors())
         return _error(422, "invalid_request", problems or "invalid request")
 
     @app.exception_handler(NeardupError)
     async def neardup_error(request: Request, exc: NeardupError) -> JSONResponse:
         if isinstance(exc, IdExistsError):
             return _error(409, "conflict", str(exc))
-        if isinstance(exc, ParameterError | IncompatibleError):
+        if isinstance(exc, ParameterError | InputError):
             return _error(400, "bad_request", str(exc))
         return _error(503, "store_unavailable", str(exc))
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not bad input: still JSON (the server log has the traceback).
+        return _error(500, "internal_error", f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _problem(error: Any) -> str:
+    """One validation error as ``body.field: what is wrong``."""
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    if error.get("type") == "extra_forbidden":
+        return f"{where}: unknown field"
+    return f"{where}: {error.get('msg', '')}"
+
+
+def _docs_page(spec: dict[str, Any]) -> str:
+    """An HTML page describing the API, from its OpenAPI document; no script, no outside URL."""
+    esc = html.escape
+    rows, sections = [], []
+    for path, methods in spec.get("paths", {}).items():
+        for method, operation in methods.items():
+            secured = bool(operation.get("security"))
+            anchor = f"{method}-{path}".replace("/", "-").replace("{", "").replace("}", "")
+            auth = "bearer token" if secured else "open"
+            summary = esc(operation.get("summary", ""))
+            rows.append(
+                f'<tr><td><a href="#{esc(anchor)}">{method.upper()}</a></td>'
+                f"<td><code>{esc(path)}</code></td><td>{auth}</td><td>{summary}</td></tr>"
+            )
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            schema = (body or {}).get("schema", {}).get("$ref", "").rsplit("/", 1)[-1]
+            sections.append(
+                f'<h3 id="{esc(anchor)}">{method.upper()} <code>{esc(path)}</code></h3>'
+                f"<p>{esc(operation.get('description', operation.get('summary', '')))}</p>"
+                f"<p>Authentication: {auth}."
+                + (f' Body: <a href="#schema-{esc(schema)}">{esc(schema)}</a>.' if schema else "")
+                + f" Answers: {esc(', '.join(operation.get('responses', {})))}.</p>"
+            )
+    schemas = [
+        f'<h3 id="schema-{esc(name)}">{esc(name)}</h3>'
+        f"<pre>{esc(json.dumps(schema, indent=2))}</pre>"
+        for name, schema in spec.get("components", {}).get("schemas", {}).items()
+    ]
+    info = spec.get("info", {})
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{esc(info.get("title", ""))} API</title>
+<style>
+body {{ font-family: sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: .3rem .6rem; }}
+pre {{ background: #f4f4f4; padding: .6rem; overflow-x: auto; }}
+</style></head><body>
+<h1>{esc(info.get("title", ""))} {esc(info.get("version", ""))}</h1>
+<p>{esc(info.get("summary", ""))} The machine-readable description is
+<a href="openapi.json">openapi.json</a> (OpenAPI {esc(spec.get("openapi", ""))}). Routes marked
+"bearer token" need <code>Authorization: Bearer &lt;token&gt;</code>. Ids in a path are
+percent-encoded, every byte outside <code>A-Z a-z 0-9 - . _ ~</code> (so <code>/</code> is
+<code>%2F</code>).</p>
+<h2>Routes</h2>
+<table><tr><th>method</th><th>path</th><th>auth</th><th>what</th></tr>
+{"".join(rows)}
+</table>
+{"".join(sections)}
+<h2>Request bodies</h2>
+{"".join(schemas)}
+</body></html>
+"""
