@@ -14,8 +14,10 @@ import pytest
 
 from neardup import (
     IdExistsError,
+    IncompatibleError,
     InputError,
     LSHSpec,
+    OPHSketcher,
     ParameterError,
     SketchSpec,
     StoreError,
@@ -268,3 +270,11 @@ def test_recall_and_the_warning_follow_the_s_curve() -> None:
     )
     assert "neardup index create --threshold 0.69" in warning
     assert "finds one" not in (threshold_warning(header, 0.0) or "")  # no index is built for 0
+
+
+def test_signatures_of_another_spec_are_refused_naming_what_differs() -> None:
+    with LSHIndex(MemoryStore()) as index:
+        other = OPHSketcher(SketchSpec(seed=7)).sketch(["a text of some words here"])
+        with pytest.raises(IncompatibleError) as info:
+            index.query_signatures(other)
+    assert str(info.value).endswith("seed (7 != 42) (the signatures' first)")

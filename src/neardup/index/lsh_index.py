@@ -38,7 +38,7 @@ from neardup.index.store import DocumentRows, Store, StoredDocument
 from neardup.lsh.banding import band_keys
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
-from neardup.sketch.signatures import FORMAT_VERSION, Signatures
+from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
 
@@ -419,9 +419,11 @@ class LSHIndex:
     ) -> list[list[Match]]:
         """:meth:`query` for signatures made with this index's sketch spec."""
         if signatures.spec != self.sketch_spec:
+            diffs = differences(signatures.spec.to_dict(), self.sketch_spec.to_dict())
             raise IncompatibleError(
                 "signatures were made with another sketch spec than the index's: "
-                f"{signatures.spec} != {self.sketch_spec}"
+                + "; ".join(diffs)
+                + " (the signatures' first)"
             )
         if top_k is not None and top_k < 1:
             raise ParameterError(f"top_k must be a positive int; got {top_k}.")
