@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from neardup import DedupConfig, LSHSpec, NormalizeSpec, ParameterError, ShingleSpec, SketchSpec
+from neardup import (
+    DedupConfig,
+    LSHSpec,
+    NormalizeSpec,
+    ParameterError,
+    ShingleSpec,
+    SketchSpec,
+    bands_rows,
+)
 from neardup.errors import InputError
 
 # An invalid value for each kind of rule: wrong type, out of range, unknown option.
@@ -85,7 +93,7 @@ def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Pa
 
 
 def test_given_bands_and_rows_are_used_as_they_are() -> None:
-    assert LSHSpec(num_bands=20, num_rows=5).bands_rows == (20, 5)
+    assert bands_rows(LSHSpec(num_bands=20, num_rows=5)) == (20, 5)
 
 
 @pytest.mark.parametrize("text", ["word", "word:", "5", "word:five"])

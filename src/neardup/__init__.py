@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     )
     from neardup.hamming import HammingIndex, HammingMatch
     from neardup.lsh import (
-        CandidatePairs,
         band_keys,
+        bands_rows,
         candidate_pairs,
         choose_bands,
         s_curve,
         threshold_of,
     )
+    from neardup.pairs import CandidatePairs
     from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
     from neardup.pipeline import DedupResult, VerifiedPairs, dedup
     from neardup.sketch import (
@@ -67,13 +68,14 @@ _HOMES = {
     ),
     "neardup.hamming": ("HammingIndex", "HammingMatch"),
     "neardup.lsh": (
-        "CandidatePairs",
         "band_keys",
+        "bands_rows",
         "candidate_pairs",
         "choose_bands",
         "s_curve",
         "threshold_of",
     ),
+    "neardup.pairs": ("CandidatePairs",),
     "neardup.params": ("DedupConfig", "LSHSpec", "NormalizeSpec", "ShingleSpec", "SketchSpec"),
     "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
     "neardup.sketch": (
@@ -121,6 +123,7 @@ __all__ = [
     "VerifiedPairs",
     "__version__",
     "band_keys",
+    "bands_rows",
     "candidate_pairs",
     "choose_bands",
     "connected_components",

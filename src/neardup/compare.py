@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neardup.lsh.banding import CandidatePairs
-from neardup.lsh.schemes import candidate_scheme
+from neardup.candidates import candidate_scheme
+from neardup.pairs import CandidatePairs
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import SKETCHERS, make_sketcher
 from neardup.sketch.bbit import BBIT_WIDTHS

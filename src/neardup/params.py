@@ -350,7 +350,7 @@ class LSHSpec(_Spec):
     """LSH banding: ``num_bands`` bands of ``num_rows`` rows over a MinHash signature.
 
     Give ``threshold`` alone and the bands and rows are chosen by
-    :func:`neardup.lsh.choose_bands`, minimising the weighted false-positive and false-negative
+    :func:`neardup.lsh.bands_rows`, minimising the weighted false-positive and false-negative
     mass under the S-curve; or give both ``num_bands`` and ``num_rows``.
 
     Parameters
@@ -378,11 +378,6 @@ class LSHSpec(_Spec):
         Blocks ``G > h`` of the block-permuted tables that find them (``C(G, G - h)`` tables);
         ``None`` chooses ``G`` from the number of fingerprints
         (:func:`neardup.hamming.choose_blocks`).
-
-    Examples
-    --------
-    >>> LSHSpec(threshold=0.8, num_perm=128).bands_rows
-    (16, 8)
     """
 
     threshold: float = 0.8
@@ -434,20 +429,6 @@ class LSHSpec(_Spec):
                 f"blocks intact); got hamming_blocks={self.hamming_blocks}, "
                 f"hamming={self.hamming}."
             )
-
-    @property
-    def bands_rows(self) -> tuple[int, int]:
-        """The (num_bands, num_rows) in use: as given, or chosen from the threshold."""
-        if self.num_bands is not None and self.num_rows is not None:
-            return self.num_bands, self.num_rows
-        from neardup.lsh.banding import choose_bands
-
-        return choose_bands(
-            self.threshold,
-            self.num_perm,
-            false_positive_weight=self.false_positive_weight,
-            false_negative_weight=self.false_negative_weight,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,12 +36,13 @@ from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup._version import __version__
+from neardup.candidates import candidate_scheme
 from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.spill import KeyColumns
-from neardup.lsh.banding import CandidatePairs, equal_key_groups
-from neardup.lsh.schemes import candidate_scheme
+from neardup.lsh.banding import equal_key_groups
+from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import provenance_of

@@ -13,7 +13,7 @@ from neardup._kernels import verify as kernels
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.lsh.banding import CandidatePairs
+from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
 from neardup.sketch.weighted import IDFWeights, cosine_similarity, term_counts, weighted_jaccard

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from neardup import MinHasher, OPHSketcher, Shingler, ShingleSpec, SketchSpec, choose_bands, s_curve
-from neardup.lsh import CandidatePairs, threshold_of
+from neardup.lsh import threshold_of
+from neardup.pairs import CandidatePairs
 from neardup.sketch import minhash_sets
 from neardup.sketch.bbit import BBitSignatures, bbit_estimate
 from neardup.text import ShingleSets

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from neardup import CandidatePairs, DedupConfig, LSHSpec, Shingler, SketchSpec, dedup
+from neardup.candidates import candidate_scheme
 from neardup.errors import ParameterError
-from neardup.lsh.schemes import candidate_scheme
 from neardup.params import FEATURE_PRESETS
 from neardup.sketch import SKETCHERS, IDFWeights, SimHasher
 from neardup.sketch.features import PRESETS, acceptance_features

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from neardup import SketchSpec, make_sketcher
+from neardup.lsh.features import fungible_pairs
 from neardup.sketch.features import (
     PRESETS,
     acceptance_features,
     acceptance_full,
-    fungible_pairs,
     supershingles,
 )
 from tests.stats.test_estimators import licence_pairs  # noqa: F401 - a fixture

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from neardup._version import __version__
+from neardup.candidates import candidate_scheme
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line
-from neardup.lsh.banding import CandidatePairs
-from neardup.lsh.schemes import candidate_scheme
+from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures, provenance_of

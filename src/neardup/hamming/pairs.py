@@ -16,7 +16,8 @@ import numpy as np
 from neardup._types import BoolArray, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.bphs import BlockPermutedIndex, choose_blocks
-from neardup.lsh.banding import CandidatePairs, candidate_pairs
+from neardup.lsh.banding import candidate_pairs
+from neardup.pairs import CandidatePairs
 from neardup.sketch.simhash import hamming_distance
 
 __all__ = ["FingerprintTables", "near_pairs"]

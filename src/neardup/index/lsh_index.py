@@ -35,7 +35,7 @@ from neardup.errors import (
 )
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
-from neardup.lsh.banding import band_keys
+from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
@@ -78,7 +78,7 @@ INDEX_KINDS = ("oph", "minhash", "minhash-lead")
 
 
 def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
-    num_bands, num_rows = lsh.bands_rows
+    num_bands, num_rows = bands_rows(lsh)
     return {
         "kind": HEADER_KIND,
         "sketch": sketch.to_dict(),

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from neardup.errors import ParameterError
-from neardup.lsh.banding import s_curve
+from neardup.lsh.banding import bands_rows, s_curve
 from neardup.params import LSHSpec
 
 __all__ = ["recall_at", "threshold_warning"]
@@ -85,7 +85,7 @@ documents again)
         spec = LSHSpec(threshold=threshold, num_perm=int(header["sketch"]["num_perm"]))
     except ParameterError:  # threshold 0: no index is built for it
         return text
-    own = float(s_curve(threshold, *spec.bands_rows))
+    own = float(s_curve(threshold, *bands_rows(spec)))
     return (
         f"{text}; an index built for {threshold:g} finds one with probability {own:.2f} "
         f"(neardup index create --threshold {threshold:g}, then add the documents again)"

@@ -1,8 +1,8 @@
 """Locality-sensitive hashing: banding of MinHash signatures into candidate pairs."""
 
 from neardup.lsh.banding import (
-    CandidatePairs,
     band_keys,
+    bands_rows,
     candidate_pairs,
     choose_bands,
     s_curve,
@@ -10,8 +10,8 @@ from neardup.lsh.banding import (
 )
 
 __all__ = [
-    "CandidatePairs",
     "band_keys",
+    "bands_rows",
     "candidate_pairs",
     "choose_bands",
     "s_curve",

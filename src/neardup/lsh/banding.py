@@ -9,7 +9,6 @@ whatever the number of bands.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
@@ -17,16 +16,18 @@ import numpy as np
 from numba import get_num_threads
 
 from neardup._kernels import groups
-from neardup._kernels import lsh as kernels
 from neardup._parallel import parallel_section
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.hashing.bands import band_keys
+from neardup.pairs import CandidatePairs
+from neardup.params import LSHSpec
 
 __all__ = [
-    "CandidatePairs",
     "KeyTable",
     "band_keys",
     "banded_pairs",
+    "bands_rows",
     "candidate_pairs",
     "choose_bands",
     "equal_key_groups",
@@ -68,6 +69,26 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 
 
 @lru_cache(maxsize=256)
+def bands_rows(spec: LSHSpec) -> tuple[int, int]:
+    """The (num_bands, num_rows) of ``spec``: as given, or chosen from its threshold.
+
+    Examples
+    --------
+    >>> bands_rows(LSHSpec(threshold=0.8, num_perm=128))
+    (16, 8)
+    >>> bands_rows(LSHSpec(num_bands=20, num_rows=5))
+    (20, 5)
+    """
+    if spec.num_bands is not None and spec.num_rows is not None:
+        return spec.num_bands, spec.num_rows
+    return choose_bands(
+        spec.threshold,
+        spec.num_perm,
+        false_positive_weight=spec.false_positive_weight,
+        false_negative_weight=spec.false_negative_weight,
+    )
+
+
 def choose_bands(
     threshold: float,
     num_perm: int,
@@ -105,42 +126,6 @@ def choose_bands(
                 best = (error, b, r)
     assert best is not None
     return best[1], best[2]
-
-
-def band_keys(values: U64Array, num_bands: int, num_rows: int) -> U64Array:
-    """``uint64[num_docs, num_bands]``: one hash per band of each signature row."""
-    if num_bands * num_rows > values.shape[1]:
-        raise ParameterError(
-            f"band_keys needs num_bands * num_rows <= {values.shape[1]} signature slots; "
-            f"got {num_bands} * {num_rows}."
-        )
-    values = np.ascontiguousarray(values, dtype=np.uint64)
-    out = np.empty((values.shape[0], num_bands), dtype=np.uint64)
-    with parallel_section:
-        kernels.band_keys(values, num_bands, num_rows, out)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class CandidatePairs:
-    """Distinct candidate pairs ``(first[i], second[i])`` with ``first < second``, sorted.
-
-    Attributes
-    ----------
-    num_giant_buckets
-        Buckets larger than ``max_bucket_size``, where each member was paired only with the
-        ``max_bucket_size - 1`` members before it.
-    largest_bucket
-        Members of the largest bucket over all bands.
-    """
-
-    first: I64Array
-    second: I64Array
-    num_giant_buckets: int = 0
-    largest_bucket: int = 0
-
-    def __len__(self) -> int:
-        return int(self.first.shape[0])
 
 
 class KeyTable(Protocol):

@@ -17,7 +17,7 @@ from neardup._kernels import bbit as kernels
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U8Array, U64Array
 from neardup.errors import IncompatibleError, ParameterError
-from neardup.lsh.banding import CandidatePairs
+from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.sketch.oph import OPHSketcher

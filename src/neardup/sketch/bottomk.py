@@ -18,7 +18,7 @@ from neardup._kernels.shingles import bottom_k_sketches
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.lsh.banding import CandidatePairs
+from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.sketch.signatures import EMPTY_SLOT, Signatures

@@ -6,7 +6,8 @@ at least ``r`` features: with ``r = 1`` candidates come from one lookup per feat
 ``r >= 2`` from the C(k, 2) *megashingles* (hashes of feature pairs). Seed 003 ("the filtering
 mechanism") gives the probability that two documents of resemblance rho are accepted, with the
 full sketch and with features; :func:`acceptance_full` and :func:`acceptance_features` compute
-them for plotting and for choosing parameters.
+them for plotting and for choosing parameters. The pairs themselves are found by
+:func:`neardup.lsh.features.fungible_pairs`.
 """
 
 from __future__ import annotations
@@ -16,18 +17,15 @@ from math import comb
 
 import numpy as np
 
-from neardup._kernels import features as kernels
-from neardup._parallel import parallel_section
-from neardup._types import F64Array, I64Array, U64Array
+from neardup._types import F64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.lsh.banding import CandidatePairs, band_keys, candidate_pairs
+from neardup.hashing.bands import band_keys
 
 __all__ = [
     "PRESETS",
     "FeaturePreset",
     "acceptance_features",
     "acceptance_full",
-    "fungible_pairs",
     "supershingles",
 ]
 
@@ -118,44 +116,3 @@ def supershingles(values: U64Array, preset: FeaturePreset) -> U64Array:
     if preset.feature_bits < 64:
         features &= np.uint64((1 << preset.feature_bits) - 1)
     return features
-
-
-def fungible_pairs(
-    features: U64Array,
-    min_shared: int,
-    *,
-    active: np.ndarray | None = None,
-    max_bucket_size: int = 2**31 - 1,
-) -> tuple[CandidatePairs, I64Array]:
-    """Pairs of documents sharing at least ``min_shared`` features, and how many they share.
-
-    ``min_shared = 1`` looks up each feature; ``min_shared >= 2`` looks up megashingles (pairs
-    of features) and then counts the shared features of each candidate exactly. Lookup buckets
-    above ``max_bucket_size`` are paired linearly, as in :func:`candidate_pairs`.
-    """
-    num_groups = features.shape[1]
-    if not 1 <= min_shared <= num_groups:
-        raise ParameterError(f"min_shared must be in [1, {num_groups}]; got {min_shared}.")
-    features = np.ascontiguousarray(features, dtype=np.uint64)
-    if min_shared == 1:
-        keys = features
-    else:
-        keys = np.empty((features.shape[0], num_groups * (num_groups - 1) // 2), dtype=np.uint64)
-        with parallel_section:
-            kernels.megashingles(features, keys)
-    # Position-tagged keys, so that equal features at different positions do not collide.
-    tagged = band_keys(keys, keys.shape[1], 1)
-    candidates = candidate_pairs(tagged, active=active, max_bucket_size=max_bucket_size)
-    shared = np.empty(len(candidates), dtype=np.int64)
-    with parallel_section:
-        kernels.shared_features(features, candidates.first, candidates.second, shared)
-    keep = shared >= min_shared
-    return (
-        CandidatePairs(
-            first=candidates.first[keep],
-            second=candidates.second[keep],
-            num_giant_buckets=candidates.num_giant_buckets,
-            largest_bucket=candidates.largest_bucket,
-        ),
-        shared[keep],
-    )

@@ -23,7 +23,7 @@ from neardup._kernels.weighted import icws_samples
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.lsh.banding import CandidatePairs
+from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.text.shingle import Shingler, ShingleSets

@@ -32,19 +32,21 @@ import numpy as np
 from neardup._types import BoolArray, F64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.pairs import near_pairs
+from neardup.hashing.bands import band_keys
 from neardup.lsh.banding import (
-    CandidatePairs,
     KeyTable,
-    band_keys,
     banded_pairs,
+    bands_rows,
     choose_bands,
     s_curve,
     shared_key_pairs,
 )
+from neardup.lsh.features import fungible_pairs
+from neardup.pairs import CandidatePairs
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch.bbit import BBitSignatures, bbit_estimate, chance_agreement
 from neardup.sketch.bottomk import keyed_mix, resemblance
-from neardup.sketch.features import PRESETS, acceptance_features, fungible_pairs, supershingles
+from neardup.sketch.features import PRESETS, acceptance_features, supershingles
 from neardup.sketch.signatures import EMPTY_SLOT, Signatures
 from neardup.sketch.simhash import estimate_cosine, hamming_distance
 from neardup.verify import estimate_jaccard
@@ -95,7 +97,7 @@ class Banding(CandidateScheme):
 
     def bands_rows(self) -> tuple[int, int]:
         """The (num_bands, num_rows) in use."""
-        return self.lsh.bands_rows
+        return bands_rows(self.lsh)
 
     def keys(self, values: U64Array) -> U64Array:
         return band_keys(self._slots(values), *self.bands_rows())
