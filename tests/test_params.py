@@ -68,6 +68,32 @@ def test_specs_round_trip_through_dicts() -> None:
     assert hash(config) == hash(DedupConfig.from_dict(config.to_dict()))
 
 
+def test_a_kind_owns_its_options_and_only_they_count_for_compatibility() -> None:
+    with pytest.raises(ParameterError, match=r"SketchSpec.bbits applies to kind 'bbit', not to"):
+        SketchSpec(kind="oph", bbits=4)
+    assert "bbits" not in SketchSpec(kind="oph").to_dict()
+    assert SketchSpec(kind="bbit", bbits=4).to_dict()["bbits"] == 4
+    # A dict an older version wrote holds every kind's options, at their defaults.
+    every_field = {**SketchSpec(kind="bbit").to_dict(), "kind": "oph", "weighting": "tf"}
+    assert SketchSpec.from_dict(every_field) == SketchSpec(kind="oph")
+    assert SketchSpec(kind="simhash", weighting="tfidf", seed=7).with_kind("oph") == SketchSpec(
+        kind="oph", seed=7
+    )
+
+
+def test_a_family_owns_its_fields_and_follows_the_kind() -> None:
+    assert DedupConfig().lsh.family == "bands"
+    assert DedupConfig(sketch=SketchSpec(kind="simhash")).lsh.family == "hamming"
+    assert DedupConfig(sketch=SketchSpec(kind="supershingle")).lsh.family == "features"
+    chosen = DedupConfig(sketch=SketchSpec(kind="supershingle"), lsh=LSHSpec(family="bands"))
+    assert chosen.lsh.family == "bands"
+    assert "hamming" not in chosen.to_dict()["lsh"]
+    with pytest.raises(ParameterError, match="LSHSpec.num_bands applies to family 'bands'"):
+        LSHSpec(family="hamming", num_bands=4, num_rows=4)
+    with pytest.raises(ParameterError, match="cannot pair 'simhash' signatures"):
+        DedupConfig(sketch=SketchSpec(kind="simhash"), lsh=LSHSpec(family="bands"))
+
+
 def test_unknown_keys_are_named() -> None:
     with pytest.raises(ParameterError, match=r"unknown key\(s\) 'treshold' in lsh for LSHSpec"):
         DedupConfig.from_dict({"lsh": {"treshold": 0.5}})

@@ -1,24 +1,23 @@
-"""How each sketch kind finds candidate pairs and estimates their similarity.
+"""The candidate families: how signatures become lookup keys, and keys candidate pairs.
 
-Every kind stores one ``uint64`` row per document (:class:`~neardup.sketch.Signatures`); its
-*scheme* turns rows into lookup keys, keys into candidate pairs, and a pair's rows into a
-similarity estimate:
+Every kind stores one ``uint64`` row per document (:class:`~neardup.sketch.Signatures`); a
+*family* (:data:`neardup.kinds.FAMILIES`, chosen by ``LSHSpec.family`` among those the kind
+registers) turns rows into keys and keys into candidate pairs:
 
 =============  =================================================================================
-kind           candidates
+family         candidates
 =============  =================================================================================
-oph, minhash,  LSH banding, ``b`` bands of ``r`` slots (MMDS §3.4); the estimate is the fraction
-minhash-lead,  of equal slots (the weighted Jaccard for ``weighted``)
-weighted
-bbit           banding over the b-bit codes, with ``b, r`` chosen for the agreement probability
-               ``C + (1 - C) t`` of a pair at the threshold; the estimate is corrected for chance
-bottomk        documents sharing two of their ``L`` smallest hashes, ``L`` the least with
-               ``P(Binomial(L, t) >= 2) >= 0.95``; resemblance from the merged sketches
-supershingle   Broder's feature filter: at least ``min_shared`` common supershingles of the
+bands          LSH banding, ``b`` bands of ``r`` slots (MMDS §3.4), ``b, r`` chosen for the
+               chance that one slot of a pair at the threshold agrees (``C + (1 - C) t`` for
+               b-bit codes, which also agree by chance)
+bottomk-pairs  documents sharing two of their ``L`` smallest hashes, ``L`` the least with
+               ``P(Binomial(L, t) >= 2) >= 0.95``
+features       Broder's feature filter: at least ``min_shared`` common supershingles of the
                preset (megashingles when ``min_shared >= 2``)
-simhash        fingerprints at most ``h`` bits apart (block-permuted tables); the estimate is
-               the cosine ``cos(π d / bits)``
+hamming        fingerprints at most ``h`` bits apart (block-permuted tables)
 =============  =================================================================================
+
+The estimate of a pair's similarity belongs to the kind, not the family (:func:`estimate`).
 """
 
 from __future__ import annotations
@@ -33,25 +32,17 @@ from neardup._types import BoolArray, F64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.pairs import near_pairs
 from neardup.hashing.bands import band_keys
-from neardup.lsh.banding import (
-    KeyTable,
-    banded_pairs,
-    bands_rows,
-    choose_bands,
-    s_curve,
-    shared_key_pairs,
-)
+from neardup.kinds import FAMILIES, SKETCH_KINDS, load
+from neardup.lsh.banding import KeyTable, banded_pairs, bands_rows, s_curve, shared_key_pairs
 from neardup.lsh.features import fungible_pairs
 from neardup.pairs import CandidatePairs
-from neardup.params import LSHSpec, SketchSpec
-from neardup.sketch.bbit import BBitSignatures, bbit_estimate, chance_agreement
-from neardup.sketch.bottomk import keyed_mix, resemblance
+from neardup.params import LSHSpec, SketchSpec, candidate_family
+from neardup.sketch import TextSketcher
+from neardup.sketch.bottomk import keyed_mix
 from neardup.sketch.features import PRESETS, acceptance_features, supershingles
 from neardup.sketch.signatures import EMPTY_SLOT, Signatures
-from neardup.sketch.simhash import estimate_cosine, hamming_distance
-from neardup.verify import estimate_jaccard
 
-__all__ = ["SCHEMES", "CandidateScheme", "candidate_scheme"]
+__all__ = ["CandidateScheme", "candidate_scheme", "estimate"]
 
 BOTTOMK_RECALL_AT_THRESHOLD = 0.95
 
@@ -84,8 +75,8 @@ class CandidateScheme(ABC):
         )
 
     def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
-        """The estimated similarity of each pair."""
-        return estimate_jaccard(signatures, pairs)
+        """The estimated similarity of each pair (:func:`estimate`)."""
+        return estimate(signatures, pairs)
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -93,17 +84,21 @@ class CandidateScheme(ABC):
 
 
 class Banding(CandidateScheme):
-    """LSH banding over the slots (oph, minhash, minhash-lead, weighted)."""
+    """LSH banding over the slots, as the sketch's maker presents them.
+
+    See :meth:`~neardup.sketch.TextSketcher.band_slots` and ``slot_agreement``.
+    """
+
+    def __init__(self, sketch: SketchSpec, lsh: LSHSpec) -> None:
+        super().__init__(sketch, lsh)
+        self._maker: type[TextSketcher] = load(SKETCH_KINDS[sketch.kind].maker)
 
     def bands_rows(self) -> tuple[int, int]:
         """The (num_bands, num_rows) in use."""
-        return bands_rows(self.lsh)
+        return bands_rows(self.lsh, self._agreement(self.lsh.threshold))
 
     def keys(self, values: U64Array) -> U64Array:
-        return band_keys(self._slots(values), *self.bands_rows())
-
-    def _slots(self, values: U64Array) -> U64Array:
-        return values
+        return band_keys(self._maker.band_slots(values, self.sketch), *self.bands_rows())
 
     def describe(self) -> dict[str, Any]:
         b, r = self.bands_rows()
@@ -115,38 +110,11 @@ class Banding(CandidateScheme):
                 s_curve(self._agreement(self.lsh.threshold), b, r)
             ),
             "label": f"b={b}, r={r}",
+            **{name: getattr(self.sketch, name) for name in SKETCH_KINDS[self.sketch.kind].options},
         }
 
     def _agreement(self, similarity: float) -> float:
-        return similarity
-
-
-class BBitBanding(Banding):
-    """Banding over b-bit codes: unrelated slots agree by chance with probability 2^-b."""
-
-    def bands_rows(self) -> tuple[int, int]:
-        lsh = self.lsh
-        if lsh.num_bands is not None and lsh.num_rows is not None:
-            return lsh.num_bands, lsh.num_rows
-        return choose_bands(
-            self._agreement(lsh.threshold),
-            lsh.num_perm,
-            false_positive_weight=lsh.false_positive_weight,
-            false_negative_weight=lsh.false_negative_weight,
-        )
-
-    def _agreement(self, similarity: float) -> float:
-        chance = chance_agreement(self.sketch.bbits)
-        return chance + (1 - chance) * similarity
-
-    def _slots(self, values: U64Array) -> U64Array:
-        return BBitSignatures.from_rows(values, self.sketch).codes()
-
-    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
-        return bbit_estimate(BBitSignatures.of(signatures), pairs)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "bits": self.sketch.bbits}
+        return self._maker.slot_agreement(similarity, self.sketch)
 
 
 class BottomKPairs(CandidateScheme):
@@ -182,9 +150,6 @@ class BottomKPairs(CandidateScheme):
         return shared_key_pairs(
             keys.matrix(), active=active, max_bucket_size=self.lsh.max_bucket_size
         )
-
-    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
-        return resemblance(signatures, pairs)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -261,11 +226,6 @@ class HammingPairs(CandidateScheme):
             max_bucket_size=self.lsh.max_bucket_size,
         )
 
-    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
-        values = signatures.values
-        distance = hamming_distance(values[pairs.first], values[pairs.second])
-        return estimate_cosine(distance, self.sketch.simhash_bits)
-
     def describe(self) -> dict[str, Any]:
         bits, h = self.sketch.simhash_bits, self.lsh.hamming
         flip = acos(self.lsh.threshold) / pi
@@ -280,19 +240,20 @@ class HammingPairs(CandidateScheme):
         }
 
 
-SCHEMES: dict[str, type[CandidateScheme]] = {
-    "oph": Banding,
-    "minhash": Banding,
-    "minhash-lead": Banding,
-    "weighted": Banding,
-    "bbit": BBitBanding,
-    "bottomk": BottomKPairs,
-    "supershingle": FeatureFilter,
-    "simhash": HammingPairs,
-}
-"""The candidate scheme of each sketch kind."""
-
-
 def candidate_scheme(sketch: SketchSpec, lsh: LSHSpec) -> CandidateScheme:
-    """The scheme for ``sketch.kind`` under ``lsh``."""
-    return SCHEMES[sketch.kind](sketch, lsh)
+    """The scheme of the family that finds candidates for ``sketch`` under ``lsh``.
+
+    The family is :func:`~neardup.params.candidate_family`'s choice.
+    """
+    scheme: type[CandidateScheme] = load(FAMILIES[candidate_family(sketch, lsh)].scheme)
+    return scheme(sketch, lsh)
+
+
+def estimate(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+    """The similarity each pair's signatures estimate, by their kind's registered estimator.
+
+    See :attr:`neardup.kinds.SketchKind.estimator`.
+    """
+    estimator = load(SKETCH_KINDS[signatures.spec.kind].estimator)
+    similarity: F64Array = estimator(signatures, pairs)
+    return similarity

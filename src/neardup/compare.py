@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neardup.candidates import candidate_scheme
+from neardup.candidates import estimate
+from neardup.kinds import SKETCH_KINDS
 from neardup.pairs import CandidatePairs
-from neardup.params import LSHSpec, SketchSpec
-from neardup.sketch import SKETCHERS, make_sketcher
+from neardup.params import SketchSpec
+from neardup.sketch import make_sketcher
 from neardup.sketch.bbit import BBIT_WIDTHS
 from neardup.sketch.bottomk import containment
 from neardup.sketch.features import PRESETS, supershingles
@@ -29,7 +30,7 @@ __all__ = ["Comparison", "compare"]
 class Comparison:
     """Exact similarities of two documents and the sketches' estimates.
 
-    ``estimates`` maps a sketch name (every kind of :data:`~neardup.sketch.SKETCHERS`, with
+    ``estimates`` maps a sketch name (every kind of :data:`~neardup.kinds.SKETCH_KINDS`, with
     ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` for the
     containment of A in B) to its estimate; ``weighted`` estimates ``weighted_jaccard``, the
     others ``jaccard``. ``shared_features`` counts the supershingles of ``spec.preset`` the two
@@ -73,23 +74,24 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
     total = float(count_a.sum() + count_b.sum()) - overlap
     pair = CandidatePairs(first=np.array([0]), second=np.array([1]))
 
-    def sketch(**changes: object) -> tuple[float, Signatures]:
-        """Both texts sketched with ``spec`` changed as given, and the pair's estimate."""
-        variant = SketchSpec.from_dict({**spec.to_dict(), **changes})
-        signatures = make_sketcher(variant).sketch([a, b])
-        scheme = candidate_scheme(variant, LSHSpec(num_perm=variant.num_perm))
-        return float(scheme.estimate(signatures, pair)[0]), signatures
+    def sketch(kind: str, **options: object) -> tuple[float, Signatures]:
+        """Both texts sketched by ``kind`` with ``spec``'s common settings, and the estimate."""
+        signatures = make_sketcher(spec.with_kind(kind, **options)).sketch([a, b])
+        return float(estimate(signatures, pair)[0]), signatures
 
     estimates: dict[str, float] = {}
-    for kind in SKETCHERS:
-        if kind not in ("bbit", "simhash"):
-            estimates[kind] = sketch(kind=kind)[0]
-    estimates["simhash"], simhashes = sketch(kind="simhash", weighting="tf")
-    for bits in BBIT_WIDTHS:
-        estimates[f"bbit{bits}"] = sketch(kind="bbit", bbits=bits)[0]
-    estimates["bottomk-containment"] = float(containment(sketch(kind="bottomk")[1], pair)[0][0])
+    for kind in SKETCH_KINDS:
+        if kind == "bbit":
+            for bits in BBIT_WIDTHS:
+                estimates[f"bbit{bits}"] = sketch(kind, bbits=bits)[0]
+        elif kind == "simhash":
+            estimates[kind], simhashes = sketch(kind, weighting="tf")
+        else:
+            estimates[kind] = sketch(kind)[0]
+    estimates["bottomk-containment"] = float(containment(sketch("bottomk")[1], pair)[0][0])
     preset = PRESETS[spec.preset]
-    wide = sketch(kind="supershingle", num_perm=max(spec.num_perm, preset.num_samples))[1]
+    num_perm = max(spec.num_perm, preset.num_samples)
+    wide = sketch("supershingle", preset=spec.preset, num_perm=num_perm)[1]
     features = supershingles(wide.values, preset)
     return Comparison(
         num_shingles=(int(set_a.shape[0]), int(set_b.shape[0])),

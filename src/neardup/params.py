@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, cast
 
 from neardup.errors import InputError, ParameterError
+from neardup.kinds import FAMILIES, SKETCH_KINDS
 
 __all__ = [
     "DedupConfig",
@@ -27,12 +28,10 @@ __all__ = [
     "NormalizeSpec",
     "ShingleSpec",
     "SketchSpec",
+    "candidate_family",
 ]
 
 ShingleUnit = Literal["word", "char"]
-SketchKind = Literal[
-    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted", "simhash"
-]
 Weighting = Literal["tf", "tfidf"]
 Projection = Literal["sign", "gaussian"]
 FingerprintKind = Literal["nd64", "rabin"]
@@ -142,8 +141,14 @@ class _Spec:
         return out
 
     @classmethod
+    def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``data`` without the keys that a stored dict may hold but that say nothing."""
+        return data
+
+    @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
         """Build the spec from a dict; unknown keys are a :class:`ParameterError` naming them."""
+        data = cls._implied_dropped(data)
         known = {f.name: f for f in fields(cast(Any, cls))}
         unknown = sorted(set(data) - set(known))
         if unknown:
@@ -273,9 +278,6 @@ def _is_polynomial(value: Any) -> bool:
     return all(c in "0123456789abcdef" for c in value[2:])
 
 
-SKETCH_KINDS = (
-    "oph", "minhash", "minhash-lead", "bottomk", "bbit", "supershingle", "weighted", "simhash"
-)  # fmt: skip
 FEATURE_PRESETS = ("altavista", "altavista-variant", "bing", "8bytes-small", "8bytes-large")
 """Names of Broder's feature-filter presets (defined in :mod:`neardup.sketch.features`)."""
 
@@ -287,15 +289,11 @@ class SketchSpec(_Spec):
     Parameters
     ----------
     kind
-        ``"oph"``: one-permutation hashing with optimal densification (one hash per shingle;
-        the default, as accurate as ``"minhash"`` and much faster); ``"minhash"``: classic
-        MinHash with ``num_perm`` linear permutations; ``"minhash-lead"``: the same estimates
-        by left-to-right minima over lead bytes; ``"bottomk"``: the ``num_perm`` smallest
-        hashes under one function (resemblance and containment); ``"bbit"``: OPH slots cut to
-        ``bbits`` bits; ``"supershingle"``: MinHash cut into Broder's features (``preset``);
-        ``"weighted"``: ICWS weighted MinHash of shingle counts (weighted Jaccard);
-        ``"simhash"``: Charikar's SimHash of the weighted shingle vector (cosine; searched in
-        Hamming space, see ``docs/simhash.md``). See ``docs/sketches.md`` for when to use which.
+        A kind of :data:`neardup.kinds.SKETCH_KINDS` (``"oph"``, the default, is as accurate as
+        ``"minhash"`` and much faster); see ``docs/sketches.md`` for when to use which. Each
+        kind owns some of the options below: another kind's, set off its default, is an error,
+        and only the kind's own appear in :meth:`to_dict` (so only they count when stored
+        signatures are compared).
     num_perm
         Slots per signature (*n* in MMDS §3.3.4; bins for OPH; *k* for bottom-k).
     seed
@@ -319,7 +317,7 @@ class SketchSpec(_Spec):
         The shingling and normalisation the signature was made from.
     """
 
-    kind: SketchKind = "oph"
+    kind: str = "oph"
     num_perm: int = _DEFAULT_NUM_PERM
     seed: int = 42
     bbits: int = 2
@@ -331,7 +329,7 @@ class SketchSpec(_Spec):
     normalize: NormalizeSpec = field(default_factory=NormalizeSpec)
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
-        "kind": one_of(*SKETCH_KINDS),
+        "kind": one_of(*SKETCH_KINDS),  # the registry: neardup.kinds
         "num_perm": integer(1, 4096),
         "seed": integer(0, MAX_SEED),
         "bbits": Rule("one of 1, 2, 4, 8", lambda v: _is_int(v) and v in (1, 2, 4, 8)),
@@ -343,18 +341,89 @@ class SketchSpec(_Spec):
 
     def __post_init__(self) -> None:
         self._validate()
+        _check_options(self, "kind", SKETCH_KINDS, _KIND_OPTION_DEFAULTS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields and this kind's options (:attr:`neardup.kinds.SketchKind.options`).
+
+        The options of other kinds are left out: they do not change these signatures, so two
+        specs that make the same signatures have the same dict (stored files compare them).
+        """
+        return _only_chosen(_Spec.to_dict(self), _KIND_OPTION_DEFAULTS, SKETCH_KINDS[self.kind])
+
+    @classmethod
+    def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Without options left at their defaults (older versions wrote every kind's)."""
+        return _defaults_dropped(data, _KIND_OPTION_DEFAULTS)
+
+    def with_kind(self, kind: str, **options: Any) -> SketchSpec:
+        """The same shingling, normalisation, ``num_perm`` and seed for another ``kind``.
+
+        Its ``options`` are as given, the rest at their defaults.
+        """
+        data = {k: v for k, v in self.to_dict().items() if k not in _KIND_OPTION_DEFAULTS}
+        return SketchSpec.from_dict({**data, "kind": kind, **options})
+
+
+def _options_of(table: Mapping[str, Any], spec: type[_Spec]) -> dict[str, Any]:
+    """The fields of ``spec`` that some entry of ``table`` (kinds, families) owns, and defaults.
+
+    An entry that does not own one leaves it at its default.
+    """
+    return {
+        f.name: f.default
+        for f in fields(cast(Any, spec))
+        if any(f.name in entry.options for entry in table.values())
+    }
+
+
+def _check_options(
+    spec: _Spec, selector: str, table: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """Refuse an option of another entry than the one ``selector`` names, set off its default."""
+    chosen = getattr(spec, selector)
+    if chosen is None:
+        return
+    for name, default in defaults.items():
+        value = getattr(spec, name)
+        if name not in table[chosen].options and value != default:
+            owners = " or ".join(repr(key) for key, entry in table.items() if name in entry.options)
+            raise ParameterError(
+                f"{type(spec).__name__}.{name} applies to {selector} {owners}, not to "
+                f"{chosen!r}; got {value!r}. Leave it out, or choose that {selector}."
+            )
+
+
+def _only_chosen(data: dict[str, Any], defaults: Mapping[str, Any], chosen: Any) -> dict[str, Any]:
+    """``data`` without the options (``defaults``' keys) that the ``chosen`` entry does not own."""
+    return {k: v for k, v in data.items() if k not in defaults or k in chosen.options}
+
+
+def _defaults_dropped(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without the options still at their defaults (they are implied)."""
+    return {k: v for k, v in data.items() if k not in defaults or v != defaults[k]}
+
+
+_KIND_OPTION_DEFAULTS = _options_of(SKETCH_KINDS, SketchSpec)
+"""Every kind's own options, with their defaults."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LSHSpec(_Spec):
-    """LSH banding: ``num_bands`` bands of ``num_rows`` rows over a MinHash signature.
+    """How candidate pairs are found: a family (:data:`neardup.kinds.FAMILIES`) and its fields.
 
-    Give ``threshold`` alone and the bands and rows are chosen by
+    For the ``"bands"`` family (LSH banding: ``num_bands`` bands of ``num_rows`` rows over a
+    MinHash signature), give ``threshold`` alone and the bands and rows are chosen by
     :func:`neardup.lsh.bands_rows`, minimising the weighted false-positive and false-negative
-    mass under the S-curve; or give both ``num_bands`` and ``num_rows``.
+    mass under the S-curve; or give both ``num_bands`` and ``num_rows``. Each family reads only
+    its own fields (:attr:`neardup.kinds.CandidateFamily.options`); setting another family's is
+    an error.
 
     Parameters
     ----------
+    family
+        The candidate family; ``None``: the sketch kind's first
+        (:attr:`neardup.kinds.SketchKind.families`), which :class:`DedupConfig` fills in.
     threshold
         The Jaccard similarity that makes a near-duplicate (*t* in MMDS §3.4.3).
     num_perm
@@ -380,6 +449,7 @@ class LSHSpec(_Spec):
         (:func:`neardup.hamming.choose_blocks`).
     """
 
+    family: str | None = None
     threshold: float = 0.8
     num_perm: int = _DEFAULT_NUM_PERM
     num_bands: int | None = None
@@ -391,6 +461,9 @@ class LSHSpec(_Spec):
     hamming_blocks: int | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
+        "family": Rule(
+            f"None or one of {', '.join(map(repr, FAMILIES))}", lambda v: v is None or v in FAMILIES
+        ),
         "threshold": real(0.0, 1.0, low_open=True),
         "num_perm": integer(1, 4096),
         "num_bands": optional_integer(1, 4096),
@@ -429,6 +502,38 @@ class LSHSpec(_Spec):
                 f"blocks intact); got hamming_blocks={self.hamming_blocks}, "
                 f"hamming={self.hamming}."
             )
+        _check_options(self, "family", FAMILIES, _FAMILY_OPTION_DEFAULTS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The common fields and the chosen family's (every field while none is chosen)."""
+        data = _Spec.to_dict(self)
+        if self.family is None:
+            return data
+        return _only_chosen(data, _FAMILY_OPTION_DEFAULTS, FAMILIES[self.family])
+
+    @classmethod
+    def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Without family fields left at their defaults (older versions wrote every one)."""
+        return _defaults_dropped(data, _FAMILY_OPTION_DEFAULTS)
+
+
+_FAMILY_OPTION_DEFAULTS = _options_of(FAMILIES, LSHSpec)
+"""Every family's own fields, with their defaults."""
+
+
+def candidate_family(sketch: SketchSpec, lsh: LSHSpec) -> str:
+    """The family that finds candidates for ``sketch``: ``lsh.family``, or the kind's first.
+
+    A family the kind cannot feed is an error naming those that can.
+    """
+    kind = SKETCH_KINDS[sketch.kind]
+    family = lsh.family or kind.family
+    if family not in kind.families:
+        raise ParameterError(
+            f"LSHSpec.family {family!r} cannot pair {sketch.kind!r} signatures; choose "
+            f"{' or '.join(map(repr, kind.families))}."
+        )
+    return family
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -438,8 +543,9 @@ class DedupConfig(_Spec):
     Parameters
     ----------
     sketch, lsh
-        The sketch and banding specs; ``lsh.num_perm`` follows ``sketch.num_perm`` (left at its
-        default, it is set to it; set to another number, it is an error).
+        The sketch and candidate specs; ``lsh.num_perm`` follows ``sketch.num_perm`` (left at
+        its default, it is set to it; set to another number, it is an error), and ``lsh.family``
+        left ``None`` becomes the sketch kind's first (:func:`candidate_family`).
     verify
         ``"exact"``: keep a candidate pair when the exact Jaccard of its shingle sets reaches the
         threshold; ``"signature"``: when the signature estimate does; ``"none"``: keep every
@@ -523,6 +629,9 @@ class DedupConfig(_Spec):
                 )
             # The number of slots is the sketch's; the banding follows it.
             object.__setattr__(self, "lsh", replace(self.lsh, num_perm=self.sketch.num_perm))
+        family = candidate_family(self.sketch, self.lsh)
+        if self.lsh.family is None:
+            object.__setattr__(self, "lsh", replace(self.lsh, family=family))
 
     @property
     def verify_mode(self) -> VerifyMode:

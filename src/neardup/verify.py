@@ -13,6 +13,7 @@ from neardup._kernels import verify as kernels
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.kinds import SKETCH_KINDS
 from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
@@ -89,14 +90,16 @@ def exact_similarity(
 ) -> F64Array:
     """The exact similarity a sketch of ``spec`` estimates, for pairs of ``texts``.
 
-    The Jaccard similarity of the shingle sets; for ``kind="weighted"`` the weighted Jaccard
-    (``sum min / sum max``) of the shingle counts; for ``kind="simhash"`` the cosine of the
-    shingle counts, times ``idf`` with ``weighting="tfidf"``. ``texts`` are strings, or a
-    :class:`~neardup._types.Batch` already normalised as ``spec`` says.
+    What the kind registers as ``exact`` (:attr:`neardup.kinds.SketchKind.exact`): the Jaccard
+    similarity of the shingle sets; the weighted Jaccard (``sum min / sum max``) of the shingle
+    counts; or the cosine of the shingle counts, times ``idf`` with ``weighting="tfidf"``.
+    ``texts`` are strings, or a :class:`~neardup._types.Batch` already normalised as ``spec``
+    says.
     """
-    if spec.kind == "simhash":
+    measure = SKETCH_KINDS[spec.kind].exact
+    if measure == "cosine":
         weighted = idf.transform(texts) if idf is not None else term_counts(texts, spec)
         return cosine_similarity(weighted, pairs)
-    if spec.kind == "weighted":
+    if measure == "weighted-jaccard":
         return weighted_jaccard(term_counts(texts, spec), pairs)
     return exact_jaccard(Shingler(spec.shingle, spec.normalize).shingle_sets(texts), pairs)

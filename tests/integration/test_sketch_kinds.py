@@ -8,6 +8,7 @@ import pytest
 from neardup import CandidatePairs, DedupConfig, LSHSpec, Shingler, SketchSpec, dedup
 from neardup.candidates import candidate_scheme
 from neardup.errors import ParameterError
+from neardup.kinds import SKETCH_KINDS
 from neardup.params import FEATURE_PRESETS
 from neardup.sketch import SKETCHERS, IDFWeights, SimHasher
 from neardup.sketch.features import PRESETS, acceptance_features
@@ -22,9 +23,11 @@ def corpus(licenses: list[dict[str, object]]) -> list[str]:
     return [str(r["text"]) for r in licenses[:700]]
 
 
-def _found(texts: list[str], kind: str, **spec: object) -> set[tuple[int, int]]:
+def _found(
+    texts: list[str], kind: str, family: str | None = None, **spec: object
+) -> set[tuple[int, int]]:
     sketch = SketchSpec(kind=kind, **spec)  # type: ignore[arg-type]
-    lsh = LSHSpec(threshold=THRESHOLD, num_perm=sketch.num_perm)
+    lsh = LSHSpec(family=family, threshold=THRESHOLD, num_perm=sketch.num_perm)
     config = DedupConfig(sketch=sketch, lsh=lsh, pairs="all")
     result = dedup(texts, config=config)
     return set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
@@ -42,12 +45,32 @@ def _near_pairs(texts: list[str], threshold: float) -> dict[tuple[int, int], flo
     return {p: j for p, j in truth.items() if p[0] in representatives and p[1] in representatives}
 
 
-@pytest.mark.parametrize("kind", sorted(set(SKETCHERS) - {"weighted", "supershingle", "simhash"}))
-def test_set_sketches_find_the_pairs_above_the_threshold(corpus: list[str], kind: str) -> None:
+# Every kind verified by set Jaccard, with every family it registers whose candidates are
+# near-certain at the threshold (the feature filter accepts by its own curve: see below).
+SET_PAIRINGS = [
+    (name, family)
+    for name, kind in SKETCH_KINDS.items()
+    if kind.exact == "jaccard"
+    for family in kind.families
+    if family != "features"
+]
+
+
+@pytest.mark.parametrize(("kind", "family"), SET_PAIRINGS)
+def test_set_sketches_find_the_pairs_above_the_threshold(
+    corpus: list[str], kind: str, family: str
+) -> None:
     truth = set(_near_pairs(corpus, THRESHOLD))
-    found = _found(corpus, kind)
+    found = _found(corpus, kind, family)
     assert found <= truth  # exact verification: no false positive
-    assert len(found) >= 0.95 * len(truth), (kind, len(found), len(truth))
+    assert len(found) >= 0.95 * len(truth), (kind, family, len(found), len(truth))
+
+
+def test_a_family_the_kind_cannot_feed_is_refused() -> None:
+    with pytest.raises(ParameterError, match="cannot pair 'oph' signatures; choose 'bands'"):
+        DedupConfig(sketch=SketchSpec(kind="oph"), lsh=LSHSpec(family="hamming"))
+    with pytest.raises(ParameterError, match="hamming applies to family 'hamming'"):
+        DedupConfig(sketch=SketchSpec(kind="oph"), lsh=LSHSpec(hamming=3))
 
 
 def test_weighted_kind_finds_pairs_above_the_weighted_threshold(corpus: list[str]) -> None:
@@ -89,8 +112,8 @@ def test_simhash_finds_the_pairs_within_h_above_the_cosine(
     assert found <= truth
     labels = result.clusters.labels
     assert all(labels[a] == labels[b] for a, b in truth)
-    assert result.summary["lsh"]["scheme"] == "hamming"
-    assert ("idf" in result.summary) == (weighting == "tfidf")
+    assert result.summary.lsh["scheme"] == "hamming"
+    assert (result.summary.idf is not None) == (weighting == "tfidf")
     estimate = np.cos(np.pi * np.bitwise_count(
         signatures.values[result.pairs.first] ^ signatures.values[result.pairs.second]
     ).sum(axis=1) / 64)  # fmt: skip

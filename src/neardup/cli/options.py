@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
-from neardup.params import FEATURE_PRESETS, SKETCH_KINDS, DedupConfig, ShingleSpec
+from neardup.kinds import FAMILIES, SKETCH_KINDS
+from neardup.params import FEATURE_PRESETS, DedupConfig, ShingleSpec
 
 __all__ = ["apply_flags", "input_options", "sketch_options"]
 
@@ -71,11 +72,16 @@ sketch_options = _stack(
     click.option(
         "--sketch",
         "sketch_kind",
-        type=click.Choice(sorted(SKETCH_KINDS)),
-        help="oph: one-permutation hashing (fast); minhash: k permutations; minhash-lead: "
-        "the same by lead bytes; bottomk: k smallest hashes; bbit: OPH cut to --bbits bits; "
-        "supershingle: Broder's features (--preset); weighted: ICWS of shingle counts; "
-        "simhash: see --method [default: oph]. See docs/sketches.md.",
+        type=click.Choice(list(SKETCH_KINDS)),
+        help="; ".join(f"{kind.name}: {kind.summary}" for kind in SKETCH_KINDS.values())
+        + " [default: oph]. See docs/sketches.md.",
+    ),
+    click.option(
+        "--family",
+        type=click.Choice(list(FAMILIES)),
+        help="How candidates are found, among those the sketch can feed: "
+        + "; ".join(f"{family.name}: {family.summary}" for family in FAMILIES.values())
+        + " [default: the sketch's first].",
     ),
     click.option(
         "--bbits",
@@ -133,7 +139,7 @@ sketch_options = _stack(
 )
 
 _FLAG_PLACES = [
-    ("sketch_kind", ("sketch", "kind")),
+    ("family", ("lsh", "family")),
     ("num_perm", ("sketch", "num_perm")),
     ("seed", ("sketch", "seed")),
     ("preset", ("sketch", "preset")),
@@ -153,12 +159,19 @@ _FLAG_PLACES = [
     ("encoding", ("encoding",)),
     ("skip_bad_records", ("skip_bad_records",)),
     ("pairs", ("pairs",)),
+    ("id_field", ("id_field",)),
 ]
 
 
 def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     """``base`` with every flag that was given on the command line applied on top."""
     data = base.to_dict()
+    kind = _chosen_kind(flags.get("method"), flags.get("sketch_kind"), base.sketch.kind)
+    if kind != base.sketch.kind:  # the base's kind options and family do not carry over
+        owned = SKETCH_KINDS[base.sketch.kind].options
+        data["sketch"] = {k: v for k, v in data["sketch"].items() if k not in owned}
+        data["sketch"]["kind"] = kind
+        data["lsh"]["family"] = None
     if flags.get("shingle") is not None:
         parsed = ShingleSpec.parse(flags["shingle"])
         data["sketch"]["shingle"].update(unit=parsed.unit, k=parsed.k)
@@ -179,10 +192,7 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["sketch"]["bbits"] = int(flags["bbits"])
     if flags.get("simhash_bits") is not None:
         data["sketch"]["simhash_bits"] = int(flags["simhash_bits"])
-    _apply_method(flags.get("method"), flags.get("sketch_kind"), data["sketch"])
-    _check_applies(flags, data["sketch"]["kind"])
-    if flags.get("id_field") is not None:
-        data["id_field"] = flags["id_field"]
+    _check_applies(flags, kind, data["lsh"]["family"] or SKETCH_KINDS[kind].family)
     for flag, key, unit in (
         ("batch_mb", "batch_bytes", 2**20),
         ("memory_gb", "memory_bytes", 2**30),
@@ -195,36 +205,52 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     return DedupConfig.from_dict(data)
 
 
-_APPLIES_TO = {
-    "bbits": ("bbit",),
-    "preset": ("supershingle",),
-    "hamming": ("simhash",),
-    "hamming_blocks": ("simhash",),
-    "simhash_bits": ("simhash",),
-    "weighting": ("simhash",),
-    "projection": ("simhash",),
-    "bands": ("oph", "minhash", "minhash-lead", "weighted", "bbit"),
-    "rows": ("oph", "minhash", "minhash-lead", "weighted", "bbit"),
-}
-"""The sketch kinds each kind-specific option means something for."""
+_FLAG_OF_FIELD = {"num_bands": "bands", "num_rows": "rows"}
+"""Spec fields whose flag has another name."""
 
 
-def _check_applies(flags: dict[str, Any], kind: str) -> None:
-    """Refuse an option given for a sketch kind it does nothing for."""
-    for flag, kinds in _APPLIES_TO.items():
-        if flags.get(flag) is not None and kind not in kinds:
+def _check_applies(flags: dict[str, Any], kind: str, family: str) -> None:
+    """Refuse an option given for a sketch kind or candidate family it does nothing for.
+
+    The registry says which kind or family owns an option (``options`` of
+    :class:`~neardup.kinds.SketchKind` and :class:`~neardup.kinds.CandidateFamily`).
+    """
+    tables: tuple[tuple[Mapping[str, Any], str], ...] = ((SKETCH_KINDS, kind), (FAMILIES, family))
+    for owners, chosen in tables:
+        for name in _owned(owners):
+            flag = _FLAG_OF_FIELD.get(name, name)
+            owning = [key for key, entry in owners.items() if name in entry.options]
+            if flags.get(flag) is None or chosen in owning:
+                continue
             option = "--" + flag.replace("_", "-")
+            if owners is SKETCH_KINDS:
+                raise click.UsageError(
+                    f"{option} applies to --sketch {' or '.join(owning)}, not to {kind}; drop "
+                    "it or choose that sketch"
+                )
+            feeding = [k.name for k in SKETCH_KINDS.values() if set(owning) & set(k.families)]
             raise click.UsageError(
-                f"{option} applies to --sketch {' or '.join(kinds)}, not to {kind}; drop it or "
-                "choose that sketch"
+                f"{option} applies to --family {' or '.join(owning)} (--sketch "
+                f"{' or '.join(feeding)}), not to {family}; drop it or choose that family"
             )
 
 
-def _apply_method(method: str | None, kind: str | None, sketch: dict[str, Any]) -> None:
-    """``--method simhash`` is ``--sketch simhash``; ``--method minhash`` any other sketch."""
+def _owned(table: Mapping[str, Any]) -> list[str]:
+    """Every option some entry of ``table`` owns, in the order entries list them."""
+    return list(dict.fromkeys(name for entry in table.values() for name in entry.options))
+
+
+def _chosen_kind(method: str | None, kind: str | None, base: str) -> str:
+    """The sketch kind of ``--method`` and ``--sketch`` over the ``base`` config's.
+
+    ``--method simhash`` is ``--sketch simhash``; ``--method minhash`` any other sketch.
+    """
     if method is not None and kind is not None and (method == "simhash") != (kind == "simhash"):
         raise click.UsageError(f"--method {method} conflicts with --sketch {kind}; give one.")
+    if kind is not None:
+        return kind
     if method == "simhash":
-        sketch["kind"] = "simhash"
-    elif method == "minhash" and sketch["kind"] == "simhash":
-        sketch["kind"] = "oph"
+        return "simhash"
+    if method == "minhash" and base == "simhash":
+        return "oph"
+    return base

@@ -28,6 +28,7 @@ __all__ = [
     "band_keys",
     "banded_pairs",
     "bands_rows",
+    "bucket_pairs",
     "candidate_pairs",
     "choose_bands",
     "equal_key_groups",
@@ -69,8 +70,11 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 
 
 @lru_cache(maxsize=256)
-def bands_rows(spec: LSHSpec) -> tuple[int, int]:
+def bands_rows(spec: LSHSpec, agreement: float | None = None) -> tuple[int, int]:
     """The (num_bands, num_rows) of ``spec``: as given, or chosen from its threshold.
+
+    ``agreement``: the chance that one slot of a pair at the threshold agrees, when it is not
+    the threshold itself (b-bit codes also agree by chance).
 
     Examples
     --------
@@ -82,7 +86,7 @@ def bands_rows(spec: LSHSpec) -> tuple[int, int]:
     if spec.num_bands is not None and spec.num_rows is not None:
         return spec.num_bands, spec.num_rows
     return choose_bands(
-        spec.threshold,
+        spec.threshold if agreement is None else agreement,
         spec.num_perm,
         false_positive_weight=spec.false_positive_weight,
         false_negative_weight=spec.false_negative_weight,
@@ -186,7 +190,7 @@ def banded_pairs(
     docs = np.arange(num_docs, dtype=np.int64)
     if active is not None:
         docs = docs[active]
-    return _pairs_of_buckets(((band[docs], docs) for band in bands), num_docs, max_bucket_size)
+    return bucket_pairs(((band[docs], docs) for band in bands), num_docs, max_bucket_size)
 
 
 def shared_key_pairs(
@@ -211,7 +215,7 @@ def shared_key_pairs(
     usable = flat != np.uint64(0xFFFFFFFFFFFFFFFF)
     if active is not None:
         usable &= np.repeat(active, width)
-    return _pairs_of_buckets([(flat[usable], docs[usable])], num_docs, max_bucket_size)
+    return bucket_pairs([(flat[usable], docs[usable])], num_docs, max_bucket_size)
 
 
 def equal_key_groups(
@@ -248,12 +252,22 @@ def _distinct(values: I64Array) -> I64Array:
     return ordered[keep]
 
 
-def _pairs_of_buckets(
+def bucket_pairs(
     buckets: Iterable[tuple[U64Array, I64Array]], num_docs: int, max_bucket_size: int
 ) -> CandidatePairs:
     """Distinct pairs of documents with equal keys within each ``(keys, docs)`` group.
 
-    ``docs`` ascend within each group, so a bucket's members ascend too.
+    ``docs`` ascend within each group, so a bucket's members ascend too. A bucket of more than
+    ``max_bucket_size`` documents (a *giant* bucket) pairs each with the
+    ``max_bucket_size - 1`` documents just before it. The rule of both engines: the Spark
+    engine calls this on the buckets of each of its partitions.
+
+    Examples
+    --------
+    >>> keys = np.array([5, 5, 5, 5, 9], dtype=np.uint64)
+    >>> pairs = bucket_pairs([(keys, np.arange(5))], 5, max_bucket_size=2)
+    >>> list(zip(pairs.first.tolist(), pairs.second.tolist())), pairs.num_giant_buckets
+    ([(0, 1), (1, 2), (2, 3)], 1)
     """
     if max_bucket_size < 2:
         raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")

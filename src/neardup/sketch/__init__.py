@@ -1,6 +1,7 @@
 """Sketches: from texts to signature matrices, and the :class:`Signatures` container."""
 
 from neardup.errors import ParameterError
+from neardup.kinds import SKETCH_KINDS, load
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.sketch.bbit import BBitSketcher
@@ -36,34 +37,20 @@ __all__ = [
 ]
 
 SKETCHERS: dict[str, type[TextSketcher]] = {
-    sketcher.kind: sketcher
-    for sketcher in (
-        OPHSketcher,
-        MinHasher,
-        LeadByteMinHasher,
-        BottomKSketcher,
-        BBitSketcher,
-        SupershingleSketcher,
-        WeightedMinHasher,
-        SimHasher,
-    )
+    name: load(kind.maker) for name, kind in SKETCH_KINDS.items()
 }
-"""Sketch kinds by name, as ``--sketch`` takes them."""
+"""The makers of :data:`neardup.kinds.SKETCH_KINDS`, by kind name."""
 
 
 def make_sketcher(spec: SketchSpec, idf: IDFWeights | None = None) -> TextSketcher:
-    """The sketcher for ``spec.kind`` (SimHash takes the ``idf`` of ``weighting="tfidf"``).
+    """The sketcher for ``spec.kind``.
 
-    An unknown kind lists the valid ones.
+    A kind that ``uses_idf`` takes the ``idf`` of ``weighting="tfidf"``.
     """
-    try:
-        maker = SKETCHERS[spec.kind]
-    except KeyError:
-        raise ParameterError(
-            f"SketchSpec.kind must be one of {', '.join(map(repr, SKETCHERS))}; got {spec.kind!r}."
-        ) from None
-    if maker is SimHasher:
-        return SimHasher(spec, idf)
+    maker = SKETCHERS[spec.kind]  # the spec has checked its kind against the registry
+    if SKETCH_KINDS[spec.kind].uses_idf:
+        return maker(spec, idf)  # type: ignore[call-arg]
     if idf is not None:
-        raise ParameterError(f"IDF weights are used by SimHash only, not by {spec.kind!r}.")
+        users = ", ".join(name for name, kind in SKETCH_KINDS.items() if kind.uses_idf)
+        raise ParameterError(f"IDF weights are used by {users} only, not by {spec.kind!r}.")
     return maker(spec)

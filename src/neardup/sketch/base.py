@@ -9,6 +9,7 @@ import numpy as np
 
 from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, U64Array
+from neardup.kinds import SKETCH_KINDS
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
 from neardup.text.shingle import KernelText, as_batch
@@ -25,14 +26,14 @@ class TextSketcher(ABC):
     kind: str
 
     def __init__(self, spec: SketchSpec | None = None) -> None:
-        self.spec = spec if spec is not None else SketchSpec(kind=self.kind)  # type: ignore[arg-type]
+        self.spec = spec if spec is not None else SketchSpec(kind=self.kind)
         if self.spec.kind != self.kind:
             raise ValueError(
                 f"{type(self).__name__} needs SketchSpec.kind == {self.kind!r}; "
                 f"got {self.spec.kind!r}."
             )
         self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
-        self._rng = np.random.default_rng([self.spec.seed, _KIND_TAGS[self.kind]])
+        self._rng = np.random.default_rng([self.spec.seed, SKETCH_KINDS[self.kind].tag])
         self._no_token: U64Array | None = None
 
     def sketch(self, texts: Sequence[str] | Batch) -> Signatures:
@@ -70,6 +71,19 @@ class TextSketcher(ABC):
         """Sketch one text: a batch of one."""
         return self.sketch([text])
 
+    @classmethod
+    def band_slots(cls, values: U64Array, spec: SketchSpec) -> U64Array:
+        """The slots LSH banding cuts into bands: by default the signature rows themselves."""
+        return values
+
+    @classmethod
+    def slot_agreement(cls, similarity: float, spec: SketchSpec) -> float:
+        """The chance that one slot of two documents at ``similarity`` agrees.
+
+        Banding's S-curve is drawn over it; by default the similarity itself, as for MinHash.
+        """
+        return similarity
+
     def _random_uint64(self, size: int) -> U64Array:
         return self._rng.integers(0, 2**64, size=size, dtype=np.uint64, endpoint=False)
 
@@ -78,15 +92,3 @@ class TextSketcher(ABC):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         """Run the kernel, filling the three output arrays."""
-
-
-_KIND_TAGS = {
-    "minhash": 1,
-    "oph": 2,
-    "bottomk": 3,
-    "weighted": 5,
-    "supershingle": 6,
-    "minhash-lead": 7,
-    "bbit": 8,
-    "simhash": 9,
-}

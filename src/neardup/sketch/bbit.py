@@ -129,12 +129,15 @@ def pack_bbit(signatures: Signatures, num_bits: int) -> BBitSignatures:
     )
 
 
-def bbit_estimate(signatures: BBitSignatures, pairs: CandidatePairs) -> F64Array:
+def bbit_estimate(signatures: BBitSignatures | Signatures, pairs: CandidatePairs) -> F64Array:
     """The unbiased Jaccard estimate ``(m / k - C) / (1 - C)`` of each pair (may be < 0).
 
+    ``signatures``: b-bit codes, or the ``uint64`` rows of a :class:`BBitSketcher` holding them.
     Its standard deviation is ``sqrt(P (1 - P) / k) / (1 - C)`` with ``P = C + (1 - C) J``.
     For b = 2 and k = 128 it is seed 000's ``(m - 32) / 96`` (a golden test).
     """
+    if isinstance(signatures, Signatures):
+        signatures = BBitSignatures.of(signatures)
     first = np.ascontiguousarray(pairs.first, dtype=np.int64)
     second = np.ascontiguousarray(pairs.second, dtype=np.int64)
     matches = np.empty(first.shape[0], dtype=np.int64)
@@ -163,9 +166,20 @@ class BBitSketcher(TextSketcher):
 
     kind = "bbit"
 
+    @classmethod
+    def band_slots(cls, values: U64Array, spec: SketchSpec) -> U64Array:
+        """The b-bit codes, unpacked one per slot."""
+        return BBitSignatures.from_rows(values, spec).codes()
+
+    @classmethod
+    def slot_agreement(cls, similarity: float, spec: SketchSpec) -> float:
+        """``C + (1 - C) J``: unrelated slots also agree by chance, ``C = 2^-b``."""
+        chance = chance_agreement(spec.bbits)
+        return chance + (1 - chance) * similarity
+
     def __init__(self, spec: SketchSpec | None = None) -> None:
         super().__init__(spec)
-        self._slots = OPHSketcher(SketchSpec.from_dict({**self.spec.to_dict(), "kind": "oph"}))
+        self._slots = OPHSketcher(self.spec.with_kind("oph"))
 
     @property
     def width(self) -> int:

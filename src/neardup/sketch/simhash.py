@@ -24,13 +24,14 @@ from neardup._kernels.shingles import simhash_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.pairs import CandidatePairs
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
 from neardup.sketch.signatures import Signatures
 from neardup.sketch.weighted import IDFWeights
 from neardup.text.shingle import as_batch
 
-__all__ = ["SimHasher", "estimate_cosine", "hamming_distance"]
+__all__ = ["SimHasher", "estimate_cosine", "estimate_simhash_cosine", "hamming_distance"]
 
 _NO_GAUSSIANS = np.empty(0, dtype=np.float64)
 
@@ -128,6 +129,13 @@ def hamming_distance(a: U64Array | np.uint64, b: U64Array | np.uint64) -> I64Arr
     x = np.bitwise_xor(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
     counts: I64Array = np.bitwise_count(x).astype(np.int64).sum(axis=-1)
     return counts
+
+
+def estimate_simhash_cosine(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
+    """The cosine each pair's SimHash fingerprints estimate (:func:`estimate_cosine`)."""
+    values = signatures.values
+    distance = hamming_distance(values[pairs.first], values[pairs.second])
+    return estimate_cosine(distance, signatures.spec.simhash_bits)
 
 
 def estimate_cosine(distance: I64Array | int, bits: int) -> F64Array:

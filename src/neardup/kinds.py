@@ -1,0 +1,241 @@
+"""The registry: every sketch kind and candidate family, described once.
+
+A :class:`SketchKind` says how a kind's signatures are made (its maker), which candidate
+families can pair them, what verification measures for it, how its estimates are computed, which
+of :class:`~neardup.params.SketchSpec`'s options change its signatures, and whether the index and
+the Spark engine take it. A :class:`CandidateFamily` says which scheme finds candidates and which
+:class:`~neardup.params.LSHSpec` fields it reads. The command line's choices, the specs'
+validation, the engines, the index and ``compare`` all derive from these two tables; adding a
+kind is writing its maker (and kernel) and an entry here (see CONTRIBUTING.md).
+
+Implementations are named as ``"module:attribute"`` and imported on first use (:func:`load`), so
+this registry sits at the bottom of the house, below the specs that validate against it, and
+``import neardup`` stays light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, Literal
+
+__all__ = [
+    "FAMILIES",
+    "SKETCH_KINDS",
+    "CandidateFamily",
+    "ExactMeasure",
+    "SketchKind",
+    "load",
+]
+
+ExactMeasure = Literal["jaccard", "weighted-jaccard", "cosine"]
+"""What ``--verify exact`` computes: Jaccard of shingle sets, weighted Jaccard of shingle
+counts (``sum min / sum max``), or the cosine of (TF or TF-IDF weighted) shingle vectors."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SketchKind:
+    """One sketch kind, as every part of neardup sees it.
+
+    Attributes
+    ----------
+    name
+        Its name in specs, files and on the command line (``--sketch``).
+    summary
+        One line for ``--help``.
+    maker
+        The :class:`~neardup.sketch.TextSketcher` class that makes its signatures.
+    families
+        The candidate families that can pair its signatures; the first is the default.
+    exact
+        What exact verification measures.
+    estimator
+        ``f(signatures, pairs) -> float64[n]``: the similarity its signatures estimate.
+    options
+        The :class:`~neardup.params.SketchSpec` fields beyond the common ones (``num_perm``,
+        ``seed``, shingling, normalisation) that change its signatures: only these count when
+        two signatures are compared for compatibility.
+    tag
+        Mixed into the seed of its random draws, so two kinds never share permutations (never
+        change one: stored signatures depend on it).
+    index, spark
+        Whether the persistent LSH index, and the Spark engine, take it.
+    uses_idf
+        Whether its maker takes learned IDF weights (``SketchSpec.weighting="tfidf"``).
+    """
+
+    name: str
+    summary: str
+    maker: str
+    families: tuple[str, ...]
+    exact: ExactMeasure
+    estimator: str
+    options: tuple[str, ...] = ()
+    tag: int
+    index: bool = False
+    spark: bool = False
+    uses_idf: bool = False
+
+    @property
+    def family(self) -> str:
+        """The default candidate family."""
+        return self.families[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CandidateFamily:
+    """One way of finding candidate pairs (``LSHSpec.family``).
+
+    Attributes
+    ----------
+    name
+        Its name in specs and summaries.
+    summary
+        One line for documentation.
+    scheme
+        The :class:`~neardup.candidates.CandidateScheme` class that implements it.
+    options
+        The :class:`~neardup.params.LSHSpec` fields it reads beyond the threshold and the
+        bucket cap.
+    """
+
+    name: str
+    summary: str
+    scheme: str
+    options: tuple[str, ...] = ()
+
+
+_AGREEMENT = "neardup.verify:estimate_jaccard"
+
+SKETCH_KINDS: dict[str, SketchKind] = {
+    kind.name: kind
+    for kind in (
+        SketchKind(
+            name="oph",
+            summary="one-permutation hashing with optimal densification (fast)",
+            maker="neardup.sketch.oph:OPHSketcher",
+            families=("bands",),
+            exact="jaccard",
+            estimator=_AGREEMENT,
+            tag=2,
+            index=True,
+            spark=True,
+        ),
+        SketchKind(
+            name="minhash",
+            summary="classic MinHash, num_perm linear permutations",
+            maker="neardup.sketch.minhash:MinHasher",
+            families=("bands",),
+            exact="jaccard",
+            estimator=_AGREEMENT,
+            tag=1,
+            index=True,
+            spark=True,
+        ),
+        SketchKind(
+            name="minhash-lead",
+            summary="the same MinHash by left-to-right minima over lead bytes",
+            maker="neardup.sketch.minhash:LeadByteMinHasher",
+            families=("bands",),
+            exact="jaccard",
+            estimator=_AGREEMENT,
+            tag=7,
+            index=True,
+            spark=True,
+        ),
+        SketchKind(
+            name="bottomk",
+            summary="the num_perm smallest hashes under one function (resemblance, containment)",
+            maker="neardup.sketch.bottomk:BottomKSketcher",
+            families=("bottomk-pairs",),
+            exact="jaccard",
+            estimator="neardup.sketch.bottomk:resemblance",
+            tag=3,
+            spark=True,
+        ),
+        SketchKind(
+            name="bbit",
+            summary="OPH slots cut to --bbits bits",
+            maker="neardup.sketch.bbit:BBitSketcher",
+            families=("bands",),
+            exact="jaccard",
+            estimator="neardup.sketch.bbit:bbit_estimate",
+            options=("bbits",),
+            tag=8,
+            spark=True,
+        ),
+        SketchKind(
+            name="supershingle",
+            summary="MinHash cut into Broder's features (--preset)",
+            maker="neardup.sketch.minhash:SupershingleSketcher",
+            families=("features", "bands"),
+            exact="jaccard",
+            estimator=_AGREEMENT,
+            options=("preset",),
+            tag=6,
+        ),
+        SketchKind(
+            name="weighted",
+            summary="ICWS weighted MinHash of shingle counts (weighted Jaccard)",
+            maker="neardup.sketch.weighted:WeightedMinHasher",
+            families=("bands",),
+            exact="weighted-jaccard",
+            estimator=_AGREEMENT,
+            tag=5,
+            spark=True,
+        ),
+        SketchKind(
+            name="simhash",
+            summary="SimHash of the weighted shingle vector (cosine; see --method)",
+            maker="neardup.sketch.simhash:SimHasher",
+            families=("hamming",),
+            exact="cosine",
+            estimator="neardup.sketch.simhash:estimate_simhash_cosine",
+            options=("simhash_bits", "weighting", "projection"),
+            tag=9,
+            uses_idf=True,
+        ),
+    )
+}
+"""Every sketch kind, by name (in the order ``--help`` lists them)."""
+
+FAMILIES: dict[str, CandidateFamily] = {
+    family.name: family
+    for family in (
+        CandidateFamily(
+            name="bands",
+            summary="LSH banding: b bands of r slots, a candidate when a band agrees (MMDS 3.4)",
+            scheme="neardup.candidates:Banding",
+            options=("num_bands", "num_rows", "false_positive_weight", "false_negative_weight"),
+        ),
+        CandidateFamily(
+            name="bottomk-pairs",
+            summary="documents sharing two of their L smallest hashes",
+            scheme="neardup.candidates:BottomKPairs",
+        ),
+        CandidateFamily(
+            name="features",
+            summary="Broder's feature filter: enough shared supershingles (Broder 2000)",
+            scheme="neardup.candidates:FeatureFilter",
+        ),
+        CandidateFamily(
+            name="hamming",
+            summary="fingerprints at most h bits apart, by block-permuted tables",
+            scheme="neardup.candidates:HammingPairs",
+            options=("hamming", "hamming_blocks"),
+        ),
+    )
+}
+"""Every candidate family, by name."""
+
+
+def load(reference: str) -> Any:
+    """The object a ``"module:attribute"`` reference names, importing its module.
+
+    Examples
+    --------
+    >>> load("neardup.kinds:SKETCH_KINDS") is SKETCH_KINDS
+    True
+    """
+    module, _, name = reference.partition(":")
+    return getattr(import_module(module), name)
