@@ -28,7 +28,8 @@ if TYPE_CHECKING:
         ParameterError,
         StoreError,
     )
-    from neardup.hamming import HammingIndex, HammingMatch
+    from neardup.hamming import HammingIndex
+    from neardup.lookup import Match
     from neardup.lsh import (
         band_keys,
         bands_rows,
@@ -66,7 +67,8 @@ _HOMES = {
         "ParameterError",
         "StoreError",
     ),
-    "neardup.hamming": ("HammingIndex", "HammingMatch"),
+    "neardup.hamming": ("HammingIndex",),
+    "neardup.lookup": ("Match",),
     "neardup.lsh": (
         "band_keys",
         "bands_rows",
@@ -100,12 +102,12 @@ __all__ = [
     "DedupConfig",
     "DedupResult",
     "HammingIndex",
-    "HammingMatch",
     "IDFWeights",
     "IdExistsError",
     "IncompatibleError",
     "InputError",
     "LSHSpec",
+    "Match",
     "MinHasher",
     "MissingExtraError",
     "NeardupError",

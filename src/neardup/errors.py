@@ -9,7 +9,7 @@ exception it refines, so ``except ValueError`` keeps working::
      │   └─ IncompatibleError                      artefacts made with different specs or versions
      ├─ InputError(NeardupError, ValueError)       carries path and line/record; says what to do
      │   └─ IdExistsError                          an id is already in the index (add, check)
-     ├─ StoreError(NeardupError)                   an index that is corrupt, locked, or foreign
+     ├─ StoreError(NeardupError)                   an index file that is damaged, locked, or foreign
      └─ MissingExtraError(NeardupError, ImportError)  an optional dependency is missing
 
     NeardupWarning(UserWarning)                    giant LSH buckets, skipped records, ...
@@ -90,7 +90,11 @@ class IdExistsError(InputError):
 
 
 class StoreError(NeardupError):
-    """An index store is corrupt, locked, or has another schema version."""
+    """An index file is missing, unreadable, foreign, damaged, locked, or of another version.
+
+    The same for an :class:`~neardup.index.LSHIndex`'s SQLite file and a saved
+    :class:`~neardup.hamming.HammingIndex`.
+    """
 
 
 class MissingExtraError(NeardupError, ImportError):

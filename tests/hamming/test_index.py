@@ -1,8 +1,9 @@
-"""The in-memory Hamming index answers as brute force does, through adds, removes and rebuilds,
+"""The in-memory Hamming index answers as brute force does, through adds, deletes and rebuilds,
 and saves to a file that records (and enforces) how its fingerprints were made."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,21 +11,39 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import HammingIndex, HammingMatch, IDFWeights, ShingleSpec, SketchSpec
-from neardup.errors import IdExistsError, IncompatibleError, InputError, ParameterError
+from neardup import HammingIndex, IDFWeights, Match, ShingleSpec, Signatures, SketchSpec
+from neardup.errors import (
+    IdExistsError,
+    IncompatibleError,
+    InputError,
+    ParameterError,
+    StoreError,
+)
 from neardup.hamming import index as index_module
 
 SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1))
 
 
-def _brute_force(stored: dict[str, np.ndarray], query: np.ndarray, h: int) -> list[HammingMatch]:
-    found = [
-        HammingMatch(id=doc_id, distance=int(np.bitwise_count(row ^ query).sum()))
-        for doc_id, row in stored.items()
+def _signatures(rows: np.ndarray, spec: SketchSpec) -> Signatures:
+    """Fingerprint rows as the signatures ``SimHasher.sketch`` would make."""
+    n = rows.shape[0]
+    return Signatures(
+        values=rows,
+        num_shingles=np.ones(n, np.int64),
+        fingerprints=np.zeros((n, 2), np.uint64),
+        spec=spec,
+    )
+
+
+def _brute_force(
+    stored: dict[str, np.ndarray], query: np.ndarray, h: int, bits: int
+) -> list[Match]:
+    found = [(int(np.bitwise_count(row ^ query).sum()), doc_id) for doc_id, row in stored.items()]
+    return [
+        Match(id=doc_id, similarity=float(np.cos(np.pi * d / bits)), distance=d)
+        for d, doc_id in sorted(found)
+        if d <= h
     ]
-    order = list(stored)
-    found = [m for m in found if m.distance <= h]
-    return sorted(found, key=lambda m: (m.distance, order.index(m.id)))
 
 
 @settings(max_examples=30, deadline=None)
@@ -49,20 +68,21 @@ def _exercise(seed: int, bits: int, h: int) -> None:
             for bit in rng.choice(bits, size=rng.integers(0, h + 2), replace=False):
                 row[bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
         ids = [f"{step}-{i}" for i in range(10)]
-        index.add_fingerprints(ids, rows)
+        index.add_signatures(ids, _signatures(rows, spec))
         stored.update(zip(ids, rows, strict=True))
         gone = [doc_id for doc_id in stored if rng.random() < 0.15]
-        assert index.remove([*gone, "never-added"]) == gone
+        assert index.delete([*gone, "never-added", *gone[:1]]) == gone
         for doc_id in gone:
             del stored[doc_id]
         index._check()
         assert len(index) == len(stored)
-        queries = base ^ np.uint64(1)
-        got = index.query_fingerprints(queries)
-        assert got == [_brute_force(stored, q, h) for q in queries]
-        assert index.query_fingerprints(queries, max_distance=h + 1) == [
-            _brute_force(stored, q, h + 1) for q in queries
+        queries = _signatures(base ^ np.uint64(1), spec)
+        got = index.query_signatures(queries)
+        assert got == [_brute_force(stored, q, h, bits) for q in queries.values]
+        assert index.query_signatures(queries, max_distance=h + 1) == [
+            _brute_force(stored, q, h + 1, bits) for q in queries.values
         ]
+        assert index.query_signatures(queries, top_k=2) == [m[:2] for m in got]
 
 
 def test_texts_in_and_near_copies_out(licenses: list[dict[str, object]]) -> None:
@@ -71,20 +91,47 @@ def test_texts_in_and_near_copies_out(licenses: list[dict[str, object]]) -> None
     with HammingIndex(SPEC, max_distance=3) as index:
         index.add([f"d{i}" for i in range(200)], texts)
         matches = index.query([texts[longest], texts[longest] + " one more line"])
-    assert matches[0][0] == HammingMatch(id=f"d{longest}", distance=0)
+    assert matches[0][0] == Match(id=f"d{longest}", similarity=1.0, distance=0)
     assert f"d{longest}" in [m.id for m in matches[1]]
+    assert all(m.similarity == np.cos(np.pi * m.distance / 64) for m in matches[1])
 
 
-def test_ids_are_unique() -> None:
+def test_upsert_replaces_and_get_returns_the_fingerprint() -> None:
+    index = HammingIndex(SPEC)
+    index.add(["a", "b"], ["some words here", "other words there"])
+    before = index.get("a")
+    assert before is not None
+    assert before.shape == (1,)
+    index.upsert(["a", "c"], ["other words there", "some words here"])
+    assert len(index) == 3
+    assert np.array_equal(index.get("c"), before)
+    assert np.array_equal(index.get("a"), index.get("b"))
+    assert index.get("gone") is None
+    assert [m.id for m in index.query(["other words there"])[0]][:2] == ["a", "b"]  # then by id
+    index._check()
+
+
+def test_ids_are_checked_as_the_lsh_index_checks_them() -> None:
     index = HammingIndex(SPEC)
     index.add(["a"], ["some words here"])
-    with pytest.raises(IdExistsError, match="'a'"):
+    with pytest.raises(IdExistsError, match=r"1 id already in the index \('a'\)") as info:
         index.add(["b", "a"], ["x y z", "p q r"])
-    with pytest.raises(IdExistsError, match="repeated"):
+    assert info.value.ids == ("a",)
+    with pytest.raises(InputError, match="'c' appears twice in one batch"):
         index.add(["c", "c"], ["x y z", "p q r"])
+    with pytest.raises(InputError, match="non-empty strings"):
+        index.upsert([""], ["x y z"])
+    with pytest.raises(ParameterError, match="got 1 texts for 2 ids"):
+        index.add(["d", "e"], ["x y z"])
     assert len(index) == 1
     with pytest.raises(ParameterError, match="rows of 1 uint64"):
-        index.add_fingerprints(["z"], np.zeros((1, 2), np.uint64))
+        index.add_signatures(["z"], _signatures(np.zeros((1, 2), np.uint64), SPEC))
+    with pytest.raises(ParameterError, match="top_k must be a positive int"):
+        index.query(["x y z"], top_k=0)
+    other = SketchSpec.from_dict({**SPEC.to_dict(), "seed": 1})
+    with pytest.raises(IncompatibleError, match=r"seed \(1 != 42\) \(the signatures' first\)"):
+        index.query_signatures(_signatures(np.zeros((1, 1), np.uint64), other))
+    assert len(index) == 1
 
 
 def test_save_and_load_keep_fingerprints_and_idf(
@@ -95,13 +142,14 @@ def test_save_and_load_keep_fingerprints_and_idf(
     idf = IDFWeights(spec).fit(texts)
     index = HammingIndex(spec, max_distance=4, idf=idf)
     index.add([f"d{i}" for i in range(100)], texts)
-    index.remove(["d3"])
+    index.delete(["d3"])
     path = tmp_path / "simhash.npz"
     index.save(path)
     assert [p.name for p in tmp_path.iterdir()] == ["simhash.npz"]  # no temporary left
     loaded = HammingIndex.load(path, spec)
-    assert loaded.parameters() == index.parameters()
-    assert loaded.parameters()["idf"]["num_docs"] == 100
+    assert loaded.info() == index.info()
+    assert loaded.info() == {"documents": 99, "header": index.header}
+    assert loaded.header["idf"]["num_docs"] == 100
     assert len(loaded) == 99
     assert "d3" not in loaded
     assert loaded.query(texts[:5]) == index.query(texts[:5])
@@ -110,6 +158,57 @@ def test_save_and_load_keep_fingerprints_and_idf(
     assert str(info.value).endswith(
         f"other parameters: seed ({spec.seed} != 1) (the index's first)"
     )
-    (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(InputError, match=r"junk\.npz.*not a neardup Hamming index"):
-        HammingIndex.load(tmp_path / "junk.npz")
+
+
+def test_a_missing_foreign_or_damaged_file_is_a_store_error(tmp_path: Path) -> None:
+    """The damage that is a StoreError for an LSH index is one for a Hamming index too."""
+    with pytest.raises(StoreError, match=r"no index at .*missing\.npz"):
+        HammingIndex.load(tmp_path / "missing.npz")
+    with pytest.raises(StoreError, match="cannot read the index file"):
+        HammingIndex.load(tmp_path)
+    for name, content in [("junk.npz", b"not a zip"), ("empty.npz", b"")]:
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(StoreError, match=rf"{name}: not a neardup Hamming index"):
+            HammingIndex.load(tmp_path / name)
+    np.save(tmp_path / "array.npy", np.zeros(3))
+    with pytest.raises(StoreError, match="one NumPy array, not an archive"):
+        HammingIndex.load(tmp_path / "array.npy")
+    np.savez(tmp_path / "other.npz", parameters=np.array('{"format": "something else"}'))
+    with pytest.raises(StoreError, match=r"other\.npz: not a neardup Hamming index$"):
+        HammingIndex.load(tmp_path / "other.npz")
+    with pytest.raises(StoreError, match=r"cannot write the index file .*check the directory"):
+        HammingIndex().save(tmp_path / "no-such-directory" / "index.npz")
+
+    index = HammingIndex(SPEC)
+    index.add([f"d{i}" for i in range(50)], [f"document number {i} of fifty" for i in range(50)])
+    path = tmp_path / "index.npz"
+    index.save(path)
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) // 2])
+    with pytest.raises(StoreError, match=r"index\.npz: not a neardup Hamming index, or a damaged"):
+        HammingIndex.load(path)
+    for offset in range(len(good)):  # each byte flipped in turn: refused, or harmless
+        damaged = bytearray(good)
+        damaged[offset] ^= 0x5A
+        path.write_bytes(bytes(damaged))
+        try:
+            loaded = HammingIndex.load(path)
+        except StoreError:
+            continue
+        assert loaded.info() == index.info()
+        assert all(np.array_equal(loaded.get(i), index.get(i)) for i in index._ids)
+
+    values = np.zeros((2, 1), np.uint64)
+    header = {**index.header, "file_version": 2}
+    np.savez(path, parameters=np.array(json.dumps(header)), ids=np.array(["a"]), values=values)
+    with pytest.raises(StoreError, match="file version 2; this neardup reads version 1"):
+        HammingIndex.load(path)
+    header = {**index.header, "max_distance": "seven"}
+    np.savez(path, parameters=np.array(json.dumps(header)), ids=np.array(["a"]))
+    with pytest.raises(StoreError, match=r"index\.npz: the index file is damaged"):
+        HammingIndex.load(path)
+    np.savez(
+        path, parameters=np.array(json.dumps(index.header)), ids=np.array(["a", "a"]), values=values
+    )
+    with pytest.raises(StoreError, match=r"the index file is damaged .*'a' appears twice"):
+        HammingIndex.load(path)

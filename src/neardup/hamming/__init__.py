@@ -1,7 +1,7 @@
 """Search in Hamming space: every stored SimHash fingerprint within distance h of a query."""
 
 from neardup.hamming.bphs import BlockPermutedIndex, bphs_tables, choose_blocks
-from neardup.hamming.index import HammingIndex, HammingMatch
+from neardup.hamming.index import HammingIndex
 from neardup.hamming.pairs import FingerprintTables, near_pairs
 from neardup.hamming.psm import (
     PSMIndex,
@@ -16,7 +16,6 @@ __all__ = [
     "BlockPermutedIndex",
     "FingerprintTables",
     "HammingIndex",
-    "HammingMatch",
     "PSMIndex",
     "PSMMatches",
     "bphs_tables",

@@ -1,9 +1,14 @@
 """An in-memory SimHash index: add documents, ask which stored ones are within ``h`` bits.
 
+It speaks the vocabulary of :class:`~neardup.index.LSHIndex` (see :mod:`neardup.lookup`):
+``add``, ``upsert``, ``delete``, ``get``, ``query``, ``query_signatures``, ``info``; a query
+answers with a list of :class:`~neardup.lookup.Match`, each with the ``distance`` in bits
+and, as ``similarity``, the cosine that distance estimates, ``cos(π distance / bits)``.
+
 Fingerprints live in one array. Most of them are covered by block-permuted tables
 (:class:`~neardup.hamming.pairs.FingerprintTables`); the ones added since the tables were
 built are scanned by popcount, and the tables are rebuilt once that tail outgrows half the
-indexed part (amortised O(log n) sorts per fingerprint). Removed documents are masked until
+indexed part (amortised O(log n) sorts per fingerprint). Deleted documents are masked until
 the next rebuild. The index saves to one ``.npz`` file with every parameter that made its
 fingerprints, the IDF weights included, and refuses a file made differently.
 """
@@ -13,8 +18,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,14 +28,15 @@ import numpy as np
 
 from neardup._types import I64Array, U64Array
 from neardup._version import __version__
-from neardup.errors import IdExistsError, IncompatibleError, InputError, ParameterError
+from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
 from neardup.hamming.pairs import FingerprintTables
+from neardup.lookup import Match, check_ids, ids_exist
 from neardup.params import SketchSpec
-from neardup.sketch.signatures import differences, provenance_of
-from neardup.sketch.simhash import SimHasher, hamming_distance
+from neardup.sketch.signatures import Signatures, differences, provenance_of
+from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from neardup.sketch.weighted import IDFWeights
 
-__all__ = ["HammingIndex", "HammingMatch"]
+__all__ = ["HammingIndex"]
 
 FILE_FORMAT = "neardup-hamming-index"
 FILE_VERSION = 1
@@ -38,14 +44,8 @@ MIN_REBUILD = 1024
 """Fingerprints added before the tables are first built (the tail is scanned until then)."""
 SCAN_CELLS = 1 << 22
 """Query-by-fingerprint distances computed at once when scanning the untabled tail."""
-
-
-@dataclass(frozen=True, slots=True)
-class HammingMatch:
-    """A stored document whose fingerprint is ``distance`` bits from the query's."""
-
-    id: str
-    distance: int
+REPAIR_ADVICE = "restore it from a copy, or build the index again and save it"
+"""What to do about a damaged index file: the end of every such :class:`StoreError`."""
 
 
 class HammingIndex:
@@ -66,7 +66,7 @@ class HammingIndex:
     >>> with HammingIndex(SketchSpec(kind="simhash")) as index:
     ...     index.add(["a", "b"], [base, "something else entirely, about the weather today"])
     ...     index.query([base + " again"])
-    [[HammingMatch(id='a', distance=3)]]
+    [[Match(id='a', similarity=0.989176509964781, distance=3)]]
     """
 
     def __init__(
@@ -104,19 +104,56 @@ class HammingIndex:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._row_of
 
-    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
-        """Add new documents; an id already stored (or repeated) is an error, nothing added."""
-        self.add_fingerprints(ids, self._hasher.sketch(texts).values)
+    # writing -----------------------------------------------------------------------------
 
-    def add_fingerprints(self, ids: Sequence[str], values: U64Array) -> None:
-        """Add fingerprints made with this index's spec (rows of ``simhash_bits / 64`` words)."""
+    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Add new documents; an id already stored is an error, and nothing is added.
+
+        Raises
+        ------
+        IdExistsError
+            Some ids are already stored (its ``ids`` lists them); :meth:`upsert` replaces them.
+        InputError
+            An id is not a non-empty string, or appears twice in the batch.
+        """
+        self._insert(ids, self._sketch(ids, texts), replace=False)
+
+    def add_signatures(self, ids: Sequence[str], signatures: Signatures) -> None:
+        """:meth:`add` for signatures made with this index's spec (by ``SimHasher.sketch``)."""
+        self._check_spec(signatures)
+        if len(ids) != signatures.num_docs:
+            raise ParameterError(f"got {signatures.num_docs} signatures for {len(ids)} ids.")
+        self._insert(ids, signatures.values, replace=False)
+
+    def upsert(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Add documents, replacing stored ones with the same ids."""
+        self._insert(ids, self._sketch(ids, texts), replace=True)
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Remove documents; return the ids that were present, each once, in the order given."""
+        present = list(dict.fromkeys(doc_id for doc_id in ids if doc_id in self._row_of))
+        for doc_id in present:
+            self._live[self._row_of.pop(doc_id)] = False
+        if len(self._row_of) < len(self._ids) // 2:
+            self._rebuild()
+        return present
+
+    def _sketch(self, ids: Sequence[str], texts: Sequence[str]) -> U64Array:
+        """The fingerprints of ``texts``, one for each of ``ids``."""
+        if len(ids) != len(texts):
+            raise ParameterError(f"got {len(texts)} texts for {len(ids)} ids.")
+        return self._hasher.sketch(texts).values
+
+    def _insert(self, ids: Sequence[str], values: U64Array, *, replace: bool) -> None:
+        """Store fingerprint rows under ``ids``; all of them, or (on an error) none."""
         values = self._rows(values)
-        if len(ids) != values.shape[0]:
-            raise ParameterError(f"got {len(ids)} ids for {values.shape[0]} fingerprints.")
-        clash = [i for i in ids if i in self._row_of]
-        if clash or len(set(ids)) != len(ids):
-            shown = ", ".join(map(repr, clash[:5])) or "repeated ids in the batch"
-            raise IdExistsError(f"ids already in the index: {shown}; remove them first.")
+        check_ids(ids)
+        if replace:
+            self.delete(ids)
+        else:
+            clash = [doc_id for doc_id in ids if doc_id in self._row_of]
+            if clash:
+                raise ids_exist(clash, "nothing of this batch was added")
         start = len(self._ids)
         self._ids.extend(ids)
         self._row_of.update((doc_id, start + i) for i, doc_id in enumerate(ids))
@@ -125,36 +162,60 @@ class HammingIndex:
         if len(self._ids) - self._indexed > max(MIN_REBUILD, self._indexed // 2):
             self._rebuild()
 
-    def remove(self, ids: Sequence[str]) -> list[str]:
-        """Remove documents; return the ids that were present."""
-        present = [doc_id for doc_id in ids if doc_id in self._row_of]
-        for doc_id in present:
-            self._live[self._row_of.pop(doc_id)] = False
-        if len(self._row_of) < len(self._ids) // 2:
-            self._rebuild()
-        return present
+    # reading -----------------------------------------------------------------------------
+
+    def get(self, doc_id: str) -> U64Array | None:
+        """The stored fingerprint of ``doc_id`` (``simhash_bits / 64`` words), or None."""
+        row = self._row_of.get(doc_id)
+        return None if row is None else self._values[row].copy()
 
     def query(
-        self, texts: Sequence[str], *, max_distance: int | None = None
-    ) -> list[list[HammingMatch]]:
-        """Stored documents within ``max_distance`` (default ``h``) of each text, nearest first."""
-        return self.query_fingerprints(self._hasher.sketch(texts).values, max_distance=max_distance)
+        self, texts: Sequence[str], *, max_distance: int | None = None, top_k: int | None = None
+    ) -> list[list[Match]]:
+        """Stored documents within ``max_distance`` bits of each text, best first (then by id).
 
-    def query_fingerprints(
-        self, values: U64Array, *, max_distance: int | None = None
-    ) -> list[list[HammingMatch]]:
-        """:meth:`query` for fingerprints made with this index's spec."""
-        queries = self._rows(values)
+        Every stored document within ``max_distance`` (default ``h``) bits, cut to the ``top_k``
+        nearest when given. Each :class:`~neardup.lookup.Match` has the ``distance`` in bits
+        and the cosine it estimates as ``similarity``, ``cos(π distance / simhash_bits)``.
+        """
+        return self.query_signatures(
+            self._hasher.sketch(texts), max_distance=max_distance, top_k=top_k
+        )
+
+    def query_signatures(
+        self,
+        signatures: Signatures,
+        *,
+        max_distance: int | None = None,
+        top_k: int | None = None,
+    ) -> list[list[Match]]:
+        """:meth:`query` for signatures made with this index's spec (by ``SimHasher.sketch``)."""
+        self._check_spec(signatures)
+        if top_k is not None and top_k < 1:
+            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        queries = self._rows(signatures.values)
         h = self.max_distance if max_distance is None else max_distance
         query, row = self._search(queries, h)
         distance = hamming_distance(queries[query], self._values[row])
-        order = np.lexsort((row, distance, query))
-        out: list[list[HammingMatch]] = [[] for _ in range(queries.shape[0])]
-        for q, r, d in zip(
-            query[order].tolist(), row[order].tolist(), distance[order].tolist(), strict=True
+        similarity = estimate_cosine(distance, self.spec.simhash_bits)
+        found: list[list[tuple[int, str, float]]] = [[] for _ in range(queries.shape[0])]
+        for q, r, d, s in zip(
+            query.tolist(), row.tolist(), distance.tolist(), similarity.tolist(), strict=True
         ):
-            out[q].append(HammingMatch(id=self._ids[r], distance=d))
-        return out
+            found[q].append((d, self._ids[r], s))
+        return [
+            [Match(id=i, similarity=s, distance=d) for d, i, s in sorted(near)[:top_k]]
+            for near in found
+        ]
+
+    def _check_spec(self, signatures: Signatures) -> None:
+        if signatures.spec != self.spec:
+            diffs = differences(signatures.spec.to_dict(), self.spec.to_dict())
+            raise IncompatibleError(
+                "signatures were made with another sketch spec than the index's: "
+                + "; ".join(diffs)
+                + " (the signatures' first)"
+            )
 
     def _search(self, queries: U64Array, h: int) -> tuple[I64Array, I64Array]:
         """``(query, row)`` of live rows within ``h`` bits (tables for the indexed part)."""
@@ -213,8 +274,9 @@ class HammingIndex:
         if self._tables is not None:
             assert self._tables.rows.shape[0] == self._indexed
 
-    def parameters(self) -> dict[str, Any]:
-        """How the fingerprints were made and searched: stored with the index, checked on load."""
+    @property
+    def header(self) -> dict[str, Any]:
+        """How the fingerprints were made and searched: saved with the index, checked on load."""
         return {
             "format": FILE_FORMAT,
             "file_version": FILE_VERSION,
@@ -224,56 +286,128 @@ class HammingIndex:
             "idf": self.idf.describe() if self.idf is not None else None,
         }
 
+    def info(self) -> dict[str, Any]:
+        """The header and the document count, as :meth:`~neardup.index.LSHIndex.info` has them.
+
+        Examples
+        --------
+        >>> info = HammingIndex().info()
+        >>> info["documents"], info["header"]["max_distance"]
+        (0, 7)
+        """
+        return {"documents": len(self), "header": self.header}
+
+    # the file ----------------------------------------------------------------------------
+
     def save(self, path: Path | str) -> None:
-        """Write the index to ``path`` (a ``.npz`` file) atomically: whole, or not at all."""
+        """Write the index to ``path`` (a ``.npz`` file) atomically: whole, or not at all.
+
+        Raises
+        ------
+        StoreError
+            The file cannot be written (a missing directory, permissions, disk space).
+        """
         path = Path(path)
         live = np.flatnonzero(self._live)
         arrays: dict[str, Any] = {
-            "parameters": np.array(json.dumps(self.parameters())),
+            "parameters": np.array(json.dumps(self.header)),
             "ids": np.array([self._ids[i] for i in live.tolist()], dtype=str),
             "values": self._values[live],
         }
         if self.idf is not None:
             arrays |= {"idf_features": self.idf.features_, "idf_values": self.idf.idf_}
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
         try:
             with os.fdopen(fd, "wb") as f:
                 np.savez(f, **arrays)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise _unwritable(path, exc) from None
             raise
 
     @classmethod
     def load(cls, path: Path | str, spec: SketchSpec | None = None) -> HammingIndex:
-        """Read an index saved by :meth:`save`; a ``spec`` that differs is an error."""
+        """Read an index saved by :meth:`save`; a ``spec`` that differs is an error.
+
+        Raises
+        ------
+        StoreError
+            ``path`` is missing or unreadable, is not a saved Hamming index, has another file
+            version, or is damaged.
+        IncompatibleError
+            ``spec`` differs from the index's, or the index was made by another fingerprint
+            scheme or Unicode version.
+        """
         path = Path(path)
         try:
-            with np.load(path, allow_pickle=False) as data:
-                parameters = json.loads(str(data["parameters"]))
-                arrays = {name: data[name] for name in data.files}
-        except (OSError, ValueError, KeyError) as exc:
-            raise InputError(f"not a neardup Hamming index ({exc})", path=path) from None
-        if parameters.get("format") != FILE_FORMAT or parameters.get("file_version") != 1:
-            raise InputError("not a neardup Hamming index of file version 1", path=path)
-        stored = SketchSpec.from_dict(parameters["provenance"]["sketch"])
+            with open(path, "rb") as file:  # np.load leaves a file it opened open on some errors
+                data = np.load(file, allow_pickle=False)
+                if not isinstance(data, np.lib.npyio.NpzFile):
+                    raise ValueError("one NumPy array, not an archive")
+                with data:
+                    header = json.loads(str(data["parameters"]))
+                    arrays = {name: data[name] for name in data.files}
+        except FileNotFoundError:
+            raise StoreError(f"no index at {path}; save one there with HammingIndex.save") from None
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read the index file: {exc.strerror or exc}") from None
+        except (ValueError, KeyError, EOFError, NotImplementedError, zipfile.BadZipFile) as exc:
+            raise StoreError(
+                f"{path}: not a neardup Hamming index, or a damaged one ({exc}); if it was an "
+                f"index, {REPAIR_ADVICE}"
+            ) from None
+        if not isinstance(header, dict) or header.get("format") != FILE_FORMAT:
+            raise StoreError(f"{path}: not a neardup Hamming index")
+        if header.get("file_version") != FILE_VERSION:
+            raise StoreError(
+                f"{path}: a Hamming index of file version {header.get('file_version')!r}; this "
+                f"neardup reads version {FILE_VERSION} (a newer file needs a newer neardup)"
+            )
+        try:
+            stored = SketchSpec.from_dict(header["provenance"]["sketch"])
+            max_distance = int(header["max_distance"])
+            idf = None
+            if header["idf"] is not None:
+                idf = IDFWeights(stored).set_learned(
+                    arrays["idf_features"], arrays["idf_values"], header["idf"]["num_docs"]
+                )
+            ids, values = arrays["ids"].tolist(), arrays["values"]
+        except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
+            raise _damaged(path, exc) from None
         if spec is not None and spec != stored:
             diffs = "; ".join(differences(stored.to_dict(), spec.to_dict()))
             raise IncompatibleError(
                 f"{path}: the index was made with other parameters: {diffs} (the index's first)"
             )
-        idf = None
-        if parameters["idf"] is not None:
-            idf = IDFWeights(stored).set_learned(
-                arrays["idf_features"], arrays["idf_values"], parameters["idf"]["num_docs"]
-            )
-        index = cls(stored, max_distance=parameters["max_distance"], idf=idf)
-        if parameters["provenance"] != provenance_of(stored):
+        # Specs gain fields with defaults over versions: compare in today's full form.
+        made = {**header["provenance"], "sketch": stored.to_dict()}
+        if made != provenance_of(stored):
+            diffs = "; ".join(differences(made, provenance_of(stored)))
             raise IncompatibleError(
-                f"{path}: made by another fingerprint scheme or Unicode version "
-                f"({parameters['provenance']}); rebuild the index."
+                f"{path}: made by another fingerprint scheme or Unicode version: {diffs} (the "
+                "index's first); rebuild the index."
             )
-        index.add_fingerprints(arrays["ids"].tolist(), arrays["values"])
+        try:
+            index = cls(stored, max_distance=max_distance, idf=idf)
+            index._insert(ids, values, replace=False)
+        except (ParameterError, InputError) as exc:  # rows of another width, ids repeated
+            raise _damaged(path, exc) from None
         return index
+
+
+def _damaged(path: Path, exc: Exception) -> StoreError:
+    return StoreError(f"{path}: the index file is damaged ({exc}): {REPAIR_ADVICE}")
+
+
+def _unwritable(path: Path, exc: OSError) -> StoreError:
+    return StoreError(
+        f"{path}: cannot write the index file ({exc.strerror or exc}): check the directory, the "
+        "disk space and the permissions"
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,15 +26,11 @@ import numpy as np
 
 from neardup._types import U64Array
 from neardup._version import __version__
-from neardup.errors import (
-    IdExistsError,
-    IncompatibleError,
-    InputError,
-    ParameterError,
-    StoreError,
-)
+from neardup.errors import IncompatibleError, ParameterError, StoreError
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
+from neardup.kinds import SKETCH_KINDS
+from neardup.lookup import Match, check_ids, ids_exist
 from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
@@ -42,17 +38,9 @@ from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
 
-__all__ = ["CheckResult", "IndexedDocument", "LSHIndex", "Match"]
+__all__ = ["CheckResult", "IndexedDocument", "LSHIndex"]
 
 HEADER_KIND = "neardup-lsh-index"
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """A stored document similar to a query, with its estimated Jaccard similarity."""
-
-    id: str
-    similarity: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +61,7 @@ class IndexedDocument:
     metadata: Any
 
 
-INDEX_KINDS = ("oph", "minhash", "minhash-lead")
+INDEX_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.index)
 """Sketch kinds an index accepts: those whose slots agree with probability J."""
 
 
@@ -114,6 +102,10 @@ def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
 class LSHIndex:
     """A near-duplicate index over a :class:`Store`; a context manager.
 
+    It speaks the vocabulary of :class:`~neardup.hamming.HammingIndex` (see
+    :mod:`neardup.lookup`): ``add``, ``upsert``, ``delete``, ``get``, ``query``,
+    ``query_signatures``, ``info``.
+
     Parameters
     ----------
     store
@@ -132,7 +124,7 @@ class LSHIndex:
     >>> with LSHIndex(MemoryStore()) as index:
     ...     index.add(["a", "b"], [base, "something else entirely, about the weather today"])
     ...     index.query([base + " again"])
-    [[Match(id='a', similarity=0.9296875)]]
+    [[Match(id='a', similarity=0.9296875, distance=None)]]
     """
 
     def __init__(
@@ -256,12 +248,7 @@ class LSHIndex:
             raise ParameterError(f"got {len(texts)} texts for {len(ids)} ids.")
         if metadata is not None and len(metadata) != len(ids):
             raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
-        if len(set(ids)) != len(ids):
-            repeated = next(i for i, count in Counter(ids).items() if count > 1)
-            raise InputError(f"id {repeated!r} appears twice in one batch; ids must be unique")
-        for doc_id in ids:
-            if not isinstance(doc_id, str) or not doc_id:
-                raise InputError(f"document ids must be non-empty strings; got {doc_id!r}")
+        check_ids(ids)
         signatures = self._sketcher.sketch(texts)
         return DocumentRows(
             ids=list(ids),
@@ -291,7 +278,7 @@ class LSHIndex:
         with self.store.transaction():
             present = self.store.docs_of(rows.ids)
             if present:
-                raise _exists(
+                raise ids_exist(
                     [i for i in rows.ids if i in present], "nothing of this batch was added"
                 )
             self.store.insert(rows)
@@ -364,7 +351,7 @@ class LSHIndex:
         with self.store.transaction():
             present = self.store.docs_of(rows.ids)
             if present:
-                raise _exists(
+                raise ids_exist(
                     [i for i in rows.ids if i in present],
                     "check needs new ids; nothing was checked or added",
                 )
@@ -402,12 +389,14 @@ class LSHIndex:
     def query(
         self, texts: Sequence[str], *, threshold: float | None = None, top_k: int | None = None
     ) -> list[list[Match]]:
-        """The stored near-copies of each text, best first.
+        """The stored near-copies of each text, best first (then by id).
 
-        With ``top_k`` alone: the ``top_k`` candidates of highest estimated similarity. Otherwise
-        every candidate whose estimate reaches ``threshold`` (default: the index's), cut to
-        ``top_k`` when both are given. A text without a token matches nothing. Cost:
-        ``num_bands`` point lookups per text plus the candidates' signatures (cached).
+        Each :class:`~neardup.lookup.Match` has the estimated Jaccard similarity, the fraction
+        of signature slots that agree, and no ``distance``. With ``top_k`` alone: the ``top_k``
+        candidates of highest estimated similarity. Otherwise every candidate whose estimate
+        reaches ``threshold`` (default: the index's), cut to ``top_k`` when both are given. A
+        text without a token matches nothing. Cost: ``num_bands`` point lookups per text plus
+        the candidates' signatures (cached).
 
         A ``threshold`` below the index's finds only the pairs its bands make candidates:
         :func:`~neardup.index.recall.threshold_warning` says how many.
@@ -468,7 +457,7 @@ class LSHIndex:
             if row.fingerprint == fp:
                 similarity[i] = 1.0
         order = sorted(range(len(rows)), key=lambda i: (-similarity[i], rows[i].id))
-        matches = [Match(rows[i].id, float(similarity[i])) for i in order]
+        matches = [Match(id=rows[i].id, similarity=float(similarity[i])) for i in order]
         if threshold is not None:
             matches = [m for m in matches if m.similarity >= threshold]
         return matches[:top_k] if top_k is not None else matches
@@ -580,15 +569,6 @@ def _where(store: Store) -> str:
     """``"PATH: "`` for a store in a file, else nothing: the start of a message."""
     path = getattr(store, "path", None)
     return "" if path is None else f"{path}: "
-
-
-def _exists(ids: list[str], consequence: str) -> IdExistsError:
-    shown = ", ".join(map(repr, ids[:5])) + (", ..." if len(ids) > 5 else "")
-    return IdExistsError(
-        f"{len(ids):,} id{'s' if len(ids) != 1 else ''} already in the index ({shown}); "
-        f"{consequence}",
-        ids=ids,
-    )
 
 
 def _take(rows: DocumentRows, chosen: list[int]) -> DocumentRows:
