@@ -294,8 +294,8 @@ def dedup_by_kind(repeat: int) -> None:
         dedup(texts[:50], ids[:50], config)  # compile
         result = dedup(texts, ids, config)
         seconds = median_time(lambda c=config: dedup(texts, ids, c), repeat)
-        counts = result.summary["counts"]
-        print(f"| {kind} | {counts['candidate_pairs']:,} | {counts['verified_pairs']:,} "
+        counts = result.summary.counts
+        print(f"| {kind} | {counts.candidate_pairs:,} | {counts.verified_pairs:,} "
               f"| {seconds:.2f} |")  # fmt: skip
 
 

@@ -103,7 +103,7 @@ def main() -> None:
     print("| docs | " + " | ".join(stages) + " | cached + checkpointed MB | per doc, bytes |")
     print("|---:|" + "---:|" * (len(stages) + 2))
     for count, _, _, spark_s, summary, shuffle, stored, _ in rows:
-        timings = dict(summary["timings_s"])
+        timings = dict(summary.times.seconds)
         timings["write"] = round(spark_s - sum(timings.values()), 2)
         cells = [f"{timings.get(s, 0):.1f} s / {shuffle.get(s, 0) / 1e6:.1f} MB" for s in stages]
         print(

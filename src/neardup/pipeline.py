@@ -3,22 +3,27 @@
 ::
 
     fit_idf          for a TF-IDF SimHash only: a first pass learning document frequencies
-    sketch_batches   normalise → shingle → sketch, batch by batch; keeps per document only the
-                     id, the length, the exact fingerprint and the lookup keys (spilled by
-                     column), and a way back to the text (the text store)
+    sketch_batches   normalise → shingle → sketch, batch by batch (BatchSketcher); keeps per
+                     document only the id, the length, the exact fingerprint and the lookup keys
+                     (spilled by column), and a way back to the text (the text store)
     exact_groups     documents with identical normalised text, grouped by fingerprint
     find_candidates  the sketch kind's candidate scheme (LSH bands one at a time, shared bottom-k
                      hashes, supershingles, or SimHashes within h bits) over one representative
                      per exact group
     verify_candidates  in chunks of bounded size: the candidates' texts from the text store,
                      sketched again for the estimate, shingled for the exact similarity
-                     (Jaccard, weighted Jaccard, or cosine for SimHash)
+                     (Jaccard, weighted Jaccard, or cosine for SimHash); accepted by the
+                     verification mode's rule (accepted)
     cluster_pairs    union-find over exact and verified pairs; one representative each; the
                      pairs that joined two clusters (a spanning forest)
 
-Each stage is timed; the summary reports every parameter, count and timing. No stage holds a
-Python object per document: per-document state is a few NumPy arrays (about 60 bytes a
-document), the rest is spilled or streamed.
+Each stage is timed; the :class:`~neardup.summary.Summary` reports every parameter, count and
+timing (:func:`summarize`). The Spark engine takes the same steps on its partitions
+(:class:`BatchSketcher`, :func:`exact_groups`, :func:`accepted`, the bucket cap of
+:func:`~neardup.lsh.banding.bucket_pairs`, the keep rule of
+:func:`~neardup.cluster.representatives`). No stage holds a Python object per document:
+per-document state is a few NumPy arrays (about 60 bytes a document), the rest is spilled or
+streamed.
 """
 
 from __future__ import annotations
@@ -35,7 +40,6 @@ import numpy as np
 from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
-from neardup._version import __version__
 from neardup.candidates import candidate_scheme
 from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
@@ -45,17 +49,21 @@ from neardup.lsh.banding import equal_key_groups
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
-from neardup.sketch.signatures import provenance_of
-from neardup.text.normalize import normalize_bytes, text_statistics
+from neardup.sketch.signatures import Signatures, provenance_of
+from neardup.summary import ClusterSize, Counts, StageTimes, Summary
+from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler
 from neardup.text.spans import pack_strings
 from neardup.verify import exact_jaccard, exact_similarity
 
 __all__ = [
+    "BatchSketcher",
     "DedupResult",
     "Sketched",
+    "SketchedBlock",
     "Timings",
     "VerifiedPairs",
+    "accepted",
     "cluster_pairs",
     "dedup",
     "duplicate_ids",
@@ -64,7 +72,9 @@ __all__ = [
     "find_duplicates",
     "fit_idf",
     "sketch_batches",
+    "summarize",
     "verify_candidates",
+    "warn_of_giant_buckets",
 ]
 
 SKETCH_ROWS = 8192
@@ -95,14 +105,9 @@ class Timings:
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
-    def report(self, num_bytes: int) -> dict[str, Any]:
+    def report(self, num_bytes: int) -> StageTimes:
         """Seconds per stage, the total, and the throughput over ``num_bytes`` of text."""
-        total = sum(self.seconds.values())
-        return {
-            "timings_s": {name: round(s, 4) for name, s in self.seconds.items()},
-            "total_s": round(total, 4),
-            "throughput_mb_s": round(num_bytes / 1e6 / total, 2) if total > 0 else None,
-        }
+        return StageTimes.measured(self.seconds, num_bytes)
 
 
 class TextStore(Protocol):
@@ -202,7 +207,63 @@ class DedupResult:
     clusters: Clusters
     exact_pairs: tuple[I64Array, I64Array]
     pairs: VerifiedPairs
-    summary: dict[str, Any]
+    summary: Summary
+
+
+@dataclass(frozen=True, slots=True)
+class SketchedBlock:
+    """Up to :data:`SKETCH_ROWS` consecutive documents of a batch, sketched and keyed."""
+
+    start: int
+    """The block's first document, within its batch."""
+    signatures: Signatures
+    keys: U64Array
+    """The candidate scheme's lookup keys, one row per document."""
+    is_empty: BoolArray
+    """Documents with no token at all (empty, or only separators): matched with nothing."""
+
+    @property
+    def stop(self) -> int:
+        """One past the block's last document, within its batch."""
+        return self.start + self.signatures.num_docs
+
+
+class BatchSketcher:
+    """The per-batch step of both engines: normalise, then sketch and key block by block.
+
+    The signature rows of at most :data:`SKETCH_ROWS` documents exist at once, so they stay in
+    cache until keyed. ``idf``: the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
+    """
+
+    def __init__(self, config: DedupConfig, idf: IDFWeights | None = None) -> None:
+        self._spec = config.sketch.normalize
+        self._sketcher = make_sketcher(config.sketch, idf)
+        self._scheme = candidate_scheme(config.sketch, config.lsh)
+
+    def normalize(
+        self, texts: Batch, stats: TextStats | None = None, *, in_place: bool = False
+    ) -> tuple[Batch, TextStats]:
+        """The normalised texts, and the raw texts' statistics (``stats``, when known).
+
+        ``in_place``: the normalised texts may be written over ``texts`` (the caller owns
+        that buffer alone).
+        """
+        stats = stats if stats is not None else text_statistics(texts)
+        return normalize_bytes(texts, self._spec, stats, in_place=in_place), stats
+
+    def blocks(self, normalized: Batch) -> Iterator[SketchedBlock]:
+        """The normalised texts sketched and keyed, a block of documents at a time."""
+        no_token = self._sketcher.no_token_fingerprint
+        for start in range(0, normalized.num_docs, SKETCH_ROWS):
+            stop = min(start + SKETCH_ROWS, normalized.num_docs)
+            part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
+            signatures = self._sketcher.sketch(part)
+            yield SketchedBlock(
+                start=start,
+                signatures=signatures,
+                keys=self._scheme.keys(signatures.values),
+                is_empty=(signatures.fingerprints == no_token).all(axis=1),
+            )
 
 
 def sketch_batches(
@@ -216,31 +277,25 @@ def sketch_batches(
 ) -> Sketched:
     """Normalise and sketch record batches; keep per document only what later stages need.
 
-    The signature rows of at most :data:`SKETCH_ROWS` documents exist at once: each block is
-    turned into the scheme's lookup keys (appended to ``keys``) and dropped. The normalised
-    texts go to ``texts``. ``idf``: the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
+    Each batch goes through :class:`BatchSketcher`: the lookup keys of each block are appended
+    to ``keys`` and its signature rows dropped. The normalised texts go to ``texts``. ``idf``:
+    the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
     """
-    sketcher = make_sketcher(config.sketch, idf)
-    scheme = candidate_scheme(config.sketch, config.lsh)
+    step = BatchSketcher(config, idf)
     ids: list[Ids] = []
     lengths: list[I64Array] = []
     fingerprints: list[U64Array] = []
     short: list[BoolArray] = []
     empty: list[BoolArray] = []
-    no_token = sketcher.no_token_fingerprint
     num_bytes = 0
     for batch in batches:
-        stats = batch.stats if batch.stats is not None else text_statistics(batch.texts)
-        normalized = normalize_bytes(batch.texts, config.sketch.normalize, stats, in_place=True)
+        normalized, stats = step.normalize(batch.texts, batch.stats, in_place=True)
         texts.append(batch, normalized)
-        for start in range(0, normalized.num_docs, SKETCH_ROWS):
-            stop = min(start + SKETCH_ROWS, normalized.num_docs)
-            part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
-            signatures = sketcher.sketch(part)
-            keys.append(scheme.keys(signatures.values))
-            fingerprints.append(signatures.fingerprints)
-            short.append(signatures.is_short)
-            empty.append((signatures.fingerprints == no_token).all(axis=1))
+        for block in step.blocks(normalized):
+            keys.append(block.keys)
+            fingerprints.append(block.signatures.fingerprints)
+            short.append(block.signatures.is_short)
+            empty.append(block.is_empty)
         lengths.append(stats.chars)
         ids.append(batch.ids)
         num_bytes += normalized.num_bytes
@@ -336,6 +391,21 @@ def find_candidates(keys: KeyColumns, active: BoolArray, config: DedupConfig) ->
     return candidate_scheme(config.sketch, config.lsh).pairs(keys, active)
 
 
+def warn_of_giant_buckets(num_giant: int, largest: int, config: DedupConfig) -> None:
+    """Warn when buckets above ``config.lsh.max_bucket_size`` were paired linearly.
+
+    ``num_giant``: how many there were; ``largest``: the documents of the largest bucket.
+    """
+    if num_giant:
+        warnings.warn(
+            f"{num_giant} LSH buckets held more than {config.lsh.max_bucket_size} documents "
+            f"(largest: {largest}); in them each document was paired only with the documents "
+            "just before it. Boilerplate shared by many documents usually causes this.",
+            NeardupWarning,
+            stacklevel=3,
+        )
+
+
 def verify_candidates(
     candidates: CandidatePairs,
     texts: TextStore,
@@ -392,18 +462,35 @@ def verify_candidates(
                 jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
         if progress is not None:
             progress(hi)
-    if mode == "exact":
-        accepted = jaccard >= config.lsh.threshold
-    elif mode == "signature":
-        accepted = estimate >= config.lsh.threshold
-    else:
-        accepted = np.ones(num, dtype=bool)
+    passed = accepted(estimate, jaccard, config)
     return VerifiedPairs(
-        first=candidates.first[accepted],
-        second=candidates.second[accepted],
-        estimate=estimate[accepted],
-        jaccard=jaccard[accepted],
+        first=candidates.first[passed],
+        second=candidates.second[passed],
+        estimate=estimate[passed],
+        jaccard=jaccard[passed],
     )
+
+
+def accepted(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> BoolArray:
+    """Which pairs verification accepts, given their estimated and exact similarities.
+
+    ``config.verify_mode`` says: ``"exact"``, the exact similarity reaches the threshold;
+    ``"signature"``, the estimate does; ``"none"``, every candidate passes.
+
+    Examples
+    --------
+    >>> estimate, jaccard = np.array([0.9, 0.7]), np.array([0.7, 0.9])
+    >>> accepted(estimate, jaccard, DedupConfig()).tolist()
+    [False, True]
+    >>> accepted(estimate, jaccard, DedupConfig(verify="signature")).tolist()
+    [True, False]
+    """
+    mode = config.verify_mode
+    if mode == "exact":
+        return np.asarray(jaccard >= config.lsh.threshold)
+    if mode == "signature":
+        return np.asarray(estimate >= config.lsh.threshold)
+    return np.ones(estimate.shape[0], dtype=bool)
 
 
 def cluster_pairs(
@@ -436,15 +523,7 @@ def find_duplicates(
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     with timings.stage("candidates"):
         candidates = find_candidates(sketched.keys, is_first & ~sketched.is_short, config)
-    if candidates.num_giant_buckets:
-        warnings.warn(
-            f"{candidates.num_giant_buckets} LSH buckets held more than "
-            f"{config.lsh.max_bucket_size} documents (largest: {candidates.largest_bucket}); "
-            "in them each document was paired only with the documents just before it. "
-            "Boilerplate shared by many documents usually causes this.",
-            NeardupWarning,
-            stacklevel=2,
-        )
+    warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     with (
         timings.stage("verify"),
         Progress("verify", len(candidates), unit="pairs", enabled=show_progress) as bar,
@@ -558,6 +637,28 @@ class StringTexts:
         return normalize_bytes(Batch(*pack_strings(chosen)), self._spec)
 
 
+def summarize(
+    config: DedupConfig,
+    counts: Counts,
+    biggest_clusters: Iterable[ClusterSize],
+    times: StageTimes,
+    *,
+    idf: IDFWeights | None = None,
+    spark_master: str | None = None,
+) -> Summary:
+    """The summary of a run (of either engine) with these parameters, counts and times."""
+    return Summary(
+        config=config,
+        lsh=candidate_scheme(config.sketch, config.lsh).describe(),
+        signatures=provenance_of(config.sketch),
+        counts=counts,
+        biggest_clusters=tuple(biggest_clusters),
+        times=times,
+        idf=idf.describe() if idf is not None else None,
+        spark_master=spark_master,
+    )
+
+
 def _summary(
     sketched: Sketched,
     config: DedupConfig,
@@ -567,36 +668,29 @@ def _summary(
     clusters: Clusters,
     num_exact: int,
     timings: Timings,
-) -> dict[str, Any]:
+) -> Summary:
     sizes = clusters.sizes()
     num_docs = sketched.num_docs
-    return {
-        "neardup_version": __version__,
-        "config": config.to_dict(),
-        "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
-        "verify": config.verify_mode,
-        "signatures": provenance_of(config.sketch),
-        **({"idf": sketched.idf.describe()} if sketched.idf is not None else {}),
-        "counts": {
-            "documents": num_docs,
-            "bytes": sketched.num_bytes,
-            "short_documents": int(sketched.is_short.sum()),
-            "empty_documents": int(sketched.is_empty.sum()),
-            "exact_duplicates": num_exact,
-            "candidate_pairs": len(candidates),
-            "verified_pairs": len(verified),
-            "pairs_reported": len(reported),
-            "clusters": int(np.count_nonzero(sizes > 1)),
-            "documents_in_clusters": int(sizes[sizes > 1].sum()),
-            "removed": int(num_docs - clusters.keep.sum()),
-            "kept": int(clusters.keep.sum()),
-            "giant_buckets": candidates.num_giant_buckets,
-            "largest_bucket": candidates.largest_bucket,
-        },
-        "biggest_clusters": [
-            {"cluster": sketched.ids[label], "size": int(sizes[label])}
-            for label in np.argsort(-sizes, kind="stable")[:5].tolist()
-            if sizes[label] > 1
-        ],
-        **timings.report(sketched.num_bytes),
-    }
+    kept = int(clusters.keep.sum())
+    counts = Counts(
+        documents=num_docs,
+        bytes=sketched.num_bytes,
+        short_documents=int(sketched.is_short.sum()),
+        empty_documents=int(sketched.is_empty.sum()),
+        exact_duplicates=num_exact,
+        candidate_pairs=len(candidates),
+        verified_pairs=len(verified),
+        pairs_reported=len(reported),
+        clusters=int(np.count_nonzero(sizes > 1)),
+        documents_in_clusters=int(sizes[sizes > 1].sum()),
+        removed=num_docs - kept,
+        kept=kept,
+        giant_buckets=candidates.num_giant_buckets,
+        largest_bucket=candidates.largest_bucket,
+    )
+    biggest = (
+        ClusterSize(sketched.ids[label], int(sizes[label]))
+        for label in np.argsort(-sizes, kind="stable")[:5].tolist()
+        if sizes[label] > 1
+    )
+    return summarize(config, counts, biggest, timings.report(sketched.num_bytes), idf=sketched.idf)

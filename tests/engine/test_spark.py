@@ -12,10 +12,19 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from neardup import DedupConfig, LSHSpec, SketchSpec, dedup, dedup_files
+from neardup import (
+    DedupConfig,
+    DedupResult,
+    LSHSpec,
+    NeardupWarning,
+    SketchSpec,
+    dedup,
+    dedup_files,
+)
 from neardup.cluster import connected_components
 from neardup.engine.spark import (
     FAIL_ONCE_PROPERTY,
+    SparkDedupResult,
     dedup_dataframe,
     dedup_files_spark,
     spark_session,
@@ -57,12 +66,16 @@ def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
     summary = dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"), config)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
-    for key in ("documents", "bytes", "exact_duplicates", "candidate_pairs", "verified_pairs",
-                "clusters", "removed", "kept"):  # fmt: skip
-        assert summary["counts"][key] == local["counts"][key], key
-    assert summary["biggest_clusters"] == local["biggest_clusters"]
+    written = json.loads((tmp_path / "spark" / "summary.json").read_text())
+    assert written == json.loads(json.dumps(summary.to_dict()))
+    assert written["engine"] == "spark"
+    assert [key for key in written if key not in ("engine", "spark_master")] == list(local)
+    # Every count but the bad records, which only the local readers count.
+    assert local["counts"].pop("bad_records_skipped") == 0
+    assert written["counts"] == local["counts"]
+    assert written["biggest_clusters"] == local["biggest_clusters"]
     kept = spark.read.parquet(str(tmp_path / "spark" / "kept.parquet"))
-    assert kept.count() == local["counts"]["kept"]
+    assert kept.count() == summary.counts.kept
 
 
 def test_rfc_sample_equals_the_local_engine_across_files(spark: Any, tmp_path: Path) -> None:
@@ -107,14 +120,46 @@ def test_dataframe_entry_point_equals_library_dedup(
         [(n, i, t) for n, (i, t) in enumerate(records)], "n long, id string, text string"
     )
     result = dedup_dataframe(frame, config, order_column="n")
+    _same_result(result, expected)
+
+
+def _same_result(result: SparkDedupResult, expected: DedupResult) -> None:
     rows = sorted(result.clusters.select("doc", "cluster", "keep").collect())
     ids = expected.ids
     assert [r.cluster for r in rows] == [ids[i] for i in expected.clusters.labels.tolist()]
     assert [r.keep for r in rows] == expected.clusters.keep.tolist()
     near = {(r.a_doc, r.b_doc) for r in result.pairs.where("NOT exact").collect()}
-    assert near == set(
-        zip(expected.pairs.first.tolist(), expected.pairs.second.tolist(), strict=True)
+    assert near == _near_pairs(expected)
+    assert result.summary.counts == expected.summary.counts
+
+
+def _near_pairs(result: DedupResult) -> set[tuple[int, int]]:
+    return set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("kind", ["oph", "bottomk"])
+def test_the_bucket_cap_is_the_local_engines(
+    spark: Any, licenses: list[dict[str, object]], kind: str
+) -> None:
+    # Buckets above max_bucket_size pair each document with the cap - 1 before it, by key:
+    # with a cap of 3 the sample's families of variants lose candidates, and Spark loses the
+    # same ones (bands, and bottom-k's one namespace of keys).
+    records = [(str(r["id"]), str(r["text"])) for r in licenses[:400]]
+    texts, ids = [t for _, t in records], [i for i, _ in records]
+    sketch = SketchSpec(kind=kind)  # type: ignore[arg-type]
+    config = DedupConfig(sketch=sketch, lsh=LSHSpec(max_bucket_size=3), pairs="all")
+    everything = dedup(texts, ids, DedupConfig(sketch=sketch, pairs="all"))
+    with pytest.warns(NeardupWarning, match="LSH buckets held more than 3 documents"):
+        expected = dedup(texts, ids, config)
+    assert expected.summary.counts.giant_buckets > 0
+    assert expected.summary.counts.candidate_pairs < everything.summary.counts.candidate_pairs
+    assert _near_pairs(expected) < _near_pairs(everything)  # the cap does change the pairs
+    frame = spark.createDataFrame(
+        [(n, i, t) for n, (i, t) in enumerate(records)], "n long, id string, text string"
     )
+    with pytest.warns(NeardupWarning, match="LSH buckets held more than 3 documents"):
+        result = dedup_dataframe(frame, config, order_column="n")
+    _same_result(result, expected)
 
 
 def test_a_failed_task_is_retried_with_the_same_result(spark: Any, tmp_path: Path) -> None:

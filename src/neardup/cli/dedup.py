@@ -10,6 +10,7 @@ import click
 from neardup.cli.options import apply_flags, input_options, sketch_options
 from neardup.io.output import check_output_path
 from neardup.params import DedupConfig
+from neardup.summary import Summary
 
 __all__ = ["dedup_command"]
 
@@ -157,36 +158,36 @@ def dedup_command(
         _print_summary(result.summary, output)
 
 
-def _print_summary(summary: dict[str, Any], output: Path) -> None:
-    counts = summary["counts"]
-    lsh = summary["lsh"]
+def _print_summary(summary: Summary, output: Path) -> None:
+    counts = summary.counts
     echo = click.echo
     echo("")
-    echo(f"neardup dedup: {counts['documents']:,} documents, {counts['bytes'] / 1e6:,.1f} MB")
-    if counts.get("bad_records_skipped"):
-        echo(f"  skipped bad records : {counts['bad_records_skipped']:,}")
-    if counts.get("empty_documents"):
-        echo(f"  empty documents     : {counts['empty_documents']:,} (no word: matched with none)")
-    echo(f"  exact duplicates    : {counts['exact_duplicates']:,}")
+    echo(f"neardup dedup: {counts.documents:,} documents, {counts.bytes / 1e6:,.1f} MB")
+    if counts.bad_records_skipped:
+        echo(f"  skipped bad records : {counts.bad_records_skipped:,}")
+    if counts.empty_documents:
+        echo(f"  empty documents     : {counts.empty_documents:,} (no word: matched with none)")
+    echo(f"  exact duplicates    : {counts.exact_duplicates:,}")
     echo(
-        f"  near-duplicate pairs: {counts['verified_pairs']:,} verified "
-        f"({summary['verify']}) of {counts['candidate_pairs']:,} candidates "
-        f"({lsh['label']})"
+        f"  near-duplicate pairs: {counts.verified_pairs:,} verified "
+        f"({summary.verify}) of {counts.candidate_pairs:,} candidates "
+        f"({summary.scheme_label})"
     )
     echo(
-        f"  clusters            : {counts['clusters']:,} holding "
-        f"{counts['documents_in_clusters']:,} documents"
+        f"  clusters            : {counts.clusters:,} holding "
+        f"{counts.documents_in_clusters:,} documents"
     )
-    echo(f"  removed / kept      : {counts['removed']:,} / {counts['kept']:,}")
-    if "against_index" in counts:
-        echo(f"  near-copies in index: {counts['against_index']:,} removed")
-    if counts["giant_buckets"]:
+    echo(f"  removed / kept      : {counts.removed:,} / {counts.kept:,}")
+    if counts.against_index is not None:
+        echo(f"  near-copies in index: {counts.against_index:,} removed")
+    if counts.giant_buckets:
         echo(
-            f"  giant LSH buckets   : {counts['giant_buckets']:,} "
-            f"(largest {counts['largest_bucket']:,}), paired linearly"
+            f"  giant LSH buckets   : {counts.giant_buckets:,} "
+            f"(largest {counts.largest_bucket:,}), paired linearly"
         )
-    if summary["biggest_clusters"]:
-        biggest = ", ".join(f"{c['cluster']} ({c['size']})" for c in summary["biggest_clusters"])
+    if summary.biggest_clusters:
+        biggest = ", ".join(f"{c.cluster} ({c.size})" for c in summary.biggest_clusters)
         echo(f"  biggest clusters    : {biggest}")
-    echo(f"  time                : {summary['total_s']:.2f} s, {summary['throughput_mb_s']} MB/s")
-    echo(f"  outputs in {output}/: " + ", ".join(summary["outputs"].values()))
+    times = summary.times
+    echo(f"  time                : {times.total:.2f} s, {times.throughput_mb_s} MB/s")
+    echo(f"  outputs in {output}/: " + ", ".join((summary.outputs or {}).values()))

@@ -187,15 +187,20 @@ def dedup_files(
             shutil.rmtree(work, ignore_errors=True)
         with timings.stage("write"):
             written = _write_outputs(directory, result, sources, texts, config, index_matches)
-        summary = result.summary
-        summary.update(timings.report(summary["counts"]["bytes"]))
-        summary["inputs"] = [str(s.path) for s in sources]
-        summary["counts"]["bad_records_skipped"] = sum(s.num_bad for s in sources)
-        summary["outputs"] = {**written, "summary": "summary.json"}
-        write_json(directory / "summary.json", summary)
+        counted = result.summary.counts
+        summary = dataclasses.replace(
+            result.summary,
+            counts=dataclasses.replace(
+                counted, bad_records_skipped=sum(s.num_bad for s in sources)
+            ),
+            times=timings.report(counted.bytes),
+            inputs=tuple(str(s.path) for s in sources),
+            outputs={**written, "summary": "summary.json"},
+        )
+        write_json(directory / "summary.json", summary.to_dict())
         if against is not None and add_to_index:
             _add_kept(sources, result.clusters.keep, against, config.batch_bytes)
-    return result
+    return dataclasses.replace(result, summary=summary)
 
 
 def _write_outputs(
@@ -277,11 +282,14 @@ def _drop_indexed(
         found.update((int(doc), m) for doc, m in zip(docs.tolist(), matches, strict=True) if m)
     keep = result.clusters.keep.copy()
     keep[list(found)] = False
-    counts = dict(result.summary["counts"])
-    counts["against_index"] = len(found)
-    counts["kept"] = int(keep.sum())
-    counts["removed"] = int(keep.shape[0] - keep.sum())
-    summary = {**result.summary, "counts": counts, "against": index.info()["header"]}
+    num_kept = int(keep.sum())
+    counts = dataclasses.replace(
+        result.summary.counts,
+        against_index=len(found),
+        kept=num_kept,
+        removed=keep.shape[0] - num_kept,
+    )
+    summary = dataclasses.replace(result.summary, counts=counts, against=index.info()["header"])
     clusters = Clusters(labels=result.clusters.labels, keep=keep)
     return dataclasses.replace(result, clusters=clusters, summary=summary), found
 

@@ -1,57 +1,75 @@
-"""The batch job on Apache Spark, with the local engine's kernels, stages and results.
+"""The batch job on Apache Spark: the local engine's stage functions, run on partitions.
 
 ::
 
     number      document keys 0..n-1 in input order (file, then line or row)
-    sketch      mapInArrow: the sketcher and candidate scheme of the local engine, batch by batch
-    exact       documents with equal 128-bit fingerprints → the smallest key of the group
-    candidates  a shuffle on (band, key); buckets above max_bucket_size paired linearly, by key
-    verify      mapInArrow over pairs joined to their signatures (estimate) and texts (exact)
+    sketch      mapInArrow: each Arrow batch through the local engine's BatchSketcher
+    exact       a shuffle on the fingerprint; each partition through exact_groups
+    candidates  a shuffle on (band, key); each partition's buckets through bucket_pairs (the
+                bucket cap included), then the distinct pairs
+    verify      mapInArrow over pairs joined to their signatures (estimate) and texts (exact);
+                the pairs that the accept rule passes
     cluster     large-star / small-star connected components (:mod:`.spark_components`)
-    keep        the smallest key ("first") or the longest text per cluster, ties to the smaller
+    keep        a shuffle on the label; each partition's clusters through representatives
     pairs       all verified pairs, none, or the spanning ones: each cluster's pairs in one task,
                 sorted, through the local union-find kernel
 
-Every choice depends on document keys only, never on partitioning or task order, so the clusters
-and pairs equal the local engine's (``tests/engine/test_spark.py``). pyspark is imported lazily:
-the rest of neardup does not need it.
+What is Spark's own is the session, the shuffles and the connected components; the rules are
+the local engine's functions (:mod:`neardup.pipeline`, :mod:`neardup.cluster`,
+:func:`neardup.lsh.banding.bucket_pairs`), the files are :mod:`neardup.io.spark`'s. A partition
+renumbers its documents 0, 1, ... in key order before it calls them, so every choice depends on
+document keys only, never on partitioning or task order: the clusters and pairs equal the local
+engine's (``tests/engine/test_spark.py``). pyspark is imported lazily: the rest of neardup does
+not need it.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
-import shutil
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neardup._version import __version__
+from neardup._types import Batch
 from neardup.candidates import candidate_scheme
+from neardup.cluster import representatives, union_pairs
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
-from neardup.io.results import cluster_line, exact_pair_line, near_pair_line
+from neardup.io.spark import (
+    cluster_lines,
+    pair_lines,
+    read_inputs,
+    spark_output,
+    write_results,
+)
+from neardup.kinds import SKETCH_KINDS
+from neardup.lsh.banding import bucket_pairs
 from neardup.pairs import CandidatePairs
-from neardup.params import DedupConfig
+from neardup.params import DedupConfig, KeepRule
+from neardup.pipeline import BatchSketcher, accepted, exact_groups, summarize, warn_of_giant_buckets
 from neardup.sketch import make_sketcher
-from neardup.sketch.signatures import Signatures, provenance_of
-from neardup.text.normalize import normalize_batch
+from neardup.sketch.signatures import Signatures
+from neardup.summary import ClusterSize, Counts, StageTimes, Summary
+from neardup.text.spans import pack_strings
 from neardup.verify import exact_similarity
 
 __all__ = ["SparkDedupResult", "dedup_dataframe", "dedup_files_spark", "spark_session"]
 
-SPARK_KINDS = ("oph", "minhash", "minhash-lead", "bbit", "weighted", "bottomk")
-"""Sketch kinds the Spark engine runs (the supershingle filter and SimHash are local only)."""
+SPARK_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.spark)
+"""Sketch kinds the Spark engine runs: those the registry marks ``spark``."""
 
 _SKETCH_SCHEMA = (
-    "doc long, length long, num_bytes long, num_shingles long, fp_hi long, fp_lo long, "
-    "signature binary, keys array<long>"
+    "doc long, length long, num_bytes long, is_short boolean, is_empty boolean, fp_hi long, "
+    "fp_lo long, signature binary, keys array<long>"
 )
+_BUCKETS_SCHEMA = "first long, second long, giant_buckets long, largest_bucket long"
+_VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
 
 
 def _require_pyspark() -> None:
@@ -107,45 +125,68 @@ class SparkDedupResult:
     clusters: Any
     pairs: Any
     kept: Any
-    summary: dict[str, Any]
+    summary: Summary
 
 
 def _uint64_as_int64(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.uint64).view(np.int64)
 
 
-def _sketch_batches(config: DedupConfig, text_column: str) -> Any:
-    """The mapInArrow function: (doc, text) batches → signature rows and lookup keys."""
+def _column(table: Any, name: str) -> np.ndarray:
+    return np.asarray(table.column(name).to_numpy())
+
+
+def _partition(batches: Iterator[Any], *order: str) -> Any:
+    """A partition's Arrow batches as one table, sorted by ``order`` (None when empty).
+
+    After a shuffle on a key, a partition holds every row of its keys: a bucket, an exact group
+    or a cluster is whole in it.
+    """
+    import pyarrow as pa
+
+    received = [batch for batch in batches if batch.num_rows]
+    if not received:
+        return None
+    return pa.Table.from_batches(received).sort_by([(name, "ascending") for name in order])
+
+
+def _sketch_batches(config: DedupConfig, text_column: str) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: (doc, text) batches through :class:`BatchSketcher`."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        sketcher = make_sketcher(config.sketch)
-        scheme = candidate_scheme(config.sketch, config.lsh)
+        step = BatchSketcher(config)
         for batch in batches:
             _maybe_fail_once()
-            texts = batch.column(text_column).to_pylist()
-            normalized = normalize_batch(texts, config.sketch.normalize)
-            signatures = sketcher.sketch(normalized)
-            keys = _uint64_as_int64(scheme.keys(signatures.values))
-            width = keys.shape[1]
-            values = np.ascontiguousarray(signatures.values, dtype=np.uint64)
-            fingerprints = _uint64_as_int64(signatures.fingerprints)
-            yield pa.RecordBatch.from_pydict(
-                {
-                    "doc": batch.column("doc"),
-                    "length": pa.array([len(t) for t in texts], pa.int64()),
-                    "num_bytes": pa.array(np.diff(normalized.offsets), pa.int64()),
-                    "num_shingles": pa.array(signatures.num_shingles, pa.int64()),
-                    "fp_hi": pa.array(fingerprints[:, 0], pa.int64()),
-                    "fp_lo": pa.array(fingerprints[:, 1], pa.int64()),
-                    "signature": pa.array([row.tobytes() for row in values], pa.binary()),
-                    "keys": pa.ListArray.from_arrays(
-                        pa.array(np.arange(len(texts) + 1) * width, pa.int32()),
-                        pa.array(keys.reshape(-1), pa.int64()),
-                    ),
-                }
-            )
+            texts = Batch(*pack_strings(batch.column(text_column).to_pylist()))
+            normalized, stats = step.normalize(texts, in_place=True)
+            sizes = np.diff(normalized.offsets)
+            for block in step.blocks(normalized):
+                rows = slice(block.start, block.stop)
+                signatures = block.signatures
+                keys = _uint64_as_int64(block.keys)
+                fingerprints = _uint64_as_int64(signatures.fingerprints)
+                yield pa.RecordBatch.from_pydict(
+                    {
+                        "doc": batch.column("doc").slice(block.start, signatures.num_docs),
+                        "length": pa.array(stats.chars[rows], pa.int64()),
+                        "num_bytes": pa.array(sizes[rows], pa.int64()),
+                        "is_short": pa.array(signatures.is_short, pa.bool_()),
+                        "is_empty": pa.array(block.is_empty, pa.bool_()),
+                        "fp_hi": pa.array(fingerprints[:, 0], pa.int64()),
+                        "fp_lo": pa.array(fingerprints[:, 1], pa.int64()),
+                        "signature": pa.array(
+                            [row.tobytes() for row in signatures.values], pa.binary()
+                        ),
+                        "keys": pa.ListArray.from_arrays(
+                            pa.array(
+                                np.arange(signatures.num_docs + 1) * keys.shape[1], pa.int32()
+                            ),
+                            pa.array(keys.reshape(-1), pa.int64()),
+                        ),
+                    }
+                )
 
     return run
 
@@ -172,9 +213,88 @@ def _maybe_fail_once() -> None:
         raise RuntimeError(f"neardup: injected task failure ({FAIL_ONCE_PROPERTY})")
 
 
-def _verify_batches(config: DedupConfig) -> Any:
-    """The mapInArrow function: candidate pairs with both signatures (and texts) → similarities."""
-    mode = config.verify_mode
+def _exact_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    """The mapInArrow function: whole exact groups → each document's :func:`exact_groups` first."""
+    import pyarrow as pa
+
+    table = _partition(batches, "doc")
+    if table is None:
+        return
+    docs = _column(table, "doc")
+    fingerprints = np.stack([_column(table, "fp_hi"), _column(table, "fp_lo")], axis=1)
+    first, _ = exact_groups(fingerprints.view(np.uint64), _column(table, "is_empty"))
+    yield pa.RecordBatch.from_pydict({"doc": docs, "group_first": docs[first]})
+
+
+def _exact_groups(sketched: Any) -> Any:
+    """``sketched`` with each document's ``group_first`` (:func:`exact_groups`)."""
+    fingerprints = sketched.select("doc", "fp_hi", "fp_lo", "is_empty")
+    groups = fingerprints.repartition("fp_hi", "fp_lo").mapInArrow(
+        _exact_batches, "doc long, group_first long"
+    )
+    return sketched.join(groups, "doc")
+
+
+def _bucket_batches(max_bucket_size: int) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: whole buckets → their pairs (:func:`bucket_pairs`).
+
+    After the pairs comes one row of the partition's bucket counts (its ``first`` null).
+    """
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        table = _partition(batches, "doc")
+        if table is None:
+            return
+        nodes, docs = np.unique(_column(table, "doc"), return_inverse=True)
+        bands = _column(table, "band")
+        keys = _column(table, "key").view(np.uint64)
+        buckets = ((keys[bands == b], docs[bands == b]) for b in np.unique(bands).tolist())
+        found = bucket_pairs(buckets, nodes.shape[0], max_bucket_size)
+        yield pa.RecordBatch.from_pydict(
+            {
+                "first": pa.array(nodes[found.first], pa.int64()),
+                "second": pa.array(nodes[found.second], pa.int64()),
+                "giant_buckets": pa.nulls(len(found), pa.int64()),
+                "largest_bucket": pa.nulls(len(found), pa.int64()),
+            }
+        )
+        yield pa.RecordBatch.from_pydict(
+            {
+                "first": pa.nulls(1, pa.int64()),
+                "second": pa.nulls(1, pa.int64()),
+                "giant_buckets": pa.array([found.num_giant_buckets], pa.int64()),
+                "largest_bucket": pa.array([found.largest_bucket], pa.int64()),
+            }
+        )
+
+    return run
+
+
+def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
+    """Candidate pairs ``(first, second)`` of the active documents, and giant-bucket counts."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    scheme = candidate_scheme(config.sketch, config.lsh)
+    postings = active.select("doc", F.posexplode("keys").alias("band", "key"))
+    if scheme.shared_namespace:  # one namespace for all columns; EMPTY is no key
+        postings = postings.where(F.col("key") != -1).withColumn("band", F.lit(0))
+    found = postings.repartition("band", "key").mapInArrow(
+        _bucket_batches(config.lsh.max_bucket_size), _BUCKETS_SCHEMA
+    )
+    found = found.localCheckpoint(eager=True)
+    counts = found.where(F.col("first").isNull())
+    giant, largest = counts.agg(F.sum("giant_buckets"), F.max("largest_bucket")).first()
+    pairs = found.where(F.col("first").isNotNull()).select("first", "second").distinct()
+    return pairs, int(giant or 0), int(largest or 0)
+
+
+def _verify_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: candidate pairs with both signatures (and texts) → accepted.
+
+    The pairs that :func:`~neardup.pipeline.accepted` passes, with their similarities.
+    """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -198,10 +318,10 @@ def _verify_batches(config: DedupConfig) -> Any:
             local = CandidatePairs(first=np.arange(count), second=np.arange(count, 2 * count))
             estimate = scheme.estimate(signatures, local)
             jaccard = np.full(count, np.nan)
-            if mode == "exact" and count:
+            if config.verify_mode == "exact" and count:
                 texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
                 jaccard = exact_similarity(texts, local, config.sketch)
-            yield pa.RecordBatch.from_pydict(
+            verified = pa.RecordBatch.from_pydict(
                 {
                     "first": batch.column("first"),
                     "second": batch.column("second"),
@@ -209,39 +329,28 @@ def _verify_batches(config: DedupConfig) -> Any:
                     "jaccard": pa.array(jaccard, pa.float64()),
                 }
             )
+            yield verified.filter(pa.array(accepted(estimate, jaccard, config)))
 
     return run
 
 
-def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
-    """Candidate pairs ``(first, second)`` of the active documents, and giant-bucket counts."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F  # noqa: N812
+def _keep_batches(keep: KeepRule) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: whole clusters → each document's keep flag.
 
-    scheme = candidate_scheme(config.sketch, config.lsh)
-    cap = config.lsh.max_bucket_size
-    postings = active.select("doc", F.posexplode("keys").alias("band", "key"))
-    if scheme.shared_namespace:  # one namespace for all columns; EMPTY is no key
-        postings = postings.where(F.col("key") != -1).withColumn("band", F.lit(0))
-    bucket = Window.partitionBy("band", "key")
-    ranked = postings.withColumn("size", F.count("*").over(bucket)).withColumn(
-        "rank", F.row_number().over(bucket.orderBy("doc"))
-    )
-    ranked = ranked.where(F.col("size") > 1).cache()
-    sizes = ranked.groupBy("band", "key").agg(F.max("size").alias("size"))
-    giant = sizes.where(F.col("size") > cap).agg(F.count("*"), F.max("size")).first()
-    largest = sizes.agg(F.max("size")).first()
-    a, b = ranked.alias("a"), ranked.alias("b")
-    pairs = (
-        a.join(b, (F.col("a.band") == F.col("b.band")) & (F.col("a.key") == F.col("b.key")))
-        .where(
-            (F.col("a.rank") < F.col("b.rank"))
-            & ((F.col("a.size") <= cap) | (F.col("b.rank") - F.col("a.rank") < cap))
-        )
-        .select(F.col("a.doc").alias("first"), F.col("b.doc").alias("second"))
-        .distinct()
-    )
-    return pairs, int(giant[0] or 0), int(largest[0] or 0)
+    The local keep rule, :func:`~neardup.cluster.representatives`, cluster by cluster.
+    """
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        table = _partition(batches, "doc")
+        if table is None:
+            return
+        docs, labels = _column(table, "doc"), _column(table, "label")
+        kept = representatives(np.searchsorted(docs, labels), keep, _column(table, "length"))
+        yield pa.RecordBatch.from_pydict({"doc": docs, "label": labels, "keep": kept})
+
+    return run
 
 
 def dedup_dataframe(
@@ -271,13 +380,13 @@ def dedup_dataframe(
             f"got {config.sketch.kind!r} (use the local engine for it)."
         )
     started = time.perf_counter()
-    timings: dict[str, float] = {}
+    seconds: dict[str, float] = {}
     spark = frame.sparkSession
 
     def lap(name: str, since: float, following: str) -> float:
         """Close stage ``name`` (timed since ``since``); Spark jobs now belong to ``following``."""
         now = time.perf_counter()
-        timings[name] = round(now - since, 4)
+        seconds[name] = now - since
         spark.sparkContext.setJobGroup(f"neardup:{following}", following)
         return now
 
@@ -295,14 +404,15 @@ def dedup_dataframe(
     sketched = sketched.localCheckpoint(eager=True)
     now = lap("read_sketch", started, "exact")
 
-    sketched = _exact_groups(sketched, config).cache()
+    sketched = _exact_groups(sketched).cache()
     exact_links = sketched.where(F.col("doc") != F.col("group_first")).select(
         F.col("group_first").alias("first"), F.col("doc").alias("second")
     )
     now = lap("exact", now, "candidates")
 
-    active = sketched.where((F.col("doc") == F.col("group_first")) & (F.col("num_shingles") > 0))
+    active = sketched.where((F.col("doc") == F.col("group_first")) & ~F.col("is_short"))
     candidates, num_giant, largest = _candidates(active, config)
+    warn_of_giant_buckets(num_giant, largest, config)
     candidates = candidates.localCheckpoint(eager=True)
     num_candidates = candidates.count()
     now = lap("candidates", now, "verify")
@@ -320,26 +430,30 @@ def dedup_dataframe(
     reported = _reported(verified, labels, config)
     pairs = _pairs(docs, exact_links, reported)
     sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
-    counts = _counts(clusters, sizes, sketched, exact_links, num_candidates, verified, num_docs)
-    counts["pairs_reported"] = reported.count()
+    multi = sizes.agg(F.count("*"), F.sum("count")).first()
+    num_kept = clusters.where("keep").count()
     num_bytes = int(sketched.agg(F.sum("num_bytes")).first()[0] or 0)
-    counts.update(bytes=num_bytes, giant_buckets=num_giant, largest_bucket=largest)
+    counts = Counts(
+        documents=num_docs,
+        bytes=num_bytes,
+        short_documents=sketched.where("is_short").count(),
+        empty_documents=sketched.where("is_empty").count(),
+        exact_duplicates=exact_links.count(),
+        candidate_pairs=num_candidates,
+        verified_pairs=verified.count(),
+        pairs_reported=reported.count(),
+        clusters=int(multi[0] or 0),
+        documents_in_clusters=int(multi[1] or 0),
+        removed=num_docs - num_kept,
+        kept=num_kept,
+        giant_buckets=num_giant,
+        largest_bucket=largest,
+    )
     kept = numbered.join(clusters.where("keep").select("doc"), "doc")
-    total = time.perf_counter() - started
-    summary = {
-        "neardup_version": __version__,
-        "engine": "spark",
-        "spark_master": spark.sparkContext.master,
-        "config": config.to_dict(),
-        "lsh": candidate_scheme(config.sketch, config.lsh).describe(),
-        "verify": config.verify_mode,
-        "signatures": provenance_of(config.sketch),
-        "counts": counts,
-        "biggest_clusters": _biggest_clusters(sizes),
-        "timings_s": timings,
-        "total_s": round(total, 4),
-        "throughput_mb_s": round(num_bytes / 1e6 / total, 2) if total > 0 else None,
-    }
+    times = StageTimes.measured(seconds, num_bytes, total=time.perf_counter() - started)
+    summary = summarize(
+        config, counts, _biggest_clusters(sizes), times, spark_master=spark.sparkContext.master
+    )
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
 
 
@@ -356,8 +470,6 @@ def _numbered(frame: Any, order_column: str | None) -> Any:
 
 def _verified(candidates: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
     """The candidate pairs that verification accepts, with their estimate and exact similarity."""
-    from pyspark.sql import functions as F  # noqa: N812
-
     signature = sketched.select("doc", "signature")
     joined = candidates.join(signature.toDF("first", "a_signature"), "first").join(
         signature.toDF("second", "b_signature"), "second"
@@ -367,16 +479,11 @@ def _verified(candidates: Any, sketched: Any, docs: Any, config: DedupConfig) ->
         joined = joined.join(text.toDF("first", "a_text"), "first").join(
             text.toDF("second", "b_text"), "second"
         )
-    verified = joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
-    if config.verify_mode == "exact":
-        verified = verified.where(F.col("jaccard") >= config.lsh.threshold)
-    elif config.verify_mode == "signature":
-        verified = verified.where(F.col("estimate") >= config.lsh.threshold)
-    return verified
+    return joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
 
 
 def _clusters(docs: Any, sketched: Any, labels: Any, config: DedupConfig) -> Any:
-    from pyspark.sql import Window
+    """One row per document: its cluster (the label and its id), its keep flag and its line."""
     from pyspark.sql import functions as F  # noqa: N812
 
     labelled = (
@@ -384,17 +491,15 @@ def _clusters(docs: Any, sketched: Any, labels: Any, config: DedupConfig) -> Any
         .join(labels.withColumnRenamed("node", "doc"), "doc", "left")
         .withColumn("label", F.coalesce("label", "doc"))
     )
-    if config.keep == "first":
-        labelled = labelled.withColumn("keep", F.col("doc") == F.col("label"))
-    else:
-        best = Window.partitionBy("label").orderBy(F.desc("length"), F.asc("doc"))
-        labelled = labelled.withColumn("keep", F.row_number().over(best) == 1)
-    ids = docs.select("doc", "id")
-    named = labelled.join(ids, "doc").join(ids.toDF("label", "cluster"), "label")
-    line = F.udf(lambda *fields: cluster_line(*fields)[:-1], "string")
-    return named.select(
-        "doc", "id", "label", "cluster", "keep", line("id", "cluster", "keep").alias("line")
+    kept = labelled.repartition("label").mapInArrow(
+        _keep_batches(config.keep), "doc long, label long, keep boolean"
     )
+    ids = docs.select("doc", "id")
+    named = kept.join(ids, "doc").join(ids.toDF("label", "cluster"), "label")
+    return named.select(
+        "doc", "id", "label", "cluster", "keep",
+        cluster_lines(F.col("id"), F.col("cluster"), F.col("keep")).alias("line"),
+    )  # fmt: skip
 
 
 def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
@@ -410,30 +515,22 @@ def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
     if config.pairs == "none":
         return verified.limit(0)
     labelled = verified.join(labels.toDF("first", "label"), "first")
-    ordered = labelled.repartition("label").sortWithinPartitions("label", "first", "second")
-    return ordered.mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
+    return labelled.repartition("label").mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
 
 
 def _spanning_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    """The mapInArrow function: one partition's pairs, sorted → those that join clusters."""
-    import pyarrow as pa
-
-    from neardup.cluster import union_pairs
-
-    table = pa.Table.from_batches(list(batches))
-    if table.num_rows == 0:
+    """The mapInArrow function: whole clusters' pairs, in order → those that join clusters."""
+    table = _partition(batches, "first", "second")
+    if table is None:
         return
-    first = table.column("first").to_numpy()
-    second = table.column("second").to_numpy()
+    first, second = _column(table, "first"), _column(table, "second")
     nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
     _, joined = union_pairs(nodes.shape[0], local[: first.shape[0]], local[first.shape[0] :])
     yield from table.select(["first", "second", "estimate", "jaccard"]).filter(joined).to_batches()
 
 
-_VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
-
-
 def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
+    """Exact links and reported pairs, with both ids and their ``pairs.jsonl`` line."""
     from pyspark.sql import functions as F  # noqa: N812
 
     ids = docs.select("doc", "id")
@@ -447,68 +544,14 @@ def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
         .join(ids.toDF("first", "a"), "first")
         .join(ids.toDF("second", "b"), "second")
     )
-    exact_line = F.udf(lambda *fields: exact_pair_line(*fields)[:-1], "string")
-    near_line = F.udf(lambda *fields: near_pair_line(*fields)[:-1], "string")
+    columns = [F.col(name) for name in ("a", "b", "estimate", "jaccard", "exact")]
     return both.select(
-        F.col("first").alias("a_doc"),
-        F.col("second").alias("b_doc"),
-        "a",
-        "b",
-        "estimate",
-        "jaccard",
-        "exact",
-        F.when(F.col("exact"), exact_line("a", "b"))
-        .otherwise(near_line("a", "b", "estimate", "jaccard"))
-        .alias("line"),
-    )
+        F.col("first").alias("a_doc"), F.col("second").alias("b_doc"),
+        "a", "b", "estimate", "jaccard", "exact", pair_lines(*columns).alias("line"),
+    )  # fmt: skip
 
 
-def _exact_groups(sketched: Any, config: DedupConfig) -> Any:
-    """``sketched`` with each document's exact group: ``group_first`` and ``is_empty``.
-
-    ``group_first`` is the first document of equal fingerprint, but a document without a token
-    (``is_empty``) is a group of its own, as in the local engine.
-    """
-    from pyspark.sql import functions as F  # noqa: N812
-
-    groups = sketched.groupBy("fp_hi", "fp_lo").agg(F.min("doc").alias("group_first"))
-    no_token = _uint64_as_int64(make_sketcher(config.sketch).no_token_fingerprint[None, :])[0]
-    is_empty = (F.col("fp_hi") == int(no_token[0])) & (F.col("fp_lo") == int(no_token[1]))
-    return (
-        sketched.join(groups, ["fp_hi", "fp_lo"])
-        .withColumn("is_empty", is_empty)
-        .withColumn("group_first", F.when(is_empty, F.col("doc")).otherwise(F.col("group_first")))
-    )
-
-
-def _counts(
-    clusters: Any,
-    sizes: Any,
-    sketched: Any,
-    exact_links: Any,
-    num_candidates: int,
-    verified: Any,
-    num_docs: int,
-) -> dict[str, Any]:
-    from pyspark.sql import functions as F  # noqa: N812
-
-    multi = sizes.agg(F.count("*"), F.sum("count")).first()
-    kept = clusters.where("keep").count()
-    return {
-        "documents": num_docs,
-        "short_documents": sketched.where("num_shingles = 0").count(),
-        "empty_documents": sketched.where("is_empty").count(),
-        "exact_duplicates": exact_links.count(),
-        "candidate_pairs": num_candidates,
-        "verified_pairs": verified.count(),
-        "clusters": int(multi[0] or 0),
-        "documents_in_clusters": int(multi[1] or 0),
-        "removed": num_docs - kept,
-        "kept": kept,
-    }
-
-
-def _biggest_clusters(sizes: Any, count: int = 5) -> list[dict[str, Any]]:
+def _biggest_clusters(sizes: Any, count: int = 5) -> list[ClusterSize]:
     """The largest clusters of ``sizes`` (label, cluster, count), as the local summary lists them.
 
     Ties go to the smaller label.
@@ -516,72 +559,19 @@ def _biggest_clusters(sizes: Any, count: int = 5) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F  # noqa: N812
 
     top = sizes.orderBy(F.desc("count"), "label").take(count)
-    return [{"cluster": row["cluster"], "size": row["count"]} for row in top]
+    return [ClusterSize(row["cluster"], row["count"]) for row in top]
 
 
-def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
-    """JSONL (plain or gzip) or Parquet files as rows ``(input, offset, id, text, order)``.
-
-    ``order`` is ``(input index, byte offset or row index)``, so documents are numbered as the
-    local engine numbers them. Every record needs an id (``config.id_field``).
-    """
-    from pyspark.sql import functions as F  # noqa: N812
-
-    if config.id_field == "":
-        raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
-    id_field = config.id_field or "id"
-    kinds = {Path(p).name.split(".", 1)[-1] for p in inputs}
-    if kinds <= {"parquet"}:
-        frames = [
-            spark.read.parquet(p).select(
-                F.lit(i).alias("input"),
-                F.col("_metadata.row_index").alias("offset"),
-                F.col(id_field).cast("string").alias("id"),
-                F.col(config.text_field).alias("text"),
-            )
-            for i, p in enumerate(inputs)
-        ]
-    elif kinds <= {"jsonl", "jsonl.gz", "json", "json.gz"}:
-        frames = [_read_jsonl(spark, i, p, config) for i, p in enumerate(inputs)]
-    else:
-        raise InputError(
-            "the Spark engine reads JSONL (.jsonl, .jsonl.gz) or Parquet inputs, all of one "
-            f"format; got {', '.join(sorted(kinds))}."
-        )
-    frame = frames[0]
-    for other in frames[1:]:
-        frame = frame.unionByName(other)
-    return frame.withColumn("order", F.struct("input", "offset"))
-
-
-def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
-    """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does."""
-    text_field, id_field = config.text_field, config.id_field or "id"
-    skip = config.skip_bad_records
-
-    def parse(pair: tuple[int, str]) -> list[tuple[int, int, str, str]]:
-        offset, line = pair
-        if not line.strip():
-            return []
-        where = f"{path} at byte {offset}"
-        try:
-            record = json.loads(line)
-            text, doc_id = record[text_field], record[id_field]
-            if not isinstance(text, str) or doc_id is None:
-                raise TypeError(f"{text_field!r} must be a string and {id_field!r} present")
-        except (ValueError, KeyError, TypeError) as exc:
-            if skip:
-                return []
-            raise InputError(f"{where}: bad record ({exc}); or pass --skip-bad-records") from exc
-        return [(index, offset, str(doc_id), text)]
-
-    lines = spark.sparkContext.newAPIHadoopFile(
-        path,
-        "org.apache.hadoop.mapreduce.lib.input.TextInputFormat",
-        "org.apache.hadoop.io.LongWritable",
-        "org.apache.hadoop.io.Text",
-    )
-    return lines.flatMap(parse).toDF("input long, offset long, id string, text string")
+@contextmanager
+def _errors_of_tasks() -> Iterator[None]:
+    """Raise a task's :class:`InputError` (which reaches the driver wrapped by Spark) as such."""
+    try:
+        yield
+    except Exception as exc:
+        marker = "neardup.errors.InputError: "
+        if marker not in str(exc):
+            raise
+        raise InputError(str(exc).split(marker, 1)[1].splitlines()[0]) from None
 
 
 def dedup_files_spark(
@@ -591,85 +581,27 @@ def dedup_files_spark(
     config: DedupConfig | None = None,
     *,
     overwrite: bool = False,
-) -> dict[str, Any]:
+) -> Summary:
     """``neardup dedup --engine spark``: read, deduplicate, write ``output``; return the summary.
 
     ``output`` may be any Hadoop-compatible path: ``clusters.jsonl``, ``pairs.jsonl`` (text,
     ordered by document) and ``kept.parquet`` are written by Spark as directories of parts;
     on a local path they are then joined into single files, byte-identical to the local
-    engine's, and the directory appears only when the run succeeded.
+    engine's, and the directory appears only when the run succeeded
+    (:func:`neardup.io.spark.spark_output`).
     """
     config = config if config is not None else DedupConfig()
-    frame = read_inputs(spark, inputs, config)
-    try:
-        result = dedup_dataframe(frame, config, order_column="order")
-    except Exception as exc:  # a task's InputError reaches the driver wrapped by Spark
-        marker = "neardup.errors.InputError: "
-        if marker not in str(exc):
-            raise
-        raise InputError(str(exc).split(marker, 1)[1].splitlines()[0]) from None
-    local = "://" not in output or output.startswith("file:")
-    target = Path(output.removeprefix("file:")) if local else None
-    if target is not None and target.exists() and not overwrite:
-        raise InputError(f"{target} exists; pass --overwrite to replace it")
-    # A local output is staged beside the target and renamed into place when complete; on a
-    # Hadoop path each dataset is committed by Spark itself (its _SUCCESS marker).
-    root = f"{output.rstrip('/')}.partial-{os.getpid()}" if target is not None else output
-    summary = {
-        **result.summary,
-        "inputs": list(inputs),
-        "outputs": {
-            "clusters": "clusters.jsonl",
-            **({"pairs": "pairs.jsonl"} if config.pairs != "none" else {}),
-            "kept": "kept.parquet",
-            "summary": "summary.json",
-        },
-    }
-    try:
-        result.clusters.orderBy("doc").select("line").write.mode("overwrite").text(
-            f"{root}/clusters.jsonl"
+    with (
+        spark_output(spark, output, overwrite=overwrite, inputs=inputs) as out,
+        _errors_of_tasks(),
+    ):
+        result = dedup_dataframe(read_inputs(spark, inputs, config), config, order_column="order")
+        pairs = result.pairs if config.pairs != "none" else None
+        written = write_results(out, result.clusters, pairs, result.kept)
+        summary = dataclasses.replace(
+            result.summary,
+            inputs=tuple(inputs),
+            outputs={**written, "summary": "summary.json"},
         )
-        if config.pairs != "none":
-            result.pairs.orderBy(*_pair_order()).select("line").write.mode("overwrite").text(
-                f"{root}/pairs.jsonl"
-            )
-        result.kept.orderBy("doc").select("id", "text").write.mode("overwrite").parquet(
-            f"{root}/kept.parquet"
-        )
-        if target is None:
-            text = json.dumps(summary, indent=2)
-            spark.sparkContext.parallelize([text], 1).saveAsTextFile(f"{root}/summary.json")
-            return summary
-        staged = Path(root.removeprefix("file:"))
-        for name in ("clusters.jsonl", "pairs.jsonl"):
-            if (staged / name).exists():
-                _join_parts(staged / name)
-        (staged / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        if target.exists():
-            shutil.rmtree(target)
-        staged.rename(target)
-    except BaseException:
-        if target is not None:
-            shutil.rmtree(Path(root.removeprefix("file:")), ignore_errors=True)
-        raise
+        out.write_json("summary.json", summary.to_dict())
     return summary
-
-
-def _pair_order() -> list[Any]:
-    """The local ``pairs.jsonl`` order: exact pairs by their second document, then near pairs."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    exact = F.col("exact")
-    return [F.when(exact, 0).otherwise(1), F.when(exact, F.col("b_doc")).otherwise(F.col("a_doc")),
-            "b_doc"]  # fmt: skip
-
-
-def _join_parts(directory: Path) -> None:
-    """Replace a directory of Spark part files by one file of their contents, in part order."""
-    joined = directory.with_name(directory.name + ".joined")
-    with joined.open("wb") as out:
-        for part in sorted(directory.glob("part-*")):
-            with part.open("rb") as f:
-                shutil.copyfileobj(f, out)
-    shutil.rmtree(directory)
-    joined.rename(directory)

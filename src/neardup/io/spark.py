@@ -1,0 +1,211 @@
+"""The Spark engine's files: inputs read into a DataFrame, outputs written as the local engine's.
+
+Inputs are JSONL (plain or gzip; Hadoop's ``TextInputFormat`` gives each line's byte offset) or
+Parquet, numbered as the local readers number them. Outputs are ``clusters.jsonl`` and
+``pairs.jsonl`` (lines made by :mod:`neardup.io.results`' line functions, in the local engine's
+order), ``kept.parquet`` and ``summary.json``. On a local path the text outputs are joined into
+single files, byte-identical to the local engine's, and the directory is written atomically
+(:class:`~neardup.io.output.AtomicDirectory`, as the local engine writes); on a Hadoop path
+(``hdfs://``, ``s3a://``, ...) each output is a directory of part files that Spark commits.
+pyspark is imported lazily.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from neardup.errors import InputError, ParameterError
+from neardup.io.output import AtomicDirectory
+from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
+from neardup.params import DedupConfig
+
+__all__ = [
+    "SparkOutput",
+    "cluster_lines",
+    "pair_lines",
+    "read_inputs",
+    "spark_output",
+    "write_results",
+]
+
+
+def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
+    """JSONL (plain or gzip) or Parquet files as rows ``(input, offset, id, text, order)``.
+
+    ``order`` is ``(input index, byte offset or row index)``, so documents are numbered as the
+    local engine numbers them. Every record needs an id (``config.id_field``).
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if config.id_field == "":
+        raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
+    id_field = config.id_field or "id"
+    kinds = {Path(p).name.split(".", 1)[-1] for p in inputs}
+    if kinds <= {"parquet"}:
+        frames = [
+            spark.read.parquet(p).select(
+                F.lit(i).alias("input"),
+                F.col("_metadata.row_index").alias("offset"),
+                F.col(id_field).cast("string").alias("id"),
+                F.col(config.text_field).alias("text"),
+            )
+            for i, p in enumerate(inputs)
+        ]
+    elif kinds <= {"jsonl", "jsonl.gz", "json", "json.gz"}:
+        frames = [_read_jsonl(spark, i, p, config) for i, p in enumerate(inputs)]
+    else:
+        raise InputError(
+            "the Spark engine reads JSONL (.jsonl, .jsonl.gz) or Parquet inputs, all of one "
+            f"format; got {', '.join(sorted(kinds))}."
+        )
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other)
+    return frame.withColumn("order", F.struct("input", "offset"))
+
+
+def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
+    """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does."""
+    text_field, id_field = config.text_field, config.id_field or "id"
+    skip = config.skip_bad_records
+
+    def parse(pair: tuple[int, str]) -> list[tuple[int, int, str, str]]:
+        offset, line = pair
+        if not line.strip():
+            return []
+        where = f"{path} at byte {offset}"
+        try:
+            record = json.loads(line)
+            text, doc_id = record[text_field], record[id_field]
+            if not isinstance(text, str) or doc_id is None:
+                raise TypeError(f"{text_field!r} must be a string and {id_field!r} present")
+        except (ValueError, KeyError, TypeError) as exc:
+            if skip:
+                return []
+            raise InputError(f"{where}: bad record ({exc}); or pass --skip-bad-records") from exc
+        return [(index, offset, str(doc_id), text)]
+
+    lines = spark.sparkContext.newAPIHadoopFile(
+        path,
+        "org.apache.hadoop.mapreduce.lib.input.TextInputFormat",
+        "org.apache.hadoop.io.LongWritable",
+        "org.apache.hadoop.io.Text",
+    )
+    return lines.flatMap(parse).toDF("input long, offset long, id string, text string")
+
+
+def cluster_lines(doc_id: Any, cluster_id: Any, keep: Any) -> Any:
+    """The column of ``clusters.jsonl`` lines (without their newline) of these columns."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    line = F.udf(lambda *fields: cluster_line(*fields)[:-1], "string")
+    return line(doc_id, cluster_id, keep)
+
+
+def pair_lines(a: Any, b: Any, estimate: Any, jaccard: Any, exact: Any) -> Any:
+    """The column of ``pairs.jsonl`` lines (without their newline) of these columns."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    exact_line = F.udf(lambda *fields: exact_pair_line(*fields)[:-1], "string")
+    near_line = F.udf(lambda *fields: near_pair_line(*fields)[:-1], "string")
+    return F.when(exact, exact_line(a, b)).otherwise(near_line(a, b, estimate, jaccard))
+
+
+class SparkOutput:
+    """The directory a Spark run writes into (:func:`spark_output`).
+
+    Parameters
+    ----------
+    spark
+        The SparkSession that writes.
+    root
+        Where Spark writes (a Hadoop path, or ``file:`` and a local directory).
+    directory
+        The local directory, for a local output; None for a Hadoop path.
+    """
+
+    def __init__(self, spark: Any, root: str, directory: Path | None = None) -> None:
+        self.spark = spark
+        self.root = root
+        self.directory = directory
+
+    def write_lines(self, name: str, frame: Any) -> None:
+        """Write ``frame``'s ``line`` column as text ``name``, one file when local."""
+        frame.select("line").write.mode("overwrite").text(f"{self.root}/{name}")
+        if self.directory is not None:
+            _join_parts(self.directory / name)
+
+    def write_parquet(self, name: str, frame: Any) -> None:
+        """Write ``frame`` as the Parquet dataset ``name``."""
+        frame.write.mode("overwrite").parquet(f"{self.root}/{name}")
+
+    def write_json(self, name: str, data: Mapping[str, Any]) -> None:
+        """Write ``data`` as indented JSON ``name`` (a one-part directory on a Hadoop path)."""
+        if self.directory is not None:
+            write_json(self.directory / name, dict(data))
+            return
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+        self.spark.sparkContext.parallelize([text], 1).saveAsTextFile(f"{self.root}/{name}")
+
+
+@contextmanager
+def spark_output(
+    spark: Any, output: str, *, overwrite: bool = False, inputs: Sequence[str] = ()
+) -> Iterator[SparkOutput]:
+    """Where ``spark`` writes the outputs of a run into ``output``.
+
+    A local path (no scheme, or ``file:``) is written atomically as the local engine writes
+    (:class:`~neardup.io.output.AtomicDirectory`: a hidden sibling renamed into place when the
+    block ends without an exception, refused when it exists unless ``overwrite``); on a
+    Hadoop path each output is committed by Spark itself (its ``_SUCCESS`` marker).
+    """
+    if "://" in output and not output.startswith("file:"):
+        yield SparkOutput(spark, output.rstrip("/"))
+        return
+    target = Path(output.removeprefix("file:"))
+    with AtomicDirectory(target, overwrite=overwrite, inputs=inputs) as directory:
+        local = directory.resolve()
+        yield SparkOutput(spark, f"file:{local}", local)
+
+
+def write_results(out: SparkOutput, clusters: Any, pairs: Any | None, kept: Any) -> dict[str, str]:
+    """Write clusters, pairs (unless None) and the kept corpus; the files, by role.
+
+    ``clusters`` and ``pairs`` have the ``line`` column of :func:`cluster_lines` and
+    :func:`pair_lines` beside the document keys (``doc``; ``a_doc``, ``b_doc`` and ``exact``):
+    their lines are written in the local engine's order. ``kept`` is written as its ``id``
+    and ``text``, by ``doc``.
+    """
+    written = {"clusters": "clusters.jsonl"}
+    out.write_lines(written["clusters"], clusters.orderBy("doc"))
+    if pairs is not None:
+        written["pairs"] = "pairs.jsonl"
+        out.write_lines(written["pairs"], pairs.orderBy(*_pair_order()))
+    written["kept"] = "kept.parquet"
+    out.write_parquet(written["kept"], kept.orderBy("doc").select("id", "text"))
+    return written
+
+
+def _pair_order() -> list[Any]:
+    """The local ``pairs.jsonl`` order: exact pairs by their second document, then near pairs."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    exact = F.col("exact")
+    return [F.when(exact, 0).otherwise(1), F.when(exact, F.col("b_doc")).otherwise(F.col("a_doc")),
+            "b_doc"]  # fmt: skip
+
+
+def _join_parts(directory: Path) -> None:
+    """Replace a directory of Spark part files by one file of their contents, in part order."""
+    joined = directory.with_name(directory.name + ".joined")
+    with joined.open("wb") as out:
+        for part in sorted(directory.glob("part-*")):
+            with part.open("rb") as f:
+                shutil.copyfileobj(f, out)
+    shutil.rmtree(directory)
+    joined.rename(directory)

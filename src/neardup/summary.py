@@ -1,0 +1,175 @@
+"""What a dedup run reports: every parameter, count and timing (``summary.json``).
+
+Both engines fill a :class:`Summary`; :meth:`Summary.to_dict` is the one definition of
+``summary.json``'s keys and their order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from neardup._version import __version__
+from neardup.params import DedupConfig, VerifyMode
+
+__all__ = ["ClusterSize", "Counts", "StageTimes", "Summary"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Counts:
+    """What a run counted, in the order ``summary.json`` lists it.
+
+    ``against_index`` (documents dropped for a near-copy in an index) and
+    ``bad_records_skipped`` (malformed records skipped) are None where the run did not count
+    them; ``summary.json`` then leaves them out.
+    """
+
+    documents: int
+    bytes: int
+    """UTF-8 bytes of normalised text sketched."""
+    short_documents: int
+    """Documents with no shingle at all, matched only by their exact fingerprint."""
+    empty_documents: int
+    """Documents with no token at all, matched with nothing."""
+    exact_duplicates: int
+    candidate_pairs: int
+    verified_pairs: int
+    pairs_reported: int
+    clusters: int
+    """Clusters of two or more documents."""
+    documents_in_clusters: int
+    removed: int
+    kept: int
+    giant_buckets: int
+    largest_bucket: int
+    against_index: int | None = None
+    bad_records_skipped: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        """The counts by name, those not counted left out."""
+        return {
+            f.name: value
+            for f in dataclasses.fields(self)
+            if (value := getattr(self, f.name)) is not None
+        }
+
+
+class ClusterSize(NamedTuple):
+    """A cluster (the id of its first document) and its number of documents."""
+
+    cluster: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class StageTimes:
+    """Seconds per stage (rounded to 0.1 ms), their total and the throughput.
+
+    Examples
+    --------
+    >>> times = StageTimes.measured({"sketch": 1.23456, "cluster": 0.76544}, num_bytes=5_000_000)
+    >>> times.seconds, times.total, times.throughput_mb_s
+    ({'sketch': 1.2346, 'cluster': 0.7654}, 2.0, 2.5)
+    """
+
+    seconds: Mapping[str, float]
+    total: float
+    throughput_mb_s: float | None
+
+    @classmethod
+    def measured(
+        cls, seconds: Mapping[str, float], num_bytes: int, total: float | None = None
+    ) -> StageTimes:
+        """The times of stages that took ``seconds`` over ``num_bytes`` of text.
+
+        ``total``: the run's wall time, when it is not the sum of the stages.
+        """
+        total = sum(seconds.values()) if total is None else total
+        return cls(
+            seconds={name: round(s, 4) for name, s in seconds.items()},
+            total=round(total, 4),
+            throughput_mb_s=round(num_bytes / 1e6 / total, 2) if total > 0 else None,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    """Every parameter, count and timing of a dedup run.
+
+    Attributes
+    ----------
+    config
+        The parameters.
+    lsh
+        The candidate scheme's description (its parameters, its chance of pairing two
+        documents at the threshold, and a one-line ``label``).
+    signatures
+        How the signatures were made (:func:`~neardup.sketch.signatures.provenance_of`).
+    counts
+        What was counted.
+    biggest_clusters
+        The five largest clusters of two or more documents, largest first (ties to the
+        cluster of the earlier first document).
+    times
+        Seconds per stage.
+    idf
+        The digest of the IDF weights of a TF-IDF SimHash, else None.
+    spark_master
+        The Spark master a Spark run ran on; None for the local engine.
+    against
+        The header of the index given with ``--against``, else None.
+    inputs
+        The input files, where the run read files.
+    outputs
+        The files written, by role, where the run wrote them.
+    """
+
+    config: DedupConfig
+    lsh: Mapping[str, Any]
+    signatures: Mapping[str, Any]
+    counts: Counts
+    biggest_clusters: tuple[ClusterSize, ...]
+    times: StageTimes
+    idf: Mapping[str, Any] | None = None
+    spark_master: str | None = None
+    against: Mapping[str, Any] | None = None
+    inputs: tuple[str, ...] | None = None
+    outputs: Mapping[str, str] | None = None
+    neardup_version: str = __version__
+
+    @property
+    def verify(self) -> VerifyMode:
+        """The verification in use."""
+        return self.config.verify_mode
+
+    @property
+    def scheme_label(self) -> str:
+        """The candidate scheme in a few words (``"b=16, r=8"``)."""
+        return str(self.lsh["label"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """``summary.json``'s content: the parts a run has, always in the same order."""
+        times = self.times
+        return {
+            "neardup_version": self.neardup_version,
+            **(
+                {"engine": "spark", "spark_master": self.spark_master}
+                if self.spark_master is not None
+                else {}
+            ),
+            "config": self.config.to_dict(),
+            "lsh": dict(self.lsh),
+            "verify": self.verify,
+            "signatures": dict(self.signatures),
+            **({"idf": dict(self.idf)} if self.idf is not None else {}),
+            "counts": self.counts.to_dict(),
+            "biggest_clusters": [c._asdict() for c in self.biggest_clusters],
+            "timings_s": dict(times.seconds),
+            "total_s": times.total,
+            "throughput_mb_s": times.throughput_mb_s,
+            **({"against": dict(self.against)} if self.against is not None else {}),
+            **({"inputs": list(self.inputs)} if self.inputs is not None else {}),
+            **({"outputs": dict(self.outputs)} if self.outputs is not None else {}),
+        }
