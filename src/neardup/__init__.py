@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         make_sketcher,
         minhash_sets,
     )
+    from neardup.summary import Summary
     from neardup.text import Shingler, ShingleSets, normalize
     from neardup.verify import estimate_jaccard, exact_jaccard, jaccard_of_sets
 
@@ -80,6 +81,7 @@ _HOMES = {
     "neardup.pairs": ("CandidatePairs",),
     "neardup.params": ("DedupConfig", "LSHSpec", "NormalizeSpec", "ShingleSpec", "SketchSpec"),
     "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
+    "neardup.summary": ("Summary",),
     "neardup.sketch": (
         "SKETCHERS",
         "IDFWeights",
@@ -122,6 +124,7 @@ __all__ = [
     "SimHasher",
     "SketchSpec",
     "StoreError",
+    "Summary",
     "VerifiedPairs",
     "__version__",
     "band_keys",

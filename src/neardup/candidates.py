@@ -74,10 +74,6 @@ class CandidateScheme(ABC):
             bands, keys.num_rows, active=active, max_bucket_size=self.lsh.max_bucket_size
         )
 
-    def estimate(self, signatures: Signatures, pairs: CandidatePairs) -> F64Array:
-        """The estimated similarity of each pair (:func:`estimate`)."""
-        return estimate(signatures, pairs)
-
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """The scheme's parameters and its chance of pairing two documents at the threshold."""

@@ -41,6 +41,7 @@ from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup.candidates import candidate_scheme
+from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
@@ -423,7 +424,6 @@ def verify_candidates(
     ``idf`` for a TF-IDF SimHash) must reach the threshold.
     """
     sketcher = make_sketcher(config.sketch, idf)
-    scheme = candidate_scheme(config.sketch, config.lsh)
     mode = config.verify_mode
     num = len(candidates)
     estimate = np.full(num, np.nan)
@@ -457,7 +457,7 @@ def verify_candidates(
                 sets, local.first[near], local.second[near]
             )
         else:
-            estimate[lo:hi] = scheme.estimate(sketcher.sketch(batch), local)
+            estimate[lo:hi] = estimate_similarity(sketcher.sketch(batch), local)
             if mode == "exact":
                 jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
         if progress is not None:

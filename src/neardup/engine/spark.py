@@ -38,6 +38,7 @@ import numpy as np
 
 from neardup._types import Batch
 from neardup.candidates import candidate_scheme
+from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import representatives, union_pairs
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
@@ -299,7 +300,6 @@ def _verify_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        scheme = candidate_scheme(config.sketch, config.lsh)
         width = make_sketcher(config.sketch).width
         for batch in batches:
             count = batch.num_rows
@@ -316,7 +316,7 @@ def _verify_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
                 spec=config.sketch,
             )
             local = CandidatePairs(first=np.arange(count), second=np.arange(count, 2 * count))
-            estimate = scheme.estimate(signatures, local)
+            estimate = estimate_similarity(signatures, local)
             jaccard = np.full(count, np.nan)
             if config.verify_mode == "exact" and count:
                 texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
