@@ -88,7 +88,7 @@ def test_a_family_owns_its_fields_and_follows_the_kind() -> None:
     chosen = DedupConfig(sketch=SketchSpec(kind="supershingle"), lsh=LSHSpec(family="bands"))
     assert chosen.lsh.family == "bands"
     assert "hamming" not in chosen.to_dict()["lsh"]
-    with pytest.raises(ParameterError, match="LSHSpec.num_bands applies to family 'bands'"):
+    with pytest.raises(ParameterError, match=r"LSHSpec\.num_bands applies to family 'bands'"):
         LSHSpec(family="hamming", num_bands=4, num_rows=4)
     with pytest.raises(ParameterError, match="cannot pair 'simhash' signatures"):
         DedupConfig(sketch=SketchSpec(kind="simhash"), lsh=LSHSpec(family="bands"))
