@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: demo test lint typecheck pytest java bench clean
+.PHONY: demo test lint typecheck pytest java bench clean coverage-kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,32 @@ pytest: $(VENV)/.installed java
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# Line and branch coverage of the numba kernels (src/neardup/_kernels): with NUMBA_DISABLE_JIT=1
+# they run as plain Python, so coverage sees them. Only the tests that feed the kernels small
+# inputs (their reference and brute-force properties) run: KERNEL_SLOW names the real-text and
+# statistical ones, which would take hours without JIT, the thread-count ones (numba's threading
+# itself), and the JSON fast-path property, which plain Python fails where numba passes (a
+# "\u0100" escape decodes to "\x00": integer typing differs). Uint64 arithmetic that wraps
+# inside a kernel warns in plain Python (RuntimeWarning: overflow), which the project's
+# `filterwarnings = error` would turn into failures: those warnings are ignored. Not part of
+# `make test` (about 3 minutes on 2 cores).
+KERNEL_TESTS := tests/text tests/hashing tests/sketch tests/test_lsh.py tests/test_verify.py \
+	tests/test_cluster.py tests/hamming/test_bphs.py tests/hamming/test_pairs.py \
+	tests/hamming/test_psm.py tests/golden/test_seeds.py tests/io/test_jsonl_fast_path.py \
+	tests/io/test_results.py tests/io/test_kept.py
+KERNEL_SLOW := real or licence or unbiased or packed_codes or replication or recall_knob \
+	or tracks_the_angle or idf_learned or reads_what_json_reads or number_of_threads
+COVERAGE_KERNELS := out/coverage-kernels
+
+coverage-kernels: $(VENV)/.installed
+	mkdir -p $(COVERAGE_KERNELS)
+	COVERAGE_FILE=$(COVERAGE_KERNELS)/.coverage NUMBA_DISABLE_JIT=1 $(BIN)/python -m coverage run \
+		--branch --source=src/neardup/_kernels -m pytest -q -p no:cacheprovider \
+		-W ignore::RuntimeWarning $(KERNEL_TESTS) -k "not ($(KERNEL_SLOW))"
+	COVERAGE_FILE=$(COVERAGE_KERNELS)/.coverage $(BIN)/python -m coverage report --show-missing
+	COVERAGE_FILE=$(COVERAGE_KERNELS)/.coverage $(BIN)/python -m coverage html \
+		--directory $(COVERAGE_KERNELS)/html --quiet
 
 bench: $(VENV)/.installed-bench
 	command -v redis-server >/dev/null || (apt-get update -q && apt-get install -y -q redis-server)

@@ -1,4 +1,5 @@
-"""Shared fixtures: the bundled sample and the real corpora of ../shared/data (skip if absent)."""
+"""Shared fixtures: the bundled sample, the real corpora of ../shared/data (skip if absent), and
+licence-text pairs spanning the similarity range."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ import re
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
+
+from neardup import Shingler
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample" / "licenses.jsonl.gz"
 SHARED_DATA = Path(os.environ.get("NEARDUP_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+NUM_PERM = 128
+"""Slots per signature in the estimator tests: one estimate has standard deviation
+``sqrt(J (1 - J) / NUM_PERM)``, at most 0.044."""
+SIMILARITY_BINS = [(0.05, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.99)]
 
 settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
 settings.load_profile("ci")
@@ -33,6 +42,59 @@ def licenses() -> list[dict[str, object]]:
     """The bundled sample: 2,310 ScanCode licence records."""
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
+
+
+REAL_TEXT_BUDGET = 600_000
+"""Characters of real text per corpus that the plain-Python references read (about a second)."""
+
+
+def _reference_selection(texts: list[str]) -> list[str]:
+    """Real texts for a pure-Python reference to read, within :data:`REAL_TEXT_BUDGET`.
+
+    First, for every non-ASCII character of the corpus, 2,000 characters of a text around its
+    first use (so every script, compatibility form and punctuation mark the corpus holds is
+    read); then whole non-ASCII texts, shortest first, to 80% of the budget; then ASCII texts
+    taken evenly through the corpus.
+    """
+    chosen: list[str] = []
+    seen: set[str] = set()
+    total = 0
+    for text in texts:
+        if text.isascii():
+            continue
+        for ch in sorted(set(text) - seen):
+            if ord(ch) > 127 and ch not in seen:
+                i = text.index(ch)
+                window = text[max(0, i - 1000) : i + 1000]
+                seen.update(window)
+                chosen.append(window)
+                total += len(window)
+    for text in sorted((t for t in texts if not t.isascii()), key=len):
+        if total + len(text) > 0.8 * REAL_TEXT_BUDGET:
+            break
+        chosen.append(text)
+        total += len(text)
+    ascii_texts = [t for t in texts if t.isascii()]
+    for text in ascii_texts[:: max(1, len(ascii_texts) // 100)]:
+        if total + len(text) <= REAL_TEXT_BUDGET:
+            chosen.append(text)
+            total += len(text)
+    return chosen
+
+
+@pytest.fixture(scope="session", params=["sample", "scancode-rules"])
+def real_texts(request: pytest.FixtureRequest, licenses: list[dict[str, object]]) -> list[str]:
+    """Real texts to compare the library with the references on: the bundled licence sample,
+    and the ScanCode rule texts of ../shared/data (in many languages; skipped when absent)."""
+    if request.param == "sample":
+        texts = [str(r["text"]) for r in licenses]
+    else:
+        path = shared("scancode_licenses/scancode_licensedb_32.1.0.jsonl.gz")
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            texts = [str(json.loads(line)["text"]) for line in f]
+    chosen = _reference_selection(texts)
+    assert sum(not t.isascii() for t in chosen) >= 100, "the selection should hold many scripts"
+    return chosen
 
 
 def read_rfcs(numbers: set[int] | None = None, limit: int | None = None) -> dict[int, str]:
@@ -56,3 +118,37 @@ def read_rfcs(numbers: set[int] | None = None, limit: int | None = None) -> dict
             if numbers is not None and len(out) == len(numbers):
                 break
     return out
+
+
+def _pairs_by_similarity(texts: list[str], per_bin: int) -> list[tuple[str, str, float]]:
+    """Pairs of neighbouring texts, ``per_bin`` from each band of :data:`SIMILARITY_BINS`, each
+    document with at least ``2 * NUM_PERM`` shingles.
+
+    The exact Jaccard is counted with NumPy over the shingle sets (which tests/text checks
+    against the plain-Python reference), not with neardup's verification kernel.
+    """
+    sets = Shingler().shingle_sets(texts)
+    jaccard = np.empty(len(texts) - 1)
+    for i in range(len(texts) - 1):
+        a, b = sets.set_of(i), sets.set_of(i + 1)
+        shared = np.intersect1d(a, b, assume_unique=True).shape[0]
+        union = a.shape[0] + b.shape[0] - shared
+        jaccard[i] = shared / union if union else 0.0
+    big = sets.sizes() >= 2 * NUM_PERM
+    chosen: list[tuple[str, str, float]] = []
+    for low, high in SIMILARITY_BINS:
+        picks = np.flatnonzero((jaccard >= low) & (jaccard < high) & big[:-1] & big[1:])[:per_bin]
+        chosen.extend((texts[i], texts[i + 1], float(jaccard[i])) for i in picks)
+    return chosen
+
+
+@pytest.fixture(scope="session")
+def licence_pairs(licenses: list[dict[str, object]]) -> list[tuple[str, str, float]]:
+    """Thirty licence-text pairs (six per similarity band) with their exact Jaccard.
+
+    Neighbours in id order, where a licence's variants sit side by side.
+    """
+    ordered = sorted(licenses, key=lambda r: str(r["id"]))
+    pairs = _pairs_by_similarity([str(r["text"]) for r in ordered], per_bin=6)
+    assert len(pairs) >= 25, "the sample should span the similarity range"
+    return pairs

@@ -67,6 +67,9 @@ def test_small_buckets_yield_all_pairs() -> None:
 
 
 def test_chosen_bands_balance_both_errors() -> None:
+    # The default weights choose b = 16, r = 8: 1 - (1 - s^8)^16 is 0.947 at s = 0.8, 0.99988
+    # at 0.9 and 0.0104 at 0.4. The bounds below are those values rounded away from them by
+    # less than 0.01: a change of the choice (or of the S-curve) fails them.
     b, r = choose_bands(0.8, 128)
     grid = np.linspace(0, 1, 1001)
     p = s_curve(grid, b, r)

@@ -13,7 +13,9 @@ from neardup import (
     SketchSpec,
     connected_components,
     dedup,
+    make_sketcher,
 )
+from tests import reference
 
 
 def _partition(ids: list[str], labels: np.ndarray) -> set[frozenset[str]]:
@@ -36,7 +38,7 @@ def test_clusters_do_not_depend_on_input_order(
     assert _partition(ids, forward.clusters.labels) == _partition(
         [ids[i] for i in order], shuffled.clusters.labels
     )
-    assert forward.summary["counts"]["clusters"] > 100  # the sample is full of variants
+    assert forward.summary.counts.clusters > 100  # the sample is full of variants
 
 
 def test_short_documents_match_only_exactly_and_texts_without_a_word_match_nothing() -> None:
@@ -44,9 +46,9 @@ def test_short_documents_match_only_exactly_and_texts_without_a_word_match_nothi
     result = dedup(texts)
     assert result.clusters.labels.tolist() == [0, 0, 2, 3, 4, 5, 6]
     assert result.clusters.keep.tolist() == [True, False, True, True, True, True, True]
-    counts = result.summary["counts"]
-    assert (counts["short_documents"], counts["empty_documents"]) == (6, 3)
-    assert counts["exact_duplicates"] == 1
+    counts = result.summary.counts
+    assert (counts.short_documents, counts.empty_documents) == (6, 3)
+    assert counts.exact_duplicates == 1
 
 
 def test_ids_must_be_unique() -> None:
@@ -69,14 +71,30 @@ def test_signature_and_no_verification_modes() -> None:
 
 
 def test_giant_buckets_warn_and_stay_linear() -> None:
+    # Every pair is a near duplicate (J = 10/12: nine boilerplate shingles and "... page item"
+    # shared, one shingle of its own each), so most bands put hundreds of documents in one
+    # bucket, and uncapped they would pair nearly all C(1000, 2) = 499,500 pairs.
+    n, cap = 1000, 20
     boilerplate = "all rights reserved by the authors of this page " * 3
-    texts = [boilerplate + f"item {i}" for i in range(300)]
-    config = DedupConfig(lsh=LSHSpec(max_bucket_size=20), verify="signature")
-    with pytest.warns(NeardupWarning, match="LSH buckets held more than 20 documents"):
+    texts = [boilerplate + f"item {i}" for i in range(n)]
+    config = DedupConfig(lsh=LSHSpec(max_bucket_size=cap), verify="signature")
+    with pytest.warns(NeardupWarning, match=f"LSH buckets held more than {cap} documents"):
         result = dedup(texts, config=config)
-    assert result.summary["counts"]["giant_buckets"] > 0
-    assert result.summary["counts"]["candidate_pairs"] <= 16 * 300 * 19
+    counts = result.summary.counts
+    assert counts.giant_buckets > 0
     assert result.clusters.num_duplicate_clusters == 1
+    # Truth: the documented cap applied band by band to the same signatures, with band keys
+    # and buckets from the plain-Python reference.
+    b, r = result.summary.lsh["num_bands"], result.summary.lsh["num_rows"]
+    values = make_sketcher(config.sketch).sketch(texts).values.tolist()
+    keys = np.array([reference.band_keys(row, b, r) for row in values], dtype=np.uint64)
+    expected = reference.candidate_pairs(keys, max_bucket_size=cap)
+    assert counts.candidate_pairs == len(expected)
+    # Linear: in each band a document is paired with at most cap - 1 documents before it (all
+    # of a bucket of g <= cap gives g (g - 1) / 2 <= g (cap - 1) / 2 pairs; a giant bucket
+    # pairs each member with the cap - 1 before it), so at most b (cap - 1) n pairs in all:
+    # 16 * 19 * 1,000 = 304,000, below the 499,500 pairs that exist.
+    assert counts.candidate_pairs <= b * (cap - 1) * n < n * (n - 1) // 2
 
 
 def test_ids_must_match_texts() -> None:
@@ -112,8 +130,8 @@ def test_spanning_pairs_are_a_spanning_forest_of_the_clusters(
     # The forest is the first pair (in pair order) to reach each document: the minimum
     # spanning forest under that order.
     assert forest == sorted(forest)
-    counts = spanning.summary["counts"]
-    assert counts["verified_pairs"] == len(all_pairs) > counts["pairs_reported"] == len(forest)
+    counts = spanning.summary.counts
+    assert counts.verified_pairs == len(all_pairs) > counts.pairs_reported == len(forest)
 
 
 def test_near_identical_groups_give_linear_spanning_pairs() -> None:

@@ -17,7 +17,7 @@ from neardup import (
     exact_jaccard,
 )
 from tests import reference
-from tests.reference_allpairs import all_pairs_above
+from tests.reference_allpairs import all_pairs_above, brute_force_pairs
 from tests.strategies import words_texts
 
 
@@ -50,11 +50,30 @@ def test_estimate_is_the_fraction_of_agreeing_slots() -> None:
     threshold=st.sampled_from([0.3, 0.5, 0.8, 1.0]),
 )
 def test_prefix_filtered_all_pairs_equals_brute_force(batch: list[str], threshold: float) -> None:
-    sets = Shingler(ShingleSpec(k=1)).shingle_sets(batch)
-    brute = {}
-    for a in range(len(batch)):
-        for b in range(a + 1, len(batch)):
-            j = reference.jaccard(set(sets.set_of(a).tolist()), set(sets.set_of(b).tolist()))
-            if j >= threshold and len(sets.set_of(a)) and len(sets.set_of(b)):
-                brute[(a, b)] = j
+    shingle = ShingleSpec(k=1)
+    sets = Shingler(shingle).shingle_sets(batch)
+    # Brute force over the plain-Python shingles (strings: no hashing at all).
+    brute = brute_force_pairs([set(reference.shingles(t, shingle)) for t in batch], threshold)
     assert all_pairs_above(sets, threshold) == pytest.approx(brute)
+    assert all_pairs_above([sets.set_of(d).tolist() for d in range(len(batch))], threshold) == (
+        pytest.approx(brute)
+    )
+
+
+@pytest.mark.parametrize(("threshold", "at_least"), [(0.3, 100), (0.8, 20)])
+def test_all_pairs_of_real_text_by_index_and_by_brute_force(
+    licenses: list[dict[str, object]], threshold: float, at_least: int
+) -> None:
+    # Licences in id order (variants side by side), each under 4,000 characters: 300 texts,
+    # 44,850 pairs, dozens of them similar.
+    ordered = sorted(licenses, key=lambda r: str(r["id"]))
+    texts = [str(r["text"]) for r in ordered if 0 < len(str(r["text"])) < 4000][:300]
+    shingle = ShingleSpec()
+    brute = brute_force_pairs([set(reference.shingles(t, shingle)) for t in texts], threshold)
+    assert len(brute) >= at_least
+    sets = Shingler(shingle).shingle_sets(texts)
+    assert all_pairs_above(sets, threshold) == pytest.approx(brute)
+    # neardup's own exact Jaccard agrees on every pair found.
+    first, second = (np.array(side, dtype=np.int64) for side in zip(*brute, strict=True))
+    got = exact_jaccard(sets, CandidatePairs(first=first, second=second))
+    assert got.tolist() == pytest.approx(list(brute.values()))

@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 from neardup.errors import ParameterError
 from neardup.hamming import BlockPermutedIndex, bphs_tables
+from tests import reference
 
 
 def _brute_force(values: np.ndarray, queries: np.ndarray, h: int) -> set[tuple[int, int]]:
-    distance = np.bitwise_count(queries[:, None] ^ values[None, :])
+    distance = reference.hamming(queries[:, None, None], values[None, :, None])
     return {(int(q), int(r)) for q, r in zip(*np.nonzero(distance <= h), strict=True)}
 
 

@@ -20,6 +20,7 @@ from neardup.errors import (
     StoreError,
 )
 from neardup.hamming import index as index_module
+from tests import reference
 
 SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1))
 
@@ -38,7 +39,7 @@ def _signatures(rows: np.ndarray, spec: SketchSpec) -> Signatures:
 def _brute_force(
     stored: dict[str, np.ndarray], query: np.ndarray, h: int, bits: int
 ) -> list[Match]:
-    found = [(int(np.bitwise_count(row ^ query).sum()), doc_id) for doc_id, row in stored.items()]
+    found = [(int(reference.hamming(row, query)), doc_id) for doc_id, row in stored.items()]
     return [
         Match(id=doc_id, similarity=float(np.cos(np.pi * d / bits)), distance=d)
         for d, doc_id in sorted(found)

@@ -13,7 +13,6 @@ import gzip
 import hashlib
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-NEARDUP = Path(sys.executable).parent / "neardup"
+from tests.integration.conftest import NEARDUP
+
+pytestmark = pytest.mark.usefixtures("installed")
 
 TEXTS = [f"the quick brown fox number {i} jumps over the lazy dog again today" for i in range(8)]
 
@@ -218,12 +219,6 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
     ("--compress with Parquet", _parquet, ["in.parquet", "--compress", "zstd"], 2, "Parquet"),
     ("unknown encoding", _basic, ["in.jsonl", "--encoding", "utf-9"], 2, "encoding"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _installed() -> None:
-    if not NEARDUP.exists():
-        pytest.skip(f"the neardup command is not installed next to {sys.executable}")
 
 
 @pytest.mark.parametrize(

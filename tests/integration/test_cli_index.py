@@ -19,7 +19,9 @@ import pytest
 
 from neardup.index import LSHIndex, SQLiteStore, recall_at
 from tests.conftest import SAMPLE
-from tests.integration.test_cli import NEARDUP, run
+from tests.integration.conftest import NEARDUP, run
+
+pytestmark = pytest.mark.usefixtures("installed")
 
 
 def neardup(

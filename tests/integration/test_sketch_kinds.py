@@ -13,6 +13,7 @@ from neardup.params import FEATURE_PRESETS
 from neardup.sketch import SKETCHERS, IDFWeights, SimHasher
 from neardup.sketch.features import PRESETS, acceptance_features
 from neardup.sketch.weighted import cosine_similarity, term_counts, weighted_jaccard
+from tests import reference
 from tests.reference_allpairs import all_pairs_above
 
 THRESHOLD = 0.7
@@ -101,7 +102,7 @@ def test_simhash_finds_the_pairs_within_h_above_the_cosine(
         first_of.setdefault(f, doc)
     reps = np.array(sorted(set(first_of.values()) - set(np.flatnonzero(signatures.is_short))))
     values = signatures.values[reps]
-    close = np.triu(np.bitwise_count(values[:, None, :] ^ values[None, :, :]).sum(axis=2) <= h, 1)
+    close = np.triu(reference.hamming(values[:, None, :], values[None, :, :]) <= h, 1)
     i, j = np.nonzero(close)
     pairs = CandidatePairs(first=reps[i], second=reps[j])
     weighted = idf.transform(corpus) if idf is not None else term_counts(corpus, sketch)
@@ -114,9 +115,10 @@ def test_simhash_finds_the_pairs_within_h_above_the_cosine(
     assert all(labels[a] == labels[b] for a, b in truth)
     assert result.summary.lsh["scheme"] == "hamming"
     assert (result.summary.idf is not None) == (weighting == "tfidf")
-    estimate = np.cos(np.pi * np.bitwise_count(
-        signatures.values[result.pairs.first] ^ signatures.values[result.pairs.second]
-    ).sum(axis=1) / 64)  # fmt: skip
+    distance = reference.hamming(
+        signatures.values[result.pairs.first], signatures.values[result.pairs.second]
+    )
+    estimate = np.cos(np.pi * distance / 64)
     assert np.allclose(result.pairs.estimate, estimate)
 
 

@@ -18,7 +18,7 @@ from neardup import (
 )
 from neardup.sketch.bbit import _BBIT_KEY, bbit_estimate, chance_agreement, pack_bbit
 from tests import reference
-from tests.stats.test_estimators import NUM_PERM, licence_pairs  # noqa: F401 - a fixture
+from tests.conftest import NUM_PERM
 
 WIDTHS = [1, 2, 4, 8]
 
@@ -49,7 +49,7 @@ def test_only_widths_that_divide_a_byte() -> None:
 @pytest.mark.parametrize("num_bits", WIDTHS)
 def test_bbit_estimates_are_unbiased_with_the_theoretical_spread(
     num_bits: int,
-    licence_pairs: list[tuple[str, str, float]],  # noqa: F811 - the fixture
+    licence_pairs: list[tuple[str, str, float]],
 ) -> None:
     texts = [t for a, b, _ in licence_pairs for t in (a, b)]
     first = np.arange(0, len(texts), 2, dtype=np.int64)
@@ -72,8 +72,12 @@ def test_bbit_estimates_are_unbiased_with_the_theoretical_spread(
     assert np.all(np.abs(error) <= 4 * sigma / math.sqrt(seeds)), error / (sigma / math.sqrt(seeds))
     pooled = math.sqrt(float(np.sum(sigma**2))) / len(exact) / math.sqrt(seeds)
     assert abs(float(error.mean())) <= 3 * pooled
+    # Spread: the mean over 30 pairs of each pair's sample variance (150 seeds) over sigma^2
+    # has standard deviation sqrt(2 / 149 / 30) = 0.021. Codes of OPH winners agree like
+    # OPH's slots, sampled without replacement: at most 1 + 4 * 0.021 = 1.085; OPH itself
+    # measures 0.92 (tests/stats/test_estimators.py), less 4 * 0.021 is 0.84: at least 0.8.
     ratio = float(np.mean(runs.var(axis=0, ddof=1) / sigma**2))
-    assert 0.8 <= ratio <= 1.1, ratio
+    assert 0.8 <= ratio <= 1 + 4 * math.sqrt(2 / (seeds - 1) / len(exact)), ratio
 
 
 def test_lsh_over_packed_codes_finds_the_near_copy(licenses: list[dict[str, object]]) -> None:

@@ -19,7 +19,6 @@ from neardup.sketch.features import (
     acceptance_full,
     supershingles,
 )
-from tests.stats.test_estimators import licence_pairs  # noqa: F401 - a fixture
 
 
 def test_seed_003_formulas_golden() -> None:
@@ -69,7 +68,7 @@ def test_fungible_pairs_equal_brute_force(features: np.ndarray, min_shared: int)
 @pytest.mark.parametrize("preset", ["altavista", "altavista-variant", "bing", "8bytes-small"])
 def test_acceptance_formula_matches_real_document_pairs(
     preset: str,
-    licence_pairs: list[tuple[str, str, float]],  # noqa: F811 - the fixture
+    licence_pairs: list[tuple[str, str, float]],
 ) -> None:
     # k-permutation MinHash gives independent samples, as the formula assumes.
     settings = PRESETS[preset]

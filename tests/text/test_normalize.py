@@ -1,4 +1,5 @@
-"""Normalisation of whole batches equals normalising each text with :func:`normalize`."""
+"""Normalisation and code-point classes equal the plain-Python reference (NFKC, case folding,
+``str.isspace``, Unicode categories), text by text and code point by code point."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from neardup._kernels.shingles import ALONE, PUNCT, SPACE
 from neardup._types import Batch
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import (
@@ -19,6 +19,7 @@ from neardup.text.normalize import (
     text_statistics,
 )
 from neardup.text.spans import pack_strings
+from tests import reference
 
 # Characters that test every branch: ASCII (both cases, controls), Latin, Greek final sigma,
 # the German sharp s, ligatures, full-width and compatibility forms, combining marks (which
@@ -52,12 +53,16 @@ def _unpack(batch: Batch, spec: NormalizeSpec) -> list[bytes]:
 
 
 def _expected(texts: list[str], spec: NormalizeSpec) -> list[bytes]:
+    """The reference's normalisation, ASCII letters as the kernels see them."""
     return [
-        _as_kernels_see(
-            (t if t.isascii() else normalize(t, spec)).encode("utf-8", "surrogatepass"), spec
-        )
+        _as_kernels_see(reference.normalize(t, spec).encode("utf-8", "surrogatepass"), spec)
         for t in texts
     ]
+
+
+@given(text=st.text(alphabet=st.sampled_from(POOL) | st.characters(codec="utf-8")), spec=SPECS)
+def test_normalize_equals_the_reference(text: str, spec: NormalizeSpec) -> None:
+    assert normalize(text, spec) == reference.normalize(text, spec)
 
 
 @given(texts=TEXTS, spec=SPECS, in_place=st.booleans())
@@ -101,15 +106,14 @@ def test_statistics_count_characters_and_spot_ascii() -> None:
     assert stats.is_ascii.tolist() == [True, False, True, False]
 
 
-def test_code_point_classes_match_a_scan_of_every_code_point() -> None:
-    """The blocks the table skips hold no space and no punctuation in this Python's Unicode."""
-    classes = codepoint_classes()
-    for cp in range(0x110000):
-        ch = chr(cp)
-        if ch.isspace():
-            expected = {SPACE}
-        elif unicodedata.category(ch)[0] == "P" or ch in "$+<=>^`|~":
-            expected = {PUNCT}
-        else:
-            expected = {0, ALONE}
-        assert classes[cp] in expected, hex(cp)
+def test_code_point_classes_equal_the_reference_for_every_code_point() -> None:
+    """Whitespace, punctuation (P* and ASCII symbols) and unspaced scripts, as documented."""
+    classes = codepoint_classes().tolist()
+    differ = [hex(cp) for cp in range(0x110000) if classes[cp] != reference.char_class(chr(cp))]
+    assert differ == []
+    assert [classes[ord(c)] for c in " ,漢a"] == [
+        reference.SPACE,
+        reference.PUNCT,
+        reference.ALONE,
+        reference.WORD,
+    ]

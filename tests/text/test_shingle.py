@@ -8,9 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup import NormalizeSpec, Shingler, ShingleSpec, normalize
+from neardup.text import normalize_batch
 from neardup.text import shingle as shingle_module
 from tests import reference
 from tests.strategies import texts, words_texts
+
+_ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 
 SPECS = [
     ShingleSpec(unit="word", k=1),
@@ -30,6 +33,36 @@ def test_shingle_sets_equal_the_reference(
     for doc, text in enumerate(batch):
         expected = sorted(set(reference.shingle_fingerprints(text, shingle, norm)))
         assert sets.set_of(doc).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("shingle", "norm"),
+    [
+        (ShingleSpec(k=5), NormalizeSpec()),
+        (ShingleSpec(k=3), NormalizeSpec(strip_punctuation=True)),
+        (ShingleSpec(unit="char", k=5), NormalizeSpec(casefold=False)),
+    ],
+    ids=["word5", "word3-strip", "char5-keepcase"],
+)
+def test_the_reference_agrees_with_the_library_on_real_text(
+    real_texts: list[str], shingle: ShingleSpec, norm: NormalizeSpec
+) -> None:
+    """Every non-ASCII character of the corpus (and whole texts around it), as the batch job
+    reads them: normalised text, tokens and shingle sets."""
+    batch = normalize_batch(real_texts, norm)
+    shingler = Shingler(shingle, norm)
+    sets = shingler.shingle_sets(batch)
+    counts = shingler.count_tokens(batch).tolist()
+    for doc, text in enumerate(real_texts):
+        expected = reference.normalize(text, norm)
+        assert normalize(text, norm) == expected
+        # The batch keeps ASCII letters as they are: the kernels fold them on the fly.
+        got = bytes(batch.data[batch.offsets[doc] : batch.offsets[doc + 1]])
+        fold = _ASCII_LOWER if norm.casefold else None
+        assert got.translate(fold) == expected.encode("utf-8", "surrogatepass").translate(fold)
+        assert counts[doc] == len(reference.tokens(text, shingle, norm))
+        fingerprints = reference.shingle_fingerprints(text, shingle, norm)
+        assert sets.set_of(doc).tolist() == sorted(set(fingerprints)), doc
 
 
 @pytest.mark.parametrize("piece_bytes", [1, 50])
@@ -56,7 +89,7 @@ def test_tokens_never_outnumber_the_bound_their_room_is_sized_by(
 ) -> None:
     # Shingle sets get room for (bytes + 1) // 2 words or one character per byte, unchecked
     # inside the kernel: a text with more tokens would write past its room.
-    size = len(normalize(text, norm).encode("utf-8", "surrogatepass"))
+    size = len(reference.normalize(text, norm).encode("utf-8", "surrogatepass"))
     tokens = Shingler(ShingleSpec(unit=unit, k=1), norm).count_tokens([text])[0]
     assert tokens <= (size if unit == "char" else (size + 1) // 2)
 
