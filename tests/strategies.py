@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from neardup import NormalizeSpec, ShingleSpec
+
 # Letters and digits, upper and lower case, accents, CJK, Thai, punctuation and many kinds of
 # whitespace: every class the tokeniser distinguishes.
 ALPHABET = st.sampled_from(
@@ -18,6 +20,14 @@ texts = st.text(alphabet=ALPHABET, max_size=80)
 words_texts = st.lists(
     st.sampled_from(["alpha", "beta", "Gamma", "delta", "ε", "字", "x."]), max_size=30
 ).map(" ".join)
+
+# The shingle and normalisation settings that tests comparing a kernel with its reference sweep.
+SHINGLE_SPECS = [ShingleSpec(k=1), ShingleSpec(k=3), ShingleSpec(unit="char", k=4)]
+NORMALIZE_SPECS = [
+    NormalizeSpec(),
+    NormalizeSpec(strip_punctuation=True),
+    NormalizeSpec(casefold=False),
+]
 
 
 @st.composite

@@ -10,14 +10,11 @@ from hypothesis import strategies as st
 from neardup import NormalizeSpec, ShingleSpec, SketchSpec, make_sketcher
 from neardup.sketch import SKETCHERS
 from tests import reference
-from tests.strategies import texts, words_texts
-
-SHINGLES = [ShingleSpec(k=1), ShingleSpec(k=3), ShingleSpec(unit="char", k=4)]
-NORMS = [NormalizeSpec(), NormalizeSpec(strip_punctuation=True), NormalizeSpec(casefold=False)]
+from tests.strategies import NORMALIZE_SPECS, SHINGLE_SPECS, texts, words_texts
 
 
 def _fingerprints(kind: str, batch: list[str], spec: SketchSpec) -> list[tuple[int, int]]:
-    sketcher = make_sketcher(SketchSpec.from_dict({**spec.to_dict(), "kind": kind}))
+    sketcher = make_sketcher(spec.with_kind(kind))
     return [(int(hi), int(lo)) for hi, lo in sketcher.sketch(batch).fingerprints.tolist()]
 
 
@@ -30,8 +27,8 @@ def test_every_kind_writes_the_reference_fingerprint(kind: str, batch: list[str]
     assert _fingerprints(kind, batch, spec) == expected
 
 
-@pytest.mark.parametrize("shingle", SHINGLES, ids=str)
-@pytest.mark.parametrize("norm", NORMS, ids=repr)
+@pytest.mark.parametrize("shingle", SHINGLE_SPECS, ids=str)
+@pytest.mark.parametrize("norm", NORMALIZE_SPECS, ids=repr)
 @given(batch=st.lists(texts | words_texts, min_size=1, max_size=5))
 def test_fingerprints_follow_the_shingle_and_normalisation_specs(
     shingle: ShingleSpec, norm: NormalizeSpec, batch: list[str]

@@ -11,20 +11,13 @@ from neardup import NormalizeSpec, Shingler, ShingleSpec, normalize
 from neardup.text import normalize_batch
 from neardup.text import shingle as shingle_module
 from tests import reference
-from tests.strategies import texts, words_texts
+from tests.strategies import NORMALIZE_SPECS, SHINGLE_SPECS, texts, words_texts
 
 _ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 
-SPECS = [
-    ShingleSpec(unit="word", k=1),
-    ShingleSpec(unit="word", k=3),
-    ShingleSpec(unit="char", k=4),
-]
-NORMS = [NormalizeSpec(), NormalizeSpec(strip_punctuation=True), NormalizeSpec(casefold=False)]
 
-
-@pytest.mark.parametrize("shingle", SPECS, ids=str)
-@pytest.mark.parametrize("norm", NORMS, ids=repr)
+@pytest.mark.parametrize("shingle", SHINGLE_SPECS, ids=str)
+@pytest.mark.parametrize("norm", NORMALIZE_SPECS, ids=repr)
 @given(batch=st.lists(texts | words_texts, min_size=1, max_size=6))
 def test_shingle_sets_equal_the_reference(
     shingle: ShingleSpec, norm: NormalizeSpec, batch: list[str]
@@ -82,7 +75,7 @@ def test_sets_made_piece_by_piece_are_the_same_sets(piece_bytes: int, batch: lis
 
 
 @pytest.mark.parametrize("unit", ["word", "char"])
-@pytest.mark.parametrize("norm", NORMS, ids=repr)
+@pytest.mark.parametrize("norm", NORMALIZE_SPECS, ids=repr)
 @given(text=texts | words_texts)
 def test_tokens_never_outnumber_the_bound_their_room_is_sized_by(
     unit: str, norm: NormalizeSpec, text: str
