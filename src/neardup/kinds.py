@@ -21,9 +21,12 @@ from typing import Any, Literal
 
 __all__ = [
     "FAMILIES",
+    "METRICS",
     "SKETCH_KINDS",
     "CandidateFamily",
     "ExactMeasure",
+    "JoinInput",
+    "Metric",
     "SketchKind",
     "load",
 ]
@@ -227,6 +230,119 @@ FAMILIES: dict[str, CandidateFamily] = {
     )
 }
 """Every candidate family, by name."""
+
+
+JoinInput = Literal["vectors", "counts", "bits", "sets", "strings"]
+"""What a join metric compares: float vectors, non-negative integer vectors, bit strings
+(packed 64 bits to a word), sets of 64-bit item hashes, or short strings."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Metric:
+    """One measure ``neardup join`` (:func:`neardup.join.join`) finds close pairs under.
+
+    Attributes
+    ----------
+    name
+        Its name in specs, summaries and on the command line (``--metric``).
+    summary
+        One line for ``--help``.
+    measure
+        ``"similarity"``: pairs with a value at least the threshold; ``"distance"``: at most.
+    low, high
+        The threshold's range (closed; ``high`` ``None``: unbounded).
+    integral
+        Whether the threshold and the values are whole numbers (Hamming and edit distances).
+    input
+        What it compares (:data:`JoinInput`).
+    family
+        The :class:`~neardup.lsh.family.VectorHasher` (or set hasher) whose elementary hashes
+        collide with a probability that falls with the distance; ``None`` where candidates come
+        from an exact filter only (edit distance).
+    has_exact_join
+        Whether ``JoinSpec.exact`` (an exact filter instead of LSH, no false negatives) applies.
+    spark
+        Whether the Spark engine runs its join.
+    """
+
+    name: str
+    summary: str
+    measure: Literal["similarity", "distance"]
+    low: float
+    high: float | None
+    integral: bool = False
+    input: JoinInput
+    family: str | None
+    has_exact_join: bool = False
+    spark: bool = False
+
+
+METRICS: dict[str, Metric] = {
+    metric.name: metric
+    for metric in (
+        Metric(
+            name="cosine",
+            summary="cosine similarity of float vectors; random hyperplanes",
+            measure="similarity",
+            low=-1.0,
+            high=1.0,
+            input="vectors",
+            family="neardup.lsh.hyperplanes:HyperplaneHasher",
+            spark=True,
+        ),
+        Metric(
+            name="hamming",
+            summary="Hamming distance of bit strings; bit sampling",
+            measure="distance",
+            low=0.0,
+            high=None,
+            integral=True,
+            input="bits",
+            family="neardup.lsh.bitsampling:BitSampler",
+        ),
+        Metric(
+            name="l1",
+            summary="L1 distance of integer vectors in [0, C]; bit sampling of the unary code",
+            measure="distance",
+            low=0.0,
+            high=None,
+            input="counts",
+            family="neardup.lsh.bitsampling:UnaryBitSampler",
+        ),
+        Metric(
+            name="l2",
+            summary="Euclidean distance of float vectors; p-stable projections into buckets",
+            measure="distance",
+            low=0.0,
+            high=None,
+            input="vectors",
+            family="neardup.lsh.pstable:PStableHasher",
+        ),
+        Metric(
+            name="jaccard",
+            summary="Jaccard similarity of item sets; MinHash, or exact prefix filtering",
+            measure="similarity",
+            low=0.0,
+            high=1.0,
+            input="sets",
+            family="neardup.lsh.sets:SetHasher",
+            has_exact_join=True,
+            spark=True,
+        ),
+        Metric(
+            name="edit",
+            summary="edit (Levenshtein) distance of short strings; q-gram filtering",
+            measure="distance",
+            low=0.0,
+            high=None,
+            integral=True,
+            input="strings",
+            family=None,
+            has_exact_join=True,
+        ),
+    )
+}
+"""Every join metric, by name."""
 
 
 def load(reference: str) -> Any:

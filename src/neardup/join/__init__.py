@@ -1,0 +1,1 @@
+"""Similarity joins beyond text: vectors, bit strings, item sets and short strings."""
