@@ -1,1 +1,7 @@
 """Similarity joins beyond text: vectors, bit strings, item sets and short strings."""
+
+from neardup.join.result import JoinResult
+from neardup.join.similarity import similarity_join
+from neardup.join.vectors import VectorIndex
+
+__all__ = ["JoinResult", "VectorIndex", "similarity_join"]

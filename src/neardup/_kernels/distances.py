@@ -1,0 +1,145 @@
+"""Numba kernels for exact distances of row pairs, and the candidates a query meets in tables.
+
+The pair kernels compute, for each pair ``p``, the exact cosine similarity, L1, L2 or Hamming
+distance between row ``first[p]`` of ``left`` and row ``second[p]`` of ``right`` (the same array
+for a self-join), accumulating in float64 whatever the input dtype, one pair per thread, the
+coordinates of a pair summed in order (no reassociation), so a value does not depend on the
+number of threads. :func:`table_candidates` walks the sorted band tables of an in-memory index
+for a batch of queries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount64(x):  # type: ignore[no-untyped-def]
+    """Set bits of a 64-bit word (SWAR)."""
+    x = x - ((x >> uint64(1)) & uint64(0x5555555555555555))
+    x = (x & uint64(0x3333333333333333)) + ((x >> uint64(2)) & uint64(0x3333333333333333))
+    x = (x + (x >> uint64(4))) & uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * uint64(0x0101010101010101)) >> uint64(56)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def cosine_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = cos(angle) of rows ``left[first[p]]`` and ``right[second[p]]``.
+
+    ``x·y / (|x| |y|)``; 0 when either row is the zero vector (it has no direction). A value
+    within the sums' rounding error of ±1 (``(dim + 3) 2^-52``) is ±1, so a copy or a scaled copy
+    scores exactly 1 and a threshold of 1 finds it. Cost: O(dim) per pair.
+    """
+    dim = left.shape[1]
+    slack = (dim + 3) * 2.0**-52
+    for p in prange(first.shape[0]):
+        a = left[first[p]]
+        b = right[second[p]]
+        dot = 0.0
+        norm_a = 0.0
+        norm_b = 0.0
+        for i in range(dim):
+            x = np.float64(a[i])
+            y = np.float64(b[i])
+            dot += x * y
+            norm_a += x * x
+            norm_b += y * y
+        if norm_a == 0.0 or norm_b == 0.0:
+            out[p] = 0.0
+        else:
+            cosine = dot / (np.sqrt(norm_a) * np.sqrt(norm_b))
+            if cosine > 1.0 - slack:
+                cosine = 1.0
+            elif cosine < slack - 1.0:
+                cosine = -1.0
+            out[p] = cosine
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def l1_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = sum of ``|x_i - y_i|`` over the coordinates of the pair's rows.
+
+    Exact for integer rows while the sum stays below 2**53. Cost: O(dim) per pair.
+    """
+    dim = left.shape[1]
+    for p in prange(first.shape[0]):
+        a = left[first[p]]
+        b = right[second[p]]
+        total = 0.0
+        for i in range(dim):
+            total += abs(np.float64(a[i]) - np.float64(b[i]))
+        out[p] = total
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def l2_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = the Euclidean distance ``sqrt(sum (x_i - y_i)^2)`` of the pair's rows.
+
+    Cost: O(dim) per pair.
+    """
+    dim = left.shape[1]
+    for p in prange(first.shape[0]):
+        a = left[first[p]]
+        b = right[second[p]]
+        total = 0.0
+        for i in range(dim):
+            d = np.float64(a[i]) - np.float64(b[i])
+            total += d * d
+        out[p] = np.sqrt(total)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def hamming_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = the bits in which the pair's packed rows (``uint64`` words) differ.
+
+    The popcount of the words' XOR, summed. Cost: O(words) per pair.
+    """
+    words = left.shape[1]
+    for p in prange(first.shape[0]):
+        a = left[first[p]]
+        b = right[second[p]]
+        total = uint64(0)
+        for w in range(words):
+            total += _popcount64(a[w] ^ b[w])
+        out[p] = np.float64(total)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def table_candidates(  # type: ignore[no-untyped-def]
+    table_items, lo, hi, alive, limit, offsets, out, found, checked
+):
+    """The distinct live items each query meets in the band tables, walked in band order.
+
+    Query ``q`` meets, in band ``l``, the entries ``table_items[l, lo[q, l]:hi[q, l]]`` (the run
+    of the band's sorted table equal to its key). Entries are taken band after band, skipping
+    items not ``alive``; with ``limit >= 0`` the walk stops once ``limit`` entries have been
+    taken, duplicates counted (the probe of seed 002 stops after ``2L``). The distinct items
+    taken are written ascending to ``out[offsets[q]:offsets[q] + found[q]]`` (``offsets[q + 1] -
+    offsets[q]`` must be at least the entries taken); ``checked[q]`` = the entries taken.
+    Cost: O(entries taken · log) per query, queries in parallel.
+    """
+    num_bands = lo.shape[1]
+    for q in prange(lo.shape[0]):
+        start = offsets[q]
+        taken = 0
+        for band in range(num_bands):
+            if limit >= 0 and taken >= limit:
+                break
+            for t in range(lo[q, band], hi[q, band]):
+                item = table_items[band, t]
+                if not alive[item]:
+                    continue
+                out[start + taken] = item
+                taken += 1
+                if limit >= 0 and taken >= limit:
+                    break
+        checked[q] = taken
+        segment = out[start : start + taken]
+        segment.sort()
+        distinct = 0
+        for t in range(taken):
+            if t == 0 or segment[t] != segment[t - 1]:
+                segment[distinct] = segment[t]
+                distinct += 1
+        found[q] = distinct

@@ -1,0 +1,412 @@
+"""The vector join and the vector index against brute force on real data.
+
+Truth comes from plain NumPy over every pair (normalised dot products, integer sums, bit
+counts of unpacked bits), never from neardup's kernels. Candidates for the restricted
+references come from equal band keys compared in NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from neardup.errors import InputError, ParameterError, StoreError
+from neardup.join.vectors import VectorIndex, vector_join
+from neardup.kinds import METRICS, load
+from neardup.lsh.amplify import Amplification
+from neardup.params import JoinSpec
+
+TF_DIM = 256
+
+
+@pytest.fixture(scope="module")
+def licence_tf(licenses: list[dict[str, object]]) -> np.ndarray:
+    """Word counts of the 2,310 bundled licence texts, hashed (CRC-32) into 256 buckets."""
+    buckets: dict[str, int] = {}
+    out = np.zeros((len(licenses), TF_DIM))
+    for row, record in enumerate(licenses):
+        words = re.findall(r"\w+", str(record["text"]).lower())
+        hashed = [buckets.setdefault(w, zlib.crc32(w.encode()) % TF_DIM) for w in words]
+        out[row] = np.bincount(hashed, minlength=TF_DIM)
+    return out
+
+
+@pytest.fixture(scope="module")
+def licence_bits(licence_tf: np.ndarray) -> np.ndarray:
+    """The sign bits of the centred, normalised TF vectors, packed as the join takes them."""
+    norms = np.linalg.norm(licence_tf, axis=1, keepdims=True)
+    unit = licence_tf / np.where(norms == 0, 1.0, norms)
+    bits = (unit - unit.mean(axis=0)) > 0
+    return pack(bits)
+
+
+@pytest.fixture(scope="module")
+def digits() -> np.ndarray:
+    """sklearn's bundled 8x8 digits: 1,797 rows of 64 counts in [0, 16]."""
+    return load_digits().data.astype(np.int64)
+
+
+def pack(bits: np.ndarray) -> np.ndarray:
+    """Bits packed 64 to a word, bit j as bit j % 64 (least significant first) of word j // 64."""
+    n, width = bits.shape
+    words = np.zeros((n, (width + 63) // 64), dtype=np.uint64)
+    for j in range(width):
+        words[:, j // 64] |= bits[:, j].astype(np.uint64) << np.uint64(j % 64)
+    return words
+
+
+def all_values(metric: str, data: np.ndarray, dim: int | None = None) -> np.ndarray:
+    """The exact value of every pair, as a full matrix, in plain NumPy."""
+    if metric == "cosine":
+        norms = np.sqrt((data * data).sum(axis=1))
+        unit = data / np.where(norms == 0, 1.0, norms)[:, None]
+        return unit @ unit.T
+    if metric == "hamming":
+        assert dim is not None
+        bits = np.unpackbits(data.view(np.uint8), axis=1, bitorder="little")[:, :dim]
+        ones = bits.astype(np.int64)
+        return (ones @ (1 - ones).T + (1 - ones) @ ones.T).astype(np.float64)
+    out = np.empty((data.shape[0], data.shape[0]))
+    for start in range(0, data.shape[0], 128):
+        diff = data[start : start + 128, None, :] - data[None, :, :]
+        if metric == "l1":
+            out[start : start + 128] = np.abs(diff).sum(axis=-1)
+        else:  # integer squares sum exactly; the square root is correctly rounded
+            out[start : start + 128] = np.sqrt((diff * diff).sum(axis=-1))
+    return out
+
+
+def close(metric: str, values: np.ndarray, threshold: float) -> np.ndarray:
+    if METRICS[metric].measure == "similarity":
+        return values >= threshold
+    return values <= threshold
+
+
+def recall_floor(predicted: float, num_true: int) -> float:
+    """The least recall consistent with ``predicted``: four binomial standard deviations below.
+
+    Each close pair becomes a candidate with probability at least ``predicted`` (the S-curve
+    at the threshold; nearer pairs have more), so the fraction found has mean at least
+    ``predicted`` and, over ``num_true`` pairs counted as independent trials, standard
+    deviation at most ``sqrt(predicted (1 - predicted) / num_true)``; four of them below the
+    mean is a one-sided normal tail of 3e-5.
+    """
+    return predicted - 4 * math.sqrt(predicted * (1 - predicted) / num_true)
+
+
+CASES = [
+    # (metric, data fixture, threshold, close pairs in the data at least)
+    ("cosine", "licence_tf", 0.95, 5000),
+    ("hamming", "licence_bits", 16, 2000),
+    ("l1", "digits", 80, 3000),
+    ("l2", "digits", 18.0, 3000),
+]
+
+
+@pytest.mark.parametrize(("metric", "fixture", "threshold", "num_true"), CASES)
+def test_join_finds_only_close_pairs_and_reaches_its_predicted_recall(
+    metric: str, fixture: str, threshold: float, num_true: int, request: pytest.FixtureRequest
+) -> None:
+    data = request.getfixturevalue(fixture)
+    dim = TF_DIM if metric == "hamming" else None
+    spec = JoinSpec(metric=metric, threshold=threshold, recall=0.9)
+    result = vector_join(data, spec, dim=dim)
+
+    values = all_values(metric, data, dim)
+    first, second = np.triu_indices(data.shape[0], 1)
+    truth = close(metric, values[first, second], threshold)
+    assert truth.sum() >= num_true  # enough pairs for the recall bound to mean something
+
+    # Precision 1: every pair is close, with its exact value (the cosine up to the rounding of
+    # NumPy's normalised product, a few ulps).
+    assert np.all(result.first < result.second)
+    assert np.all(np.diff(result.first * data.shape[0] + result.second) > 0)  # sorted, distinct
+    assert np.allclose(result.values, values[result.first, result.second], rtol=0, atol=1e-12)
+    assert np.all(close(metric, result.values, threshold))
+    # Recall: at least the S-curve's prediction at the threshold, less the binomial tolerance.
+    info = result.info
+    assert info["num_giant_buckets"] == 0  # no bucket was cut, so the S-curve applies
+    amplification = Amplification.bands(info["num_bands"], info["num_rows"])
+    family = load(METRICS[metric].family)
+    p = family.collision_probability(threshold, spec, dim or data.shape[1], info.get("max_value"))
+    assert info["predicted_recall"] == pytest.approx(amplification.probability(p))
+    assert info["predicted_recall"] >= 0.9
+    assert len(result) >= recall_floor(info["predicted_recall"], int(truth.sum())) * truth.sum()
+    assert info["num_pairs"] == len(result)
+    assert info["num_candidates"] >= len(result)
+    assert info["family"] == family.__name__
+
+
+def test_the_same_spec_gives_the_same_pairs_whatever_the_chunks(
+    digits: np.ndarray, tmp_path: Path
+) -> None:
+    spec = JoinSpec(metric="l2", threshold=15.0, seed=7)
+    whole = vector_join(digits, spec)
+    again = vector_join(digits, spec)
+    chunked = vector_join(digits, spec, chunk_rows=97, work_dir=tmp_path)
+    assert len(whole) > 100
+    for other in (again, chunked):
+        assert np.array_equal(whole.first, other.first)
+        assert np.array_equal(whole.second, other.second)
+        assert np.array_equal(whole.values, other.values)
+        assert whole.info == other.info
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"keys-{band}.u64" for band in range(whole.info["num_bands"])
+    )
+
+
+def test_another_seed_draws_other_hashes(digits: np.ndarray) -> None:
+    one = vector_join(digits, JoinSpec(metric="l1", threshold=60, seed=1))
+    two = vector_join(digits, JoinSpec(metric="l1", threshold=60, seed=2))
+    assert one.info["num_candidates"] != two.info["num_candidates"]
+
+
+# Pairs exactly at the threshold: exact values (3-4-5 triangles, 24/25 = 0.96, one bit) and
+# families that make them candidates nearly surely (32 bands of one hash: a miss has
+# probability (1 - p)^32 < 1e-25 for p >= 0.84).
+BOUNDARY = [
+    ("cosine", np.array([[3.0, 4.0], [4.0, 3.0]]), 0.96, None, {}),
+    ("l2", np.array([[0.0, 0.0], [3.0, 4.0]]), 5.0, None, {"bucket_width": 200.0}),
+    ("l1", np.array([[0, 0], [2, 3]]), 5.0, None, {"max_value": 16}),
+    ("hamming", np.array([[0b1], [0b0]], dtype=np.uint64), 1.0, 64, {}),
+]
+
+
+@pytest.mark.parametrize(("metric", "data", "threshold", "dim", "extra"), BOUNDARY)
+def test_a_pair_exactly_at_the_threshold_is_found_and_one_just_past_it_is_not(
+    metric: str, data: np.ndarray, threshold: float, dim: int | None, extra: dict[str, float]
+) -> None:
+    spec = JoinSpec(metric=metric, threshold=threshold, num_bands=32, num_rows=1, **extra)
+    at = vector_join(data, spec, dim=dim)
+    assert (at.first.tolist(), at.second.tolist(), at.values.tolist()) == ([0], [1], [threshold])
+    if METRICS[metric].integral:
+        return  # whole-number thresholds: nothing lies between 1 and the next one down, 0
+    step = 1.0 if METRICS[metric].measure == "similarity" else -1.0
+    past = float(np.nextafter(threshold, threshold + step))
+    spec = JoinSpec(metric=metric, threshold=past, num_bands=32, num_rows=1, **extra)
+    assert len(vector_join(data, spec, dim=dim)) == 0
+
+
+@pytest.mark.parametrize("num_items", [0, 1])
+def test_fewer_than_two_items_join_to_no_pairs(num_items: int) -> None:
+    result = vector_join(np.zeros((num_items, 3)), JoinSpec(metric="l2", threshold=1.0))
+    assert len(result) == 0
+    assert result.info["num_candidates"] == 0
+
+
+def test_zero_vectors_are_never_paired_at_a_positive_cosine() -> None:
+    rows = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    result = vector_join(rows, JoinSpec(metric="cosine", threshold=0.5))
+    assert list(zip(result.first.tolist(), result.second.tolist(), strict=True)) == [(2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("metric", "data", "kwargs", "error", "message"),
+    [
+        ("cosine", np.array([[1.0, np.nan], [1.0, 0.0]]), {}, InputError, "row 0 holds NaN"),
+        ("l2", np.array([[1.0, 2.0], [np.inf, 0.0]]), {}, InputError, "row 1 holds NaN"),
+        ("cosine", np.array([["ab", "cd"]]), {}, InputError, "needs real numbers"),
+        ("cosine", np.zeros(3), {}, InputError, "2-D array"),
+        ("l1", np.array([[0, 1], [-1, 2]]), {}, InputError, "row 1 holds a negative count"),
+        ("l1", np.array([[0.5, 1.0]]), {}, InputError, "non-negative integer counts"),
+        ("l1", np.array([[0, 9]]), {"max_value": 8}, InputError, "past max_value 8"),
+        ("hamming", np.array([[1]], dtype=np.uint64), {}, ParameterError, "needs dim"),
+        ("hamming", np.array([[1 << 5]], dtype=np.uint64), {"dim": 4}, InputError, "past bit 3"),
+        ("hamming", np.array([[1, 1]], dtype=np.uint64), {"dim": 64}, InputError, "1 uint64"),
+        ("hamming", np.array([[1]], dtype=np.int64), {"dim": 64}, InputError, "uint64 words"),
+        ("l2", np.zeros((2, 3)), {"dim": 4}, ParameterError, "rows have 3 columns"),
+        ("l2", np.zeros((2, 3)), {"max_value": 4}, ParameterError, "'l1' only"),
+        ("jaccard", np.zeros((2, 3)), {}, ParameterError, "must be one of 'cosine'"),
+    ],
+)
+def test_bad_input_is_refused(
+    metric: str,
+    data: np.ndarray,
+    kwargs: dict[str, int],
+    error: type[Exception],
+    message: str,
+) -> None:
+    threshold = 0.5 if METRICS[metric].measure == "similarity" else 1.0
+    with pytest.raises(error, match=message):
+        vector_join(data, JoinSpec(metric=metric, threshold=threshold), **kwargs)
+
+
+def test_max_value_of_the_spec_and_the_argument_must_agree() -> None:
+    spec = JoinSpec(metric="l1", threshold=2, max_value=8)
+    with pytest.raises(ParameterError, match=r"differs from JoinSpec\.max_value=8"):
+        vector_join(np.zeros((2, 2), dtype=np.int64), spec, max_value=9)
+    result = vector_join(np.array([[0, 1], [0, 2]]), spec, max_value=8)
+    assert result.info["max_value"] == 8
+
+
+# the index -------------------------------------------------------------------------------
+
+
+def band_candidates(keys: np.ndarray, query_keys: np.ndarray) -> np.ndarray:
+    """``bool[queries, items]``: which items share at least one band's key with each query."""
+    return (query_keys[:, None, :] == keys[None, :, :]).any(axis=-1)
+
+
+def test_index_queries_find_the_pairs_the_join_finds(licence_tf: np.ndarray) -> None:
+    joined = vector_join(licence_tf, JoinSpec(metric="cosine", threshold=0.95))
+    spec = JoinSpec(
+        metric="cosine",
+        threshold=0.95,
+        num_bands=joined.info["num_bands"],
+        num_rows=joined.info["num_rows"],
+    )
+    with VectorIndex(spec, TF_DIM) as index:
+        items = index.add(licence_tf[:1000])
+        assert items.tolist() == list(range(1000))
+        index.add(licence_tf[1000:])  # a second batch is merged into the tables
+        found = index.query(licence_tf)
+        index._check()
+    pairs = found.query != found.item
+    a, b = found.query[pairs], found.item[pairs]
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    got = {(int(x), int(y)): v for x, y, v in zip(low, high, found.values[pairs], strict=True)}
+    want = dict(
+        zip(
+            zip(joined.first.tolist(), joined.second.tolist(), strict=True),
+            joined.values.tolist(),
+            strict=True,
+        )
+    )
+    assert got == want  # both ways round, each pair found twice with the same value
+    assert int(pairs.sum()) == 2 * len(joined)
+
+
+def test_index_queries_equal_brute_force_over_the_candidates_through_adds_and_removes(
+    digits: np.ndarray,
+) -> None:
+    # Random batches of adds, removes and queries; after each step the invariants hold, and a
+    # query returns exactly the live items sharing a band key with it within the threshold.
+    spec = JoinSpec(metric="l1", threshold=60, num_bands=6, num_rows=12, max_value=16)
+    hasher = load(METRICS["l1"].family)(spec, 64, num_bands=6, num_rows=12, max_value=16)
+    rng = np.random.default_rng(3)
+    stored: list[np.ndarray] = []
+    alive: list[bool] = []
+    with VectorIndex(spec, 64) as index:
+        for step in range(40):
+            action = rng.choice(["add", "remove", "query"], p=[0.4, 0.25, 0.35])
+            if action == "add":
+                rows = digits[rng.integers(0, digits.shape[0], rng.integers(0, 60))]
+                items = index.add(rows)
+                assert items.tolist() == list(range(len(stored), len(stored) + rows.shape[0]))
+                stored.extend(rows)
+                alive.extend([True] * rows.shape[0])
+            elif action == "remove" and any(alive):
+                live = np.flatnonzero(alive)
+                gone = rng.choice(live, size=min(live.shape[0], int(rng.integers(1, 30))))
+                index.remove(gone)
+                for item in gone:
+                    alive[item] = False
+            elif stored:
+                queries = digits[rng.integers(0, digits.shape[0], 25)]
+                found = index.query(queries)
+                matrix = np.array(stored)
+                meet = band_candidates(hasher.keys(matrix), hasher.keys(queries))
+                meet &= np.array(alive)[None, :]
+                distance = np.abs(queries[:, None, :] - matrix[None, :, :]).sum(axis=-1)
+                q, i = np.nonzero(meet & (distance <= 60))
+                assert found.query.tolist() == q.tolist(), step
+                assert found.item.tolist() == i.tolist(), step
+                assert found.values.tolist() == distance[q, i].tolist()
+                # Without the probe, every entry of the query's buckets is counted.
+                per_band = hasher.keys(queries)[:, None, :] == hasher.keys(matrix)[None]
+                entries = (per_band & np.array(alive)[None, :, None]).sum(axis=(1, 2))
+                assert found.num_checked.tolist() == entries.tolist()
+            index._check()
+            assert len(index) == sum(alive)
+
+
+def test_topk_is_brute_force_topk_over_the_candidates(digits: np.ndarray) -> None:
+    data = digits.astype(np.float64)
+    spec = JoinSpec(metric="l2", threshold=15.0, num_bands=10, num_rows=6)
+    hasher = load(METRICS["l2"].family)(spec, 64, num_bands=10, num_rows=6)
+    stored, queries = data[:1500], data[1500:]
+    with VectorIndex(spec, 64) as index:
+        index.add(stored)
+        top = index.query_topk(queries, 5)
+    meet = band_candidates(hasher.keys(stored), hasher.keys(queries))
+    distance = np.sqrt(((queries[:, None, :] - stored[None, :, :]) ** 2).sum(axis=-1))
+    expected_q: list[int] = []
+    expected_i: list[int] = []
+    for q in range(queries.shape[0]):
+        items = np.flatnonzero(meet[q])
+        best = sorted(items.tolist(), key=lambda i: (distance[q, i], i))[:5]
+        expected_q.extend([q] * len(best))
+        expected_i.extend(best)
+    assert top.query.tolist() == expected_q
+    assert top.item.tolist() == expected_i
+    assert np.allclose(top.values, distance[top.query, top.item], rtol=1e-15)
+    assert len(top) > 4 * queries.shape[0]  # most queries meet five items or more
+
+
+def test_probe_stops_after_2L_entries_and_still_finds_planted_duplicates(
+    digits: np.ndarray,
+) -> None:
+    # Seed 002's setting for r = 15, c = 2 with buckets 4r wide: P1 = p(15) = 0.80 and
+    # P2 = p(30) = 0.61, k = ceil(log n / log(1/P2)) = 16 rows and L = n^rho = 29 bands for the
+    # n = 1,797 stored. The 50 planted duplicates share every band with their query, so the
+    # walk meets each in band 0 unless 58 entries of that bucket come first.
+    data = digits.astype(np.float64)
+    rng = np.random.default_rng(11)
+    queries = data[1500:]
+    planted = rng.choice(queries.shape[0], 50, replace=False)
+    stored = np.concatenate([data[:1500], queries[planted]])
+    order = rng.permutation(stored.shape[0])
+    spec = JoinSpec(metric="l2", threshold=15.0, num_bands=29, num_rows=16)
+    family = load(METRICS["l2"].family)
+    assert family.collision_probability(15.0, spec, 64) == pytest.approx(0.80, abs=0.005)
+    assert family.collision_probability(30.0, spec, 64) == pytest.approx(0.61, abs=0.005)
+    with VectorIndex(spec, 64) as index:
+        index.add(stored[order])
+        probed = index.query(queries, threshold=30.0, probe_limit=True)
+        full = index.query(queries, threshold=30.0)
+    assert probed.num_checked.max() <= 2 * 29
+    assert full.num_checked.max() > 2 * 29  # the cut-off bites on this data
+    assert np.all(probed.num_checked == np.minimum(full.num_checked, 2 * 29))
+    position = np.empty_like(order)
+    position[order] = np.arange(order.shape[0])  # where each stored row went
+    twins = set(zip(planted.tolist(), position[1500 + np.arange(50)].tolist(), strict=True))
+    found = set(zip(probed.query.tolist(), probed.item.tolist(), strict=True))
+    assert twins <= found
+    # The probe's matches are a subset of the full query's.
+    assert found <= set(zip(full.query.tolist(), full.item.tolist(), strict=True))
+
+
+def test_index_refuses_what_it_cannot_take() -> None:
+    with pytest.raises(ParameterError, match="needs max_value"):
+        VectorIndex(JoinSpec(metric="l1", threshold=3), 4)
+    with pytest.raises(ParameterError, match="dim must be an int >= 1"):
+        VectorIndex(JoinSpec(metric="l2", threshold=3.0), 0)
+    index = VectorIndex(JoinSpec(metric="l2", threshold=3.0, num_bands=2, num_rows=2), 3)
+    index.add(np.zeros((2, 3)))
+    with pytest.raises(InputError, match="needs rows of 3 columns; got 2"):
+        index.add(np.zeros((1, 2)))
+    with pytest.raises(InputError, match=r"not stored items: \[2\]"):
+        index.remove([0, 2])
+    assert len(index) == 2  # nothing removed
+    index.remove([1])
+    with pytest.raises(InputError, match=r"not stored items: \[1\]"):
+        index.remove([1])
+    with pytest.raises(ParameterError, match="k must be an int >= 1"):
+        index.query_topk(np.zeros((1, 3)), 0)
+    index.close()
+    with pytest.raises(StoreError, match="closed"):
+        index.query(np.zeros((1, 3)))
+
+
+def test_index_chooses_bands_for_the_recall_without_data() -> None:
+    spec = JoinSpec(metric="hamming", threshold=8, recall=0.9)
+    index = VectorIndex(spec, 128)
+    assert index.num_bands * index.num_rows <= spec.max_hashes
+    assert index.predicted_recall >= 0.9
+    assert index.collision_probability == pytest.approx(1 - 8 / 128)
