@@ -29,17 +29,27 @@ if TYPE_CHECKING:
         StoreError,
     )
     from neardup.hamming import HammingIndex
+    from neardup.join import JoinResult, VectorIndex, similarity_join
     from neardup.lookup import Match
     from neardup.lsh import (
+        Amplification,
         band_keys,
         bands_rows,
         candidate_pairs,
+        choose_amplification,
         choose_bands,
         s_curve,
         threshold_of,
     )
     from neardup.pairs import CandidatePairs
-    from neardup.params import DedupConfig, LSHSpec, NormalizeSpec, ShingleSpec, SketchSpec
+    from neardup.params import (
+        DedupConfig,
+        JoinSpec,
+        LSHSpec,
+        NormalizeSpec,
+        ShingleSpec,
+        SketchSpec,
+    )
     from neardup.pipeline import DedupResult, VerifiedPairs, dedup
     from neardup.sketch import (
         SKETCHERS,
@@ -69,17 +79,27 @@ _HOMES = {
         "StoreError",
     ),
     "neardup.hamming": ("HammingIndex",),
+    "neardup.join": ("JoinResult", "VectorIndex", "similarity_join"),
     "neardup.lookup": ("Match",),
     "neardup.lsh": (
+        "Amplification",
         "band_keys",
         "bands_rows",
         "candidate_pairs",
+        "choose_amplification",
         "choose_bands",
         "s_curve",
         "threshold_of",
     ),
     "neardup.pairs": ("CandidatePairs",),
-    "neardup.params": ("DedupConfig", "LSHSpec", "NormalizeSpec", "ShingleSpec", "SketchSpec"),
+    "neardup.params": (
+        "DedupConfig",
+        "JoinSpec",
+        "LSHSpec",
+        "NormalizeSpec",
+        "ShingleSpec",
+        "SketchSpec",
+    ),
     "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
     "neardup.summary": ("Summary",),
     "neardup.sketch": (
@@ -99,6 +119,7 @@ _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names
 
 __all__ = [
     "SKETCHERS",
+    "Amplification",
     "CandidatePairs",
     "Clusters",
     "DedupConfig",
@@ -108,6 +129,8 @@ __all__ = [
     "IdExistsError",
     "IncompatibleError",
     "InputError",
+    "JoinResult",
+    "JoinSpec",
     "LSHSpec",
     "Match",
     "MinHasher",
@@ -125,11 +148,13 @@ __all__ = [
     "SketchSpec",
     "StoreError",
     "Summary",
+    "VectorIndex",
     "VerifiedPairs",
     "__version__",
     "band_keys",
     "bands_rows",
     "candidate_pairs",
+    "choose_amplification",
     "choose_bands",
     "connected_components",
     "dedup",
@@ -141,6 +166,7 @@ __all__ = [
     "minhash_sets",
     "normalize",
     "s_curve",
+    "similarity_join",
     "threshold_of",
 ]
 

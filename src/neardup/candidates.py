@@ -15,6 +15,9 @@ bottomk-pairs  documents sharing two of their ``L`` smallest hashes, ``L`` the l
 features       Broder's feature filter: at least ``min_shared`` common supershingles of the
                preset (megashingles when ``min_shared >= 2``)
 hamming        fingerprints at most ``h`` bits apart (block-permuted tables)
+prefix         exact: every pair whose shingle sets reach the Jaccard threshold, by length,
+               prefix, position and suffix filtering over the sets themselves (MMDS §3.9); the
+               signatures find nothing (``keys`` are empty), :meth:`PrefixFilter.set_pairs` does
 =============  =================================================================================
 
 The estimate of a pair's similarity belongs to the kind, not the family (:func:`estimate`).
@@ -35,12 +38,14 @@ from neardup.hashing.bands import band_keys
 from neardup.kinds import FAMILIES, SKETCH_KINDS, load
 from neardup.lsh.banding import KeyTable, banded_pairs, bands_rows, s_curve, shared_key_pairs
 from neardup.lsh.features import fungible_pairs
+from neardup.lsh.prefix import exact_set_pairs
 from neardup.pairs import CandidatePairs
 from neardup.params import LSHSpec, SketchSpec, candidate_family
 from neardup.sketch import TextSketcher
 from neardup.sketch.bottomk import keyed_mix
 from neardup.sketch.features import PRESETS, acceptance_features, supershingles
 from neardup.sketch.signatures import EMPTY_SLOT, Signatures
+from neardup.text.shingle import ShingleSets
 
 __all__ = ["CandidateScheme", "candidate_scheme", "estimate"]
 
@@ -55,6 +60,9 @@ class CandidateScheme(ABC):
     """
 
     shared_namespace = False
+    reads_sets = False
+    """Whether candidates come from the documents' shingle sets (:meth:`set_pairs`) instead of
+    the signatures' keys."""
 
     def __init__(self, sketch: SketchSpec, lsh: LSHSpec) -> None:
         self.sketch = sketch
@@ -233,6 +241,32 @@ class HammingPairs(CandidateScheme):
             "num_blocks": self.lsh.hamming_blocks or "chosen from the number of fingerprints",
             "candidate_probability_at_threshold": within,
             "label": f"SimHash within {h} of {bits} bits",
+        }
+
+
+class PrefixFilter(CandidateScheme):
+    """The exact high-similarity join: every pair of shingle sets with Jaccard >= threshold.
+
+    No false negatives and no signatures: the sets are filtered by their lengths, prefixes,
+    the positions of shared prefix elements and their suffixes (MMDS §3.9), and every pair
+    left is a true pair. It needs every active document's shingle set in memory at once.
+    """
+
+    reads_sets = True
+
+    def keys(self, values: U64Array) -> U64Array:
+        return np.empty((values.shape[0], 0), dtype=np.uint64)
+
+    def set_pairs(self, sets: ShingleSets) -> CandidatePairs:
+        """The pairs of ``sets`` (item numbers) whose Jaccard similarity reaches the threshold."""
+        first, second, _, _ = exact_set_pairs(sets, self.lsh.threshold)
+        return CandidatePairs(first=first, second=second)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "scheme": "prefix",
+            "candidate_probability_at_threshold": 1.0,
+            "label": "exact prefix filtering",
         }
 
 

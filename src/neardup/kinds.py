@@ -117,7 +117,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="oph",
             summary="one-permutation hashing with optimal densification (fast)",
             maker="neardup.sketch.oph:OPHSketcher",
-            families=("bands",),
+            families=("bands", "prefix"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=2,
@@ -128,7 +128,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="minhash",
             summary="classic MinHash, num_perm linear permutations",
             maker="neardup.sketch.minhash:MinHasher",
-            families=("bands",),
+            families=("bands", "prefix"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=1,
@@ -139,7 +139,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="minhash-lead",
             summary="the same MinHash by left-to-right minima over lead bytes",
             maker="neardup.sketch.minhash:LeadByteMinHasher",
-            families=("bands",),
+            families=("bands", "prefix"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=7,
@@ -150,7 +150,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="bottomk",
             summary="the num_perm smallest hashes under one function (resemblance, containment)",
             maker="neardup.sketch.bottomk:BottomKSketcher",
-            families=("bottomk-pairs",),
+            families=("bottomk-pairs", "prefix"),
             exact="jaccard",
             estimator="neardup.sketch.bottomk:resemblance",
             tag=3,
@@ -160,7 +160,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="bbit",
             summary="OPH slots cut to --bbits bits",
             maker="neardup.sketch.bbit:BBitSketcher",
-            families=("bands",),
+            families=("bands", "prefix"),
             exact="jaccard",
             estimator="neardup.sketch.bbit:bbit_estimate",
             options=("bbits",),
@@ -171,7 +171,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="supershingle",
             summary="MinHash cut into Broder's features (--preset)",
             maker="neardup.sketch.minhash:SupershingleSketcher",
-            families=("features", "bands"),
+            families=("features", "bands", "prefix"),
             exact="jaccard",
             estimator=_AGREEMENT,
             options=("preset",),
@@ -222,6 +222,12 @@ FAMILIES: dict[str, CandidateFamily] = {
             scheme="neardup.candidates:FeatureFilter",
         ),
         CandidateFamily(
+            name="prefix",
+            summary="exact: every pair of shingle sets at Jaccard >= the threshold, by length, "
+            "prefix, position and suffix filtering (MMDS 3.9); no false negatives",
+            scheme="neardup.candidates:PrefixFilter",
+        ),
+        CandidateFamily(
             name="hamming",
             summary="fingerprints at most h bits apart, by block-permuted tables",
             scheme="neardup.candidates:HammingPairs",
@@ -239,7 +245,7 @@ JoinInput = Literal["vectors", "counts", "bits", "sets", "strings"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Metric:
-    """One measure ``neardup join`` (:func:`neardup.join.join`) finds close pairs under.
+    """One measure ``neardup join`` (:func:`neardup.join.similarity_join`) finds close pairs under.
 
     Attributes
     ----------
@@ -250,7 +256,9 @@ class Metric:
     measure
         ``"similarity"``: pairs with a value at least the threshold; ``"distance"``: at most.
     low, high
-        The threshold's range (closed; ``high`` ``None``: unbounded).
+        The threshold's range (``high`` ``None``: unbounded).
+    low_open
+        Whether ``low`` itself is outside the range (Jaccard 0 would pair every two sets).
     integral
         Whether the threshold and the values are whole numbers (Hamming and edit distances).
     input
@@ -270,6 +278,7 @@ class Metric:
     measure: Literal["similarity", "distance"]
     low: float
     high: float | None
+    low_open: bool = False
     integral: bool = False
     input: JoinInput
     family: str | None
@@ -324,6 +333,7 @@ METRICS: dict[str, Metric] = {
             measure="similarity",
             low=0.0,
             high=1.0,
+            low_open=True,
             input="sets",
             family="neardup.lsh.sets:SetHasher",
             has_exact_join=True,

@@ -613,15 +613,16 @@ class JoinSpec(_Spec):
     def __post_init__(self) -> None:
         self._validate()
         metric = METRICS[self.metric]
-        high = "" if metric.high is None else f", {metric.high:g}"
+        above = self.threshold > metric.low if metric.low_open else self.threshold >= metric.low
         bounded = metric.high is None or self.threshold <= metric.high
         whole = not metric.integral or float(self.threshold).is_integer()
-        if not (metric.low <= self.threshold and bounded and whole):
+        if not (above and bounded and whole):
             kind = "a whole-number distance" if metric.integral else f"a {metric.measure}"
-            closing = "]" if metric.high is not None else ", inf)"
+            opening = "(" if metric.low_open else "["
+            closing = ", inf)" if metric.high is None else f", {metric.high:g}]"
             raise ParameterError(
                 f"JoinSpec.threshold for {self.metric!r} must be {kind} in "
-                f"[{metric.low:g}{high}{closing}; got {self.threshold!r}."
+                f"{opening}{metric.low:g}{closing}; got {self.threshold!r}."
             )
         if (self.num_bands is None) != (self.num_rows is None):
             raise ParameterError(

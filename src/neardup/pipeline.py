@@ -40,7 +40,7 @@ import numpy as np
 from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
-from neardup.candidates import candidate_scheme
+from neardup.candidates import PrefixFilter, candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
@@ -68,6 +68,7 @@ __all__ = [
     "cluster_pairs",
     "dedup",
     "duplicate_ids",
+    "exact_candidates",
     "exact_groups",
     "find_candidates",
     "find_duplicates",
@@ -392,6 +393,21 @@ def find_candidates(keys: KeyColumns, active: BoolArray, config: DedupConfig) ->
     return candidate_scheme(config.sketch, config.lsh).pairs(keys, active)
 
 
+def exact_candidates(texts: TextStore, active: BoolArray, config: DedupConfig) -> CandidatePairs:
+    """Every pair of ``active`` documents whose shingle sets reach the Jaccard threshold.
+
+    The ``prefix`` family (:class:`~neardup.candidates.PrefixFilter`): the active documents'
+    texts are shingled together, so their sets must fit in memory (8 bytes per distinct
+    shingle, besides the texts).
+    """
+    docs = np.flatnonzero(active)
+    sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(texts.take(docs))
+    scheme = candidate_scheme(config.sketch, config.lsh)
+    assert isinstance(scheme, PrefixFilter)
+    found = scheme.set_pairs(sets)
+    return CandidatePairs(first=docs[found.first], second=docs[found.second])
+
+
 def warn_of_giant_buckets(num_giant: int, largest: int, config: DedupConfig) -> None:
     """Warn when buckets above ``config.lsh.max_bucket_size`` were paired linearly.
 
@@ -522,7 +538,11 @@ def find_duplicates(
     with timings.stage("exact"):
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     with timings.stage("candidates"):
-        candidates = find_candidates(sketched.keys, is_first & ~sketched.is_short, config)
+        active = is_first & ~sketched.is_short
+        if candidate_scheme(config.sketch, config.lsh).reads_sets:
+            candidates = exact_candidates(sketched.texts, active, config)
+        else:
+            candidates = find_candidates(sketched.keys, active, config)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     with (
         timings.stage("verify"),

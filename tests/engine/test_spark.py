@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from neardup.engine.spark import (
     SparkDedupResult,
     dedup_dataframe,
     dedup_files_spark,
-    spark_session,
 )
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, ParameterError
@@ -42,15 +40,6 @@ pytestmark = [
     # pyspark 3.5 compares pyarrow versions with distutils' LooseVersion.
     pytest.mark.filterwarnings("ignore:distutils Version classes are deprecated"),
 ]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    # local[2, 4]: two threads, and up to four attempts per task (spark.task.maxFailures).
-    session = spark_session("local[2,4]", ["spark.sql.shuffle.partitions=4"])
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _same_outputs(local: Path, distributed: Path) -> None:

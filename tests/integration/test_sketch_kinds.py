@@ -53,7 +53,7 @@ SET_PAIRINGS = [
     for name, kind in SKETCH_KINDS.items()
     if kind.exact == "jaccard"
     for family in kind.families
-    if family != "features"
+    if family not in ("features", "prefix")
 ]
 
 
@@ -67,8 +67,17 @@ def test_set_sketches_find_the_pairs_above_the_threshold(
     assert len(found) >= 0.95 * len(truth), (kind, family, len(found), len(truth))
 
 
+@pytest.mark.parametrize(
+    "kind", [name for name, k in SKETCH_KINDS.items() if "prefix" in k.families]
+)
+def test_the_exact_prefix_family_finds_exactly_the_pairs_above_the_threshold(
+    corpus: list[str], kind: str
+) -> None:
+    assert _found(corpus, kind, "prefix") == set(_near_pairs(corpus, THRESHOLD))
+
+
 def test_a_family_the_kind_cannot_feed_is_refused() -> None:
-    with pytest.raises(ParameterError, match="cannot pair 'oph' signatures; choose 'bands'"):
+    with pytest.raises(ParameterError, match="cannot pair 'oph' signatures; choose 'bands' or"):
         DedupConfig(sketch=SketchSpec(kind="oph"), lsh=LSHSpec(family="hamming"))
     with pytest.raises(ParameterError, match="hamming applies to family 'hamming'"):
         DedupConfig(sketch=SketchSpec(kind="oph"), lsh=LSHSpec(hamming=3))

@@ -353,6 +353,20 @@ def _keep_batches(keep: KeepRule) -> Callable[[Iterator[Any]], Any]:
     return run
 
 
+def _check_runs(config: DedupConfig) -> None:
+    """Refuse what the Spark engine does not run: some sketch kinds, the exact prefix family."""
+    if config.sketch.kind not in SPARK_KINDS:
+        raise ParameterError(
+            f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "
+            f"got {config.sketch.kind!r} (use the local engine for it)."
+        )
+    if candidate_scheme(config.sketch, config.lsh).reads_sets:
+        raise ParameterError(
+            "the Spark engine finds candidates from signatures; the exact 'prefix' family "
+            "needs every shingle set on one machine (use the local engine for it)."
+        )
+
+
 def dedup_dataframe(
     frame: Any,
     config: DedupConfig | None = None,
@@ -374,11 +388,7 @@ def dedup_dataframe(
     from pyspark.sql import functions as F  # noqa: N812
 
     config = config if config is not None else DedupConfig()
-    if config.sketch.kind not in SPARK_KINDS:
-        raise ParameterError(
-            f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "
-            f"got {config.sketch.kind!r} (use the local engine for it)."
-        )
+    _check_runs(config)
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     spark = frame.sparkSession

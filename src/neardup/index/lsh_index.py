@@ -558,6 +558,10 @@ def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
             f"an index is built on LSH bands of MinHash slots: sketch kind must be one of "
             f"{', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
         )
+    if lsh is not None and lsh.family not in (None, "bands"):
+        raise ParameterError(
+            f"an index is built on LSH bands: LSHSpec.family must be 'bands'; got {lsh.family!r}."
+        )
     if lsh is not None and lsh.num_perm != sketch.num_perm:
         raise ParameterError(
             f"LSHSpec.num_perm must equal SketchSpec.num_perm ({sketch.num_perm}); "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._kernels import jsonout as kernels
 from neardup._parallel import parallel_section
@@ -35,6 +36,7 @@ __all__ = [
     "write_index_matches",
     "write_json",
     "write_pairs",
+    "write_value_pairs",
 ]
 
 CHUNK_LINES = 1 << 18
@@ -208,6 +210,43 @@ def _rooms(line_sizes: I64Array) -> Iterator[tuple[int, int, U8Array, I64Array]]
         offsets[1:] = ends[a:b] - before
         yield a, b, np.empty(int(offsets[-1]), dtype=np.uint8), offsets
         a = b
+
+
+def write_value_pairs(
+    path: Path,
+    ids: NDArray[Any],
+    first: I64Array,
+    second: I64Array,
+    values: F64Array,
+    *,
+    key: str,
+    integral: bool = False,
+) -> None:
+    r"""Write a join's ``pairs.jsonl``: ``{"a": A, "b": B, KEY: V}`` per pair, in pair order.
+
+    ``ids`` are written as given (numbers as JSON numbers, strings as strings); ``V`` is
+    ``repr(round(v, 6))``, or a whole number where ``integral``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.jsonl"
+    >>> write_value_pairs(path, np.array(["x", "y"], dtype=object), np.array([0]),
+    ...                   np.array([1]), np.array([0.25]), key="similarity")
+    >>> path.read_text()
+    '{"a": "x", "b": "y", "similarity": 0.25}\n'
+    """
+    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+        for lo in range(0, first.shape[0], CHUNK_LINES):
+            hi = lo + CHUNK_LINES
+            a = ids[first[lo:hi]].tolist()
+            b = ids[second[lo:hi]].tolist()
+            numbers = values[lo:hi].tolist()
+            shown = [int(v) for v in numbers] if integral else [round(v, 6) for v in numbers]
+            f.writelines(
+                json.dumps({"a": x, "b": y, key: v}, ensure_ascii=False) + "\n"
+                for x, y, v in zip(a, b, shown, strict=True)
+            )
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -1,0 +1,209 @@
+"""``neardup join`` on one machine: an input file in, ``pairs.jsonl`` and ``summary.json`` out.
+
+The input is read whole into the arrays the metric compares (:class:`JoinSource` says how), the
+join runs (:func:`neardup.join.similarity_join`), and the output directory appears atomically.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup._version import __version__
+from neardup.errors import InputError, ParameterError
+from neardup.io.output import AtomicDirectory
+from neardup.io.results import write_json, write_value_pairs
+from neardup.join import similarity_join
+from neardup.kinds import METRICS
+from neardup.params import JoinSpec
+
+__all__ = ["JoinData", "JoinSource", "join_files", "join_summary", "read_join_input"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinSource:
+    """Where a join's items are in its input file, by the metric's input kind.
+
+    Attributes
+    ----------
+    id_field
+        The field or column of the ids (``None``: the row or record numbers, from 0).
+    vector_field
+        Parquet: the list column of the vectors (``.npy`` files need none).
+    items_field
+        Item sets given whole: the list field of each record's items.
+    entity_field, item_field, rating_field
+        Item sets given as ``(entity, item[, rating])`` rows, grouped per entity.
+    ratings
+        With ``rating_field``: ``"set:N"`` keeps the items rated at least ``N``; ``"bag"``
+        counts an item as often as its (whole-number) rating.
+    text_field
+        The field of the strings an edit-distance join compares.
+    """
+
+    id_field: str | None = None
+    vector_field: str | None = None
+    items_field: str | None = None
+    entity_field: str | None = None
+    item_field: str | None = None
+    rating_field: str | None = None
+    ratings: str | None = None
+    text_field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinData:
+    """A join's items: their ids, the arrays the metric compares, and the vectors' width."""
+
+    ids: np.ndarray
+    data: Any
+    dim: int | None
+
+
+def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
+    """Read ``path`` into what ``metric`` compares (:data:`neardup.kinds.METRICS` input kind)."""
+    kind = METRICS[metric].input
+    if kind == "sets":
+        return _read_sets(path, source)
+    if kind == "strings":
+        from neardup.io.itemsets import read_strings
+
+        ids, strings = read_strings(
+            path, text_field=source.text_field or "text", id_field=source.id_field
+        )
+        return JoinData(_id_array(ids), strings, None)
+    from neardup.io.vectors import read_vectors
+
+    vectors = read_vectors(path, metric, vector_field=source.vector_field, id_field=source.id_field)
+    return JoinData(_id_array(vectors.ids), vectors.data, vectors.dim)
+
+
+def _read_sets(path: Path, source: JoinSource) -> JoinData:
+    """Item sets given whole (``items_field``), or grouped from ``(entity, item)`` rows."""
+    from neardup.io.itemsets import read_item_rows, read_item_sets
+    from neardup.join.items import sets_from_rows
+
+    rows_given = source.entity_field is not None or source.item_field is not None
+    if rows_given and source.items_field is not None:
+        raise ParameterError(
+            "give item sets either whole (--items-field) or as rows (--entity-field and "
+            "--item-field), not both."
+        )
+    if rows_given:
+        if source.entity_field is None or source.item_field is None:
+            raise ParameterError("item rows need both --entity-field and --item-field.")
+        if (source.ratings is None) != (source.rating_field is None):
+            raise ParameterError("--ratings and --rating-field go together.")
+        rows = read_item_rows(
+            path,
+            entity_field=source.entity_field,
+            item_field=source.item_field,
+            rating_field=source.rating_field,
+        )
+        grouped = sets_from_rows(rows, source.ratings or "set")
+    else:
+        if source.ratings is not None or source.rating_field is not None:
+            raise ParameterError("--ratings and --rating-field apply to item rows.")
+        grouped = read_item_sets(
+            path, items_field=source.items_field or "items", id_field=source.id_field
+        )
+    return JoinData(_id_array(grouped.ids), grouped.sets, None)
+
+
+def _id_array(ids: Any) -> np.ndarray:
+    """Ids as a NumPy array the pairs writer indexes: ``int64``, or Python strings."""
+    if isinstance(ids, np.ndarray):
+        return ids
+    return np.array(list(ids), dtype=object)
+
+
+def join_summary(
+    info: Mapping[str, Any],
+    spec: JoinSpec,
+    *,
+    num_pairs: int,
+    num_items: int,
+    inputs: list[str],
+    times: dict[str, float],
+    engine: str = "local",
+) -> dict[str, Any]:
+    """``summary.json`` of a join: what was asked, how pairs were found, the counts and times."""
+    metric = METRICS[spec.metric]
+    info = dict(info)
+    counts = {
+        "items": num_items,
+        "candidate_pairs": int(info.pop("num_candidates", 0)),
+        "pairs": num_pairs,
+    }
+    info.pop("num_pairs", None)
+    return {
+        "neardup_version": __version__,
+        "command": "join",
+        "engine": engine,
+        "inputs": inputs,
+        "metric": spec.metric,
+        "measure": metric.measure,
+        "threshold": spec.threshold,
+        "family": info.pop("family", None),
+        "num_bands": info.pop("num_bands", None),
+        "num_rows": info.pop("num_rows", None),
+        "predicted_recall": info.pop("predicted_recall", None),
+        **info,
+        "counts": counts,
+        "spec": spec.to_dict(),
+        "times": {name: round(value, 3) for name, value in times.items()},
+        "outputs": {"pairs": "pairs.jsonl", "summary": "summary.json"},
+    }
+
+
+def join_files(
+    path: Path,
+    output: Path,
+    spec: JoinSpec,
+    source: JoinSource | None = None,
+    *,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """``neardup join``: read ``path``, join, write ``output``; return the summary."""
+    started = time.perf_counter()
+    with AtomicDirectory(output, overwrite=overwrite, inputs=[path]) as directory:
+        items = read_join_input(path, spec.metric, source or JoinSource())
+        read = time.perf_counter()
+        try:
+            result = similarity_join(items.data, spec, dim=items.dim)
+        except InputError as exc:  # the items' own faults: name the file they came from
+            if exc.path is not None:
+                raise
+            raise InputError(exc.reason, path=path) from None
+        joined = time.perf_counter()
+        write_value_pairs(
+            directory / "pairs.jsonl",
+            items.ids,
+            result.first,
+            result.second,
+            result.values,
+            key=METRICS[spec.metric].measure,
+            integral=METRICS[spec.metric].integral,
+        )
+        done = time.perf_counter()
+        times = {
+            "read": read - started,
+            "join": joined - read,
+            "write": done - joined,
+            "total": done - started,
+        }
+        summary = join_summary(
+            result.info,
+            spec,
+            num_pairs=len(result),
+            num_items=len(items.ids),
+            inputs=[str(path)],
+            times=times,
+        )
+        write_json(directory / "summary.json", summary)
+    return summary
