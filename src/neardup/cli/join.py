@@ -114,8 +114,9 @@ def join_command(
     INPUT: .npy (2-D: numbers for cosine and l2, read as float32; integers in [0, C] for l1;
     0/1 uint8 or bool bits for hamming; row i has id i), Parquet with --vector-field, item
     sets as JSONL, CSV or Parquet (--items-field, or --entity-field and --item-field rows), or
-    strings (--text-field) for edit. Writes pairs.jsonl ({"a", "b", "similarity"} or {"a", "b", "distance"}) and
-    summary.json (the family, bands, rows, predicted recall, counts and times).
+    strings (--text-field) for edit. Writes pairs.jsonl ({"a", "b", "similarity"} or {"a",
+    "b", "distance"}) and summary.json (the family, bands, rows, predicted recall, counts and
+    times).
     """
     from neardup.engine.join import JoinSource, join_files
 

@@ -384,8 +384,8 @@ class VectorIndex:
     skipped by queries and dropped from the tables once they are half the entries; their rows
     stay (item numbers are rows and are never reused). A spec that gives the bands gives the
     same keys as in :func:`vector_join`, so a query of a stored row finds the pairs the join
-    finds (the index has no bucket cap). :meth:`query` costs ``O(b log m)`` per query plus ``O(dim)`` per item
-    met; with ``probe_limit=True`` at most ``2b`` items are met.
+    finds (the index has no bucket cap). :meth:`query` costs ``O(b log m)`` per query plus
+    ``O(dim)`` per item met; with ``probe_limit=True`` at most ``2b`` items are met.
 
     Examples
     --------
