@@ -638,8 +638,7 @@ class JoinSpec(_Spec):
         for name, owner in (("bucket_width", "l2"), ("max_value", "l1")):
             if getattr(self, name) is not None and self.metric != owner:
                 raise ParameterError(
-                    f"JoinSpec.{name} applies to metric {owner!r} only; got metric "
-                    f"{self.metric!r}."
+                    f"JoinSpec.{name} applies to metric {owner!r} only; got metric {self.metric!r}."
                 )
 
 

@@ -103,9 +103,7 @@ def banded_join(
     for chunk in key_chunks:
         keys.append(chunk)
     bands = (keys.column(band) for band in range(num_bands))
-    candidates = banded_pairs(
-        bands, num_items, active=active, max_bucket_size=spec.max_bucket_size
-    )
+    candidates = banded_pairs(bands, num_items, active=active, max_bucket_size=spec.max_bucket_size)
     firsts: list[I64Array] = [np.empty(0, np.int64)]
     seconds: list[I64Array] = [np.empty(0, np.int64)]
     values: list[F64Array] = [np.empty(0, np.float64)]
