@@ -1,11 +1,15 @@
 """``neardup join`` on one machine: an input file in, ``pairs.jsonl`` and ``summary.json`` out.
 
-The input is read whole into the arrays the metric compares (:class:`JoinSource` says how), the
-join runs (:func:`neardup.join.similarity_join`), and the output directory appears atomically.
+The input is read whole into the arrays the metric compares (:class:`JoinSource` says how; 4
+bytes a coordinate, 8 bytes an item or 64 bits), the join runs
+(:func:`neardup.join.similarity_join`) with its band keys spilled, one file per band, to a work
+directory inside the output's hidden sibling (read back one band at a time), and the output
+directory appears atomically.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -174,12 +178,13 @@ def join_files(
     with AtomicDirectory(output, overwrite=overwrite, inputs=[path]) as directory:
         items = read_join_input(path, spec.metric, source or JoinSource())
         read = time.perf_counter()
-        try:
-            result = similarity_join(items.data, spec, dim=items.dim)
-        except InputError as exc:  # the items' own faults: name the file they came from
-            if exc.path is not None:
-                raise
-            raise InputError(exc.reason, path=path) from None
+        with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
+            try:
+                result = similarity_join(items.data, spec, dim=items.dim, work_dir=Path(work))
+            except InputError as exc:  # the items' own faults: name the file they came from
+                if exc.path is not None:
+                    raise
+                raise InputError(exc.reason, path=path) from None
         joined = time.perf_counter()
         write_value_pairs(
             directory / "pairs.jsonl",

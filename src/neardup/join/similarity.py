@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from neardup.join.result import JoinResult
@@ -11,7 +12,9 @@ from neardup.params import JoinSpec
 __all__ = ["similarity_join"]
 
 
-def similarity_join(data: Any, spec: JoinSpec, *, dim: int | None = None) -> JoinResult:
+def similarity_join(
+    data: Any, spec: JoinSpec, *, dim: int | None = None, work_dir: Path | None = None
+) -> JoinResult:
     """All pairs of items within ``spec.threshold`` under ``spec.metric``, verified exactly.
 
     Parameters
@@ -25,12 +28,14 @@ def similarity_join(data: Any, spec: JoinSpec, *, dim: int | None = None) -> Joi
         The metric, threshold and family parameters.
     dim
         The bit count of packed bit strings (``hamming``); the matrix width otherwise.
+    work_dir
+        Where LSH joins spill their band keys, one file per band (``None``: in memory).
     """
     kind = METRICS[spec.metric].input
     if kind == "sets":
         from neardup.join.sets import set_join
 
-        return set_join(data, spec)
+        return set_join(data, spec, work_dir=work_dir)
     if kind == "strings":
         from neardup.join.edit import edit_join
 
@@ -38,4 +43,4 @@ def similarity_join(data: Any, spec: JoinSpec, *, dim: int | None = None) -> Joi
         return found
     from neardup.join.vectors import vector_join
 
-    return vector_join(data, spec, dim=dim)
+    return vector_join(data, spec, dim=dim, work_dir=work_dir)
