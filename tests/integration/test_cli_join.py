@@ -111,6 +111,10 @@ def test_join_of_a_npy_file_finds_close_pairs_only_and_reaches_the_predicted_rec
         "pairs": len(found),
     }
     assert summary["num_bands"] * summary["num_rows"] <= 1024
+    amplified = summary["sensitivity"]["amplified"]  # (d1, d2, p1, p2) after AND then OR
+    assert amplified["d1"] == threshold
+    assert amplified["p1"] == pytest.approx(p)
+    assert amplified["p2"] < summary["sensitivity"]["family"]["p2"]
     assert len(truth) > 50
 
 

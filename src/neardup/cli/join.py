@@ -164,6 +164,11 @@ def _print_summary(summary: dict[str, Any], output: Path) -> None:
         )
     elif family:
         echo(f"  family              : {family}")
+    if "sensitivity" in summary:
+        before, after = summary["sensitivity"]["family"], summary["sensitivity"]["amplified"]
+        shown = ", ".join(f"{before[k]:.4g}" for k in ("d1", "d2", "p1", "p2"))
+        amplified = ", ".join(f"{after[k]:.4g}" for k in ("d1", "d2", "p1", "p2"))
+        echo(f"  (d1, d2, p1, p2)    : ({shown}) -> ({amplified}); d2: a median random pair")
     echo(f"  candidate pairs     : {counts['candidate_pairs']:,}")
     echo(f"  pairs within {summary['threshold']:<7g}: {counts['pairs']:,}")
     echo(f"  time                : {summary['times']['total']:.2f} s")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,11 @@ from neardup.engine.join import JoinSource, join_summary
 from neardup.engine.spark import _bucket_batches, _errors_of_tasks, _require_pyspark
 from neardup.errors import InputError, ParameterError
 from neardup.io.spark import spark_output
-from neardup.join.banded import plan_bands, sample_pairs
+from neardup.join.banded import band_info, plan_bands, sample_pairs, sensitivity
 from neardup.join.distances import pair_values, within_threshold
 from neardup.kinds import METRICS, load
-from neardup.lsh.amplify import Amplification
+from neardup.lsh.amplify import Sensitivity
+from neardup.pairs import CandidatePairs
 from neardup.params import JoinSpec
 from neardup.text.shingle import ShingleSets
 from neardup.verify import exact_jaccard
@@ -98,8 +100,6 @@ def _measure(spec: JoinSpec, left: Any, right: Any) -> Any:
     """Exact values of pairs ``(left[i], right[i])``."""
     count = len(left) if spec.metric == "jaccard" else left.shape[0]
     if spec.metric == "jaccard":
-        from neardup.pairs import CandidatePairs
-
         both = ShingleSets(
             hashes=np.concatenate([left.hashes, right.hashes]),
             offsets=np.concatenate([left.offsets, right.offsets[1:] + left.offsets[-1]]),
@@ -188,10 +188,21 @@ def _items(spark: Any, path: Path, field: str, id_field: str | None) -> Any:
     return items
 
 
-def _plan(
-    items: Any, spec: JoinSpec, num_items: int, path: Path
-) -> tuple[int | None, int, int, float, int]:
-    """``(dim, num_bands, num_rows, p_near, sampled)``: chosen as the local join chooses them."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The bands, chosen on the driver exactly as the local join chooses them."""
+
+    dim: int | None
+    num_bands: int
+    num_rows: int
+    p_near: float
+    sampled: int
+    family: Sensitivity | None
+
+
+def _plan(items: Any, spec: JoinSpec, num_items: int, path: Path) -> _Plan:
+    """Collect the sampled pairs' rows, measure them and choose the bands."""
+    import pyarrow as pa
     from pyspark.sql import functions as F  # noqa: N812
 
     first, second = sample_pairs(num_items, spec.seed)
@@ -199,8 +210,6 @@ def _plan(
     probe = (
         items.limit(1) if not wanted.shape[0] else items.where(F.col("doc").isin(wanted.tolist()))
     )
-    import pyarrow as pa
-
     collected = probe.orderBy("doc").select("doc", "item").collect()
     table = pa.table(
         {"doc": [row.doc for row in collected], "item": [row.item for row in collected]}
@@ -210,20 +219,19 @@ def _plan(
         dim = next((len(v) for v in table.column("item").to_pylist() if v is not None), 0)
     family = load(METRICS[spec.metric].family or "")
     p_near = float(family.collision_probability(spec.threshold, spec, dim or 0))
-    if spec.num_bands is not None and spec.num_rows is not None:
-        return dim, spec.num_bands, spec.num_rows, p_near, 0
     rows = _rows(table.column("item"), table.column("doc"), spec.metric, dim, path)
     where = np.full(num_items, -1, dtype=np.int64)
     where[wanted] = np.arange(wanted.shape[0])
     if spec.metric == "jaccard":
-        from neardup.pairs import CandidatePairs
-
         values = exact_jaccard(rows, CandidatePairs(first=where[first], second=where[second]))
     else:
         values = pair_values(spec.metric, rows, where[first], where[second])
     sample = np.asarray(family.collision_probability(values, spec, dim or 0), np.float64)
     num_bands, num_rows = plan_bands(spec, p_near, sample, num_items)
-    return dim, num_bands, num_rows, p_near, int(sample.shape[0])
+    return _Plan(
+        dim, num_bands, num_rows, p_near, int(sample.shape[0]),
+        sensitivity(spec, p_near, values, sample),
+    )  # fmt: skip
 
 
 def join_files_spark(
@@ -267,10 +275,11 @@ def join_files_spark(
         num_items = items.count()
         if num_items == 0:
             raise InputError("no items in the input", path=path)
-        dim, num_bands, num_rows, p_near, sampled = _plan(items, spec, num_items, path)
+        plan = _plan(items, spec, num_items, path)
+        dim = plan.dim
         read = time.perf_counter()
         keys = items.select("doc", "item").mapInArrow(
-            _key_batches(spec, dim, num_bands, num_rows, path), _KEYS_SCHEMA
+            _key_batches(spec, dim, plan.num_bands, plan.num_rows, path), _KEYS_SCHEMA
         )
         postings = keys.select("doc", F.posexplode("keys").alias("band", "key"))
         found = postings.repartition("band", "key").mapInArrow(
@@ -301,14 +310,11 @@ def join_files_spark(
         joined_at = time.perf_counter()
         info = {
             "family": "minhash" if spec.metric == "jaccard" else "HyperplaneHasher",
-            "num_bands": num_bands,
-            "num_rows": num_rows,
-            "collision_probability": p_near,
-            "sampled_pairs": sampled,
+            "sampled_pairs": plan.sampled,
+            **band_info(plan.num_bands, plan.num_rows, plan.p_near, plan.family),
             "num_candidates": num_candidates,
             "num_giant_buckets": int(giant or 0),
             "largest_bucket": int(largest or 0),
-            "predicted_recall": float(Amplification.bands(num_bands, num_rows).probability(p_near)),
         }
         times = {"read": read - started, "join": joined_at - read, "total": joined_at - started}
         summary = join_summary(

@@ -16,6 +16,7 @@ plans with the same functions so that both engines choose the same bands:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,19 @@ from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.io.spill import KeyColumns
 from neardup.join.distances import within_threshold
 from neardup.join.result import JoinResult
-from neardup.lsh.amplify import Amplification, choose_amplification
+from neardup.lsh.amplify import Amplification, Sensitivity, choose_amplification
 from neardup.lsh.banding import banded_pairs
 from neardup.params import JoinSpec
 
-__all__ = ["SAMPLE_PAIRS", "VERIFY_PAIRS", "banded_join", "plan_bands", "sample_pairs"]
+__all__ = [
+    "SAMPLE_PAIRS",
+    "VERIFY_PAIRS",
+    "band_info",
+    "banded_join",
+    "plan_bands",
+    "sample_pairs",
+    "sensitivity",
+]
 
 SAMPLE_PAIRS = 4000
 """Random pairs of the data measured to weigh the candidate cost of each amplification."""
@@ -80,6 +89,49 @@ def plan_bands(
     return chosen.as_bands()
 
 
+def sensitivity(
+    spec: JoinSpec, p_near: float, values: F64Array, probabilities: F64Array
+) -> Sensitivity | None:
+    """The family's ``(d1, d2, p1, p2)``: ``d1`` the threshold, ``d2`` the median random pair.
+
+    ``values`` and ``probabilities``: the sampled pairs' exact values and elementary collision
+    probabilities. ``None`` when there is no sample, or the median pair is not beyond the
+    threshold (the data's random pairs are near).
+    """
+    if not values.shape[0]:
+        return None
+    far = float(np.median(values))
+    beyond = far < spec.threshold if spec.metric in ("cosine", "jaccard") else far > spec.threshold
+    if not beyond:
+        return None
+    return Sensitivity(spec.threshold, far, p_near, float(np.median(probabilities)))
+
+
+def band_info(
+    num_bands: int, num_rows: int, p_near: float, family: Sensitivity | None
+) -> dict[str, Any]:
+    """What a banded join reports of its bands (``summary.json``).
+
+    ``b``, ``r``, the elementary and the amplified probability at the threshold, and the
+    family's sensitivity before and after (MMDS §3.6.3).
+    """
+    bands = Amplification.bands(num_bands, num_rows)
+    out: dict[str, Any] = {
+        "num_bands": num_bands,
+        "num_rows": num_rows,
+        "collision_probability": p_near,
+        "predicted_recall": float(bands.probability(p_near)),
+    }
+    if family is not None:
+        out["sensitivity"] = {
+            "family": dict(zip(("d1", "d2", "p1", "p2"), astuple(family), strict=True)),
+            "amplified": dict(
+                zip(("d1", "d2", "p1", "p2"), astuple(bands.apply(family)), strict=True)
+            ),
+        }
+    return out
+
+
 def banded_join(
     spec: JoinSpec,
     num_items: int,
@@ -92,12 +144,14 @@ def banded_join(
     active: BoolArray | None = None,
     work_dir: Path | None = None,
     info: dict[str, Any] | None = None,
+    family: Sensitivity | None = None,
 ) -> JoinResult:
     """Pairs sharing a band key, measured by ``measure(first, second)``, kept within threshold.
 
     ``key_chunks`` yields ``uint64[rows, num_bands]`` keys of consecutive items; ``active``
     marks the items that may pair (all by default). ``info`` is extended with the bands, the
-    predicted recall and the counts.
+    predicted recall, the counts and, given the elementary ``family``'s sensitivity (see
+    :func:`sensitivity`), the amplified one (MMDS §3.6.3).
     """
     keys = KeyColumns(work_dir)
     for chunk in key_chunks:
@@ -117,10 +171,7 @@ def banded_join(
         values.append(value[close])
     found = {
         **(info or {}),
-        "num_bands": num_bands,
-        "num_rows": num_rows,
-        "collision_probability": p_near,
-        "predicted_recall": float(Amplification.bands(num_bands, num_rows).probability(p_near)),
+        **band_info(num_bands, num_rows, p_near, family),
         "num_candidates": len(candidates),
         "num_giant_buckets": candidates.num_giant_buckets,
         "largest_bucket": candidates.largest_bucket,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup.errors import ParameterError
-from neardup.join.banded import banded_join, plan_bands, sample_pairs
+from neardup.join.banded import banded_join, plan_bands, sample_pairs, sensitivity
 from neardup.join.result import JoinResult
 from neardup.lsh.prefix import exact_set_pairs, jaccard_threshold
 from neardup.lsh.sets import SetHasher, check_item_sets
@@ -148,10 +148,10 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
     if spec.exact:
         return prefix_join(sets, t)
     sets = check_item_sets(sets, "set_join")
-    sample = None
-    if spec.num_bands is None:  # as the Spark engine plans: every set, empty ones included
-        first, second = sample_pairs(len(sets), spec.seed)
-        sample = exact_jaccard(sets, CandidatePairs(first=first, second=second))
+    # As the Spark engine plans: every set, empty ones included. One MinHash slot agrees with
+    # probability J, so the sample's values are their collision probabilities.
+    first, second = sample_pairs(len(sets), spec.seed)
+    sample = exact_jaccard(sets, CandidatePairs(first=first, second=second))
     num_bands, num_rows = plan_bands(spec, t, sample, len(sets))
     hasher = SetHasher(spec, num_bands=num_bands, num_rows=num_rows)
     return banded_join(
@@ -164,7 +164,8 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
         p_near=t,
         active=sets.sizes() > 0,
         work_dir=work_dir,
-        info={"family": "minhash", "sampled_pairs": 0 if sample is None else len(sample)},
+        info={"family": "minhash", "sampled_pairs": len(sample)},
+        family=sensitivity(spec, t, sample, sample),
     )
 
 

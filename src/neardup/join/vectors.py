@@ -37,7 +37,7 @@ from neardup._kernels import distances as kernels
 from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError, StoreError
-from neardup.join.banded import banded_join, plan_bands, sample_pairs
+from neardup.join.banded import banded_join, plan_bands, sample_pairs, sensitivity
 from neardup.join.distances import VECTOR_METRICS, pair_values, within_threshold
 from neardup.join.result import JoinResult
 from neardup.kinds import METRICS, load
@@ -179,11 +179,11 @@ def _chunks(num_rows: int, chunk_rows: int) -> Iterator[tuple[int, int]]:
 
 def _sample(
     spec: JoinSpec, family: type[VectorHasher], rows: NDArray[Any], dim: int, limit: int | None
-) -> F64Array:
-    """Elementary collision probabilities of :func:`~neardup.join.banded.sample_pairs`."""
+) -> tuple[F64Array, F64Array]:
+    """Exact values and elementary collision probabilities of the sampled pairs."""
     first, second = sample_pairs(rows.shape[0], spec.seed)
     values = pair_values(spec.metric, rows, first, second)
-    return np.asarray(family.collision_probability(values, spec, dim, limit), np.float64)
+    return values, np.asarray(family.collision_probability(values, spec, dim, limit), np.float64)
 
 
 def vector_join(
@@ -285,7 +285,7 @@ def vector_join(
         limit = max(largest, 1)
     _check_reachable(spec, dim, limit)
     p_near = float(family.collision_probability(spec.threshold, spec, dim, limit))
-    sample = None if spec.num_bands is not None else _sample(spec, family, rows, dim, limit)
+    values, sample = _sample(spec, family, rows, dim, limit)
     num_bands, num_rows = plan_bands(spec, p_near, sample, n)
     hasher = family(spec, dim, num_bands=num_bands, num_rows=num_rows, max_value=limit)
     dtype = _hash_dtype(spec.metric)
@@ -300,7 +300,7 @@ def vector_join(
 
     info: dict[str, Any] = {
         "family": family.__name__,
-        "sampled_pairs": 0 if sample is None else int(sample.shape[0]),
+        "sampled_pairs": int(sample.shape[0]),
     }
     if spec.metric == "l1":
         info["max_value"] = limit
@@ -315,6 +315,7 @@ def vector_join(
         active=active,
         work_dir=work_dir,
         info=info,
+        family=sensitivity(spec, p_near, values, sample),
     )
 
 
