@@ -40,7 +40,7 @@ are not. A pass whose cost does not depend on the threshold (brute force, FAISS 
 scikit-learn) is run once at the loosest threshold and serves every threshold. The CLI's peak
 RSS is ``getrusage(RUSAGE_CHILDREN)`` of a wrapper process that runs only the CLI.
 
-Run: ``.venv/bin/python bench/families.py [--quick]`` (full: about 15 minutes on 2 cores).
+Run: ``.venv/bin/python bench/families.py [--quick]`` (full: 8 to 12 minutes on 2 cores; quick: 1).
 """
 
 from __future__ import annotations

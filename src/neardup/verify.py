@@ -56,10 +56,8 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     """
     first, second = _pair_arrays(pairs)
     shared = np.empty(first.shape[0], dtype=np.float64)
-    unused = np.empty(first.shape[0], dtype=np.float64)
-    ones = np.ones(sets.hashes.shape[0], dtype=np.float64)
     with parallel_section:
-        kernels.weighted_overlaps(sets.hashes, ones, sets.offsets, first, second, shared, unused)
+        kernels.set_overlaps(sets.hashes, sets.offsets, first, second, shared)
     sizes = sets.sizes()
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)

@@ -21,6 +21,26 @@ def agreeing_slots(values, first, second, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def set_overlaps(hashes, offsets, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[p]`` = ``|A ∩ B|`` of the pair's sorted distinct sets, by a merge."""
+    for p in prange(first.shape[0]):
+        i, i_end = offsets[first[p]], offsets[first[p] + 1]
+        j, j_end = offsets[second[p]], offsets[second[p] + 1]
+        shared = 0
+        while i < i_end and j < j_end:
+            x, y = hashes[i], hashes[j]
+            if x == y:
+                shared += 1
+                i += 1
+                j += 1
+            elif x < y:
+                i += 1
+            else:
+                j += 1
+        out[p] = shared
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def weighted_overlaps(  # type: ignore[no-untyped-def]
     hashes, weights, offsets, first, second, low, dot
 ):
