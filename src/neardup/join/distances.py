@@ -32,7 +32,9 @@ from neardup.kinds import METRICS
 
 __all__ = ["VECTOR_METRICS", "pair_values", "within_threshold"]
 
-VECTOR_METRICS = ("cosine", "hamming", "l1", "l2")
+VECTOR_METRICS = tuple(
+    name for name, metric in METRICS.items() if metric.input in ("vectors", "counts", "bits")
+)
 """The :data:`~neardup.kinds.METRICS` measured between rows of a matrix."""
 
 _KERNELS = {
