@@ -257,6 +257,12 @@ class PrefixFilter(CandidateScheme):
     def keys(self, values: U64Array) -> U64Array:
         return np.empty((values.shape[0], 0), dtype=np.uint64)
 
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
+        raise ParameterError(
+            "the prefix family pairs shingle sets, not keys: use set_pairs (the pipeline's "
+            "exact_candidates)."
+        )
+
     def set_pairs(self, sets: ShingleSets) -> CandidatePairs:
         """The pairs of ``sets`` (item numbers) whose Jaccard similarity reaches the threshold."""
         first, second, _, _ = exact_set_pairs(sets, self.lsh.threshold)

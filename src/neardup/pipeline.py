@@ -397,8 +397,9 @@ def exact_candidates(texts: TextStore, active: BoolArray, config: DedupConfig) -
     """Every pair of ``active`` documents whose shingle sets reach the Jaccard threshold.
 
     The ``prefix`` family (:class:`~neardup.candidates.PrefixFilter`): the active documents'
-    texts are shingled together, so their sets must fit in memory (8 bytes per distinct
-    shingle, besides the texts).
+    texts are shingled together, so they and their sets must fit in memory (8 bytes per
+    distinct shingle of each document, and about 40 bytes per element of the sets the filter
+    keeps: :func:`~neardup.lsh.prefix.exact_set_pairs`).
     """
     docs = np.flatnonzero(active)
     sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(texts.take(docs))

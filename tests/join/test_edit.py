@@ -249,3 +249,12 @@ def test_bad_input_and_parameters_are_refused() -> None:
         edit_join(Batch(np.zeros(3, np.int64), np.array([0, 3])), edit(1))  # type: ignore[arg-type]
     with pytest.raises(InputError, match="offsets within the 3 bytes"):
         edit_join(Batch(np.zeros(3, np.uint8), np.array([0, 4])), edit(1))
+
+
+def test_a_threshold_past_every_length_pairs_everything_at_its_true_distance() -> None:
+    strings = ["", "a", "ab", "xyz"]
+    huge = edit_join(strings, JoinSpec(metric="edit", threshold=4e18, qgram=3))
+    within = edit_join(strings, JoinSpec(metric="edit", threshold=3, qgram=3))
+    for name in ("first", "second", "values"):
+        assert getattr(huge, name).tolist() == getattr(within, name).tolist()
+    assert len(huge) == 6

@@ -137,6 +137,8 @@ def join_command(
         if not METRICS[spec.metric].spark:
             spark = [m.name for m in METRICS.values() if m.spark]
             raise click.UsageError(f"--engine spark joins {' and '.join(spark)} only")
+        if spec.exact:
+            raise click.UsageError("--exact runs on the local engine only")
         from neardup.engine.spark import spark_session
         from neardup.engine.spark_join import join_files_spark
 

@@ -26,6 +26,7 @@ from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.io.spill import KeyColumns
 from neardup.join.distances import within_threshold
 from neardup.join.result import JoinResult
+from neardup.kinds import METRICS
 from neardup.lsh.amplify import Amplification, Sensitivity, choose_amplification
 from neardup.lsh.banding import banded_pairs
 from neardup.params import JoinSpec
@@ -101,7 +102,8 @@ def sensitivity(
     if not values.shape[0]:
         return None
     far = float(np.median(values))
-    beyond = far < spec.threshold if spec.metric in ("cosine", "jaccard") else far > spec.threshold
+    similarity = METRICS[spec.metric].measure == "similarity"
+    beyond = far < spec.threshold if similarity else far > spec.threshold
     if not beyond:
         return None
     return Sensitivity(spec.threshold, far, p_near, float(np.median(probabilities)))

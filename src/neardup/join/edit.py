@@ -217,9 +217,11 @@ def edit_join(strings: Batch | Sequence[str], spec: JoinSpec) -> JoinResult:
         raise ParameterError(
             f"edit_join joins strings: JoinSpec.metric must be 'edit'; got {spec.metric!r}."
         )
-    k = int(spec.threshold)
     q = spec.qgram
     values, offsets = code_points(strings)
+    # No two strings are further apart than the longer one's length: a larger k changes no
+    # pair nor value, and keeps the filters' sizes (k q + 1) small.
+    k = min(int(spec.threshold), int(np.diff(offsets).max(initial=0)))
     items, item_offsets, num_items = qgram_items(values, offsets, q)
     lengths = np.diff(offsets)
     order = np.argsort(lengths, kind="stable")

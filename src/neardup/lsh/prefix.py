@@ -34,7 +34,7 @@ table that stays in the processor's caches (on the RFCs, ``2^28`` slots took fiv
 long for a third fewer sets left); past ``2^26`` elements the cheap filter weakens, never the
 result."""
 MAX_SUFFIX_DEPTH = 8
-"""The deepest suffix filter :func:`prefix_join` takes (``2^depth`` binary searches a pair)."""
+"""The deepest suffix filter :func:`exact_set_pairs` takes (``2^depth`` binary searches a pair)."""
 
 
 def jaccard_threshold(threshold: float, owner: str) -> float:
