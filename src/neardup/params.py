@@ -40,7 +40,8 @@ VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
 PairsMode = Literal["all", "spanning", "none"]
 Compression = Literal["none", "gzip", "zstd"]
-InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt"]
+InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt", "warc"]
+HtmlExtract = Literal["text", "main", "altavista"]
 
 MAX_SEED = 2**63 - 1
 
@@ -674,7 +675,16 @@ class DedupConfig(_Spec):
         The text encoding of CSV and ``.txt`` inputs (any Python codec name); JSON Lines and
         Parquet are UTF-8 by definition. A leading UTF-8 byte-order mark is skipped.
     input_format
-        ``"auto"`` decides from the file extension.
+        ``"auto"`` decides from the file extension (``.warc``/``.arc``, optionally ``.gz``, are
+        web archives: each HTML response a document, its target URI the id).
+    html_field
+        The field (JSONL, Parquet) or column (CSV) holding a page's HTML, turned into text as
+        ``html_extract`` says; ``None``: the inputs hold plain text (``text_field``).
+    html_extract
+        What is taken of an HTML page (a web archive's, or ``html_field``'s): ``"text"``, its
+        visible text; ``"main"``, the main content only (navigation, headers and footers
+        dropped); ``"altavista"``, the feature text of seed 000 (the words of the text with the
+        URLs of HREF and IMG attributes as words where they stand, markup dropped).
     skip_bad_records
         Skip malformed records, counting them in the summary, instead of stopping.
     compress
@@ -702,6 +712,8 @@ class DedupConfig(_Spec):
     id_field: str | None = None
     encoding: str = "utf-8"
     input_format: InputFormat = "auto"
+    html_field: str | None = None
+    html_extract: HtmlExtract = "text"
     skip_bad_records: bool = False
     compress: Compression = "none"
     pairs: PairsMode = "spanning"
@@ -717,7 +729,9 @@ class DedupConfig(_Spec):
         "text_field": text(),
         "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),
         "encoding": Rule("a text encoding Python knows", _is_encoding),
-        "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt"),
+        "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt", "warc"),
+        "html_field": optional_text(),
+        "html_extract": one_of("text", "main", "altavista"),
         "skip_bad_records": boolean(),
         "compress": one_of("none", "gzip", "zstd"),
         "pairs": one_of("all", "spanning", "none"),

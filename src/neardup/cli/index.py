@@ -59,9 +59,7 @@ def _sources(inputs: tuple[Path, ...], flags: dict[str, Any]) -> list[Source]:
     from neardup.io.readers import ReadOptions, open_sources
 
     config = apply_flags(DedupConfig(), flags)
-    options = ReadOptions(
-        config.text_field, config.id_field, config.skip_bad_records, config.encoding
-    )
+    options = ReadOptions.of(config)
     return open_sources(inputs, options, config.input_format)
 
 

@@ -28,10 +28,21 @@ input_options = _stack(
     click.option(
         "--format",
         "input_format",
-        type=click.Choice(["auto", "jsonl", "parquet", "csv", "txt"]),
-        help="Input format [default: from the extension].",
+        type=click.Choice(["auto", "jsonl", "parquet", "csv", "txt", "warc"]),
+        help="Input format [default: from the extension; .warc/.arc (.gz) are web archives].",
     ),
     click.option("--text-field", help="Field or column holding the text [default: text]."),
+    click.option(
+        "--html-field",
+        help="Field or column holding HTML, turned into text (instead of --text-field).",
+    ),
+    click.option(
+        "--html-extract",
+        type=click.Choice(["text", "main", "altavista"]),
+        help="What is taken of HTML pages: text (all visible text), main (the main content, "
+        "boilerplate removed) or altavista (seed 000's features: words plus HREF and IMG "
+        "URLs) [default: text].",
+    ),
     click.option(
         "--id-field",
         help="Field or column holding the id; every record must have it [default: the id "
@@ -156,6 +167,8 @@ _FLAG_PLACES = [
     ("compress", ("compress",)),
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),
+    ("html_field", ("html_field",)),
+    ("html_extract", ("html_extract",)),
     ("encoding", ("encoding",)),
     ("skip_bad_records", ("skip_bad_records",)),
     ("pairs", ("pairs",)),

@@ -146,9 +146,7 @@ def dedup_files(
         names the file and line.
     """
     config = config if config is not None else DedupConfig()
-    options = ReadOptions(
-        config.text_field, config.id_field, config.skip_bad_records, config.encoding
-    )
+    options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
     if sources[0].format == "parquet" and config.compress != "none":
         raise ParameterError(

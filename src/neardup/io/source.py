@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from neardup.errors import InputError
 from neardup.io.records import RecordBatch
+from neardup.params import DedupConfig, HtmlExtract
 
 __all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source", "json_type"]
 
@@ -32,12 +33,28 @@ class ReadOptions:
     ``id_field``: ``None`` takes a record's ``id`` field when it has one, else the default id
     (``FILE:LINE``); a name is a field every record must have; ``""`` always the default id.
     ``encoding`` is for CSV and ``.txt`` inputs (JSON Lines and Parquet are UTF-8).
+    ``html_field`` names a field of HTML to read instead of ``text_field``, turned into text as
+    ``html_extract`` says (which web archives follow too).
     """
 
     text_field: str = "text"
     id_field: str | None = None
     skip_bad_records: bool = False
     encoding: str = "utf-8"
+    html_field: str | None = None
+    html_extract: HtmlExtract = "text"
+
+    @classmethod
+    def of(cls, config: DedupConfig) -> ReadOptions:
+        """The reading settings of a run's config."""
+        return cls(
+            text_field=config.text_field,
+            id_field=config.id_field,
+            skip_bad_records=config.skip_bad_records,
+            encoding=config.encoding,
+            html_field=config.html_field,
+            html_extract=config.html_extract,
+        )
 
     @property
     def id_name(self) -> str | None:
