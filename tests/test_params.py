@@ -17,6 +17,7 @@ from neardup import (
     bands_rows,
 )
 from neardup.errors import InputError
+from neardup.params import MirrorSpec
 
 # An invalid value for each kind of rule: wrong type, out of range, unknown option.
 INVALID: dict[str, list[Any]] = {
@@ -31,6 +32,7 @@ INVALID: dict[str, list[Any]] = {
     "one of 1, 2, 4, 8": [3, "2", 2.0, True],
     "None or a str": [7, b"id"],
     "a text encoding Python knows": ["utf-9", "", None],
+    "a ShingleSpec": ["word:5", None, {"k": 5}],
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
 }
 
@@ -42,7 +44,7 @@ def _invalid_values(allowed: str) -> list[Any]:
     raise AssertionError(f"no invalid values declared for rule {allowed!r}")
 
 
-SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, DedupConfig]
+SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, MirrorSpec, DedupConfig]
 
 
 @pytest.mark.parametrize(

@@ -26,13 +26,14 @@ __all__ = [
     "DedupConfig",
     "JoinSpec",
     "LSHSpec",
+    "MirrorSpec",
     "NormalizeSpec",
     "ShingleSpec",
     "SketchSpec",
     "candidate_family",
 ]
 
-ShingleUnit = Literal["word", "char"]
+ShingleUnit = Literal["word", "char", "stopword"]
 Weighting = Literal["tf", "tfidf"]
 Projection = Literal["sign", "gaussian"]
 FingerprintKind = Literal["nd64", "rabin"]
@@ -170,6 +171,34 @@ class _Spec:
         return cls(**kwargs)
 
 
+STOPWORD_LANGUAGES = (
+    "danish", "dutch", "english", "finnish", "french", "german", "hungarian", "italian",
+    "norwegian", "portuguese", "russian", "spanish", "swedish", "turkish",
+)  # fmt: skip
+"""Languages with a stop-word list (the Snowball lists shipped in ``neardup/text/stopwords``)."""
+
+STEM_LANGUAGES = (
+    "arabic", "armenian", "basque", "catalan", "czech", "danish", "dutch", "dutch_porter",
+    "english", "esperanto", "estonian", "finnish", "french", "german", "greek", "hindi",
+    "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali", "norwegian",
+    "persian", "polish", "porter", "portuguese", "romanian", "russian", "serbian", "sesotho",
+    "spanish", "swedish", "tamil", "turkish", "yiddish",
+)  # fmt: skip
+"""The Snowball stemmers of PyStemmer 3.1 (``Stemmer.algorithms()``; ``porter`` is the original
+Porter stemmer, ``english`` its Snowball successor)."""
+
+
+def optional_language(languages: tuple[str, ...]) -> Rule:
+    """None, or one of ``languages``."""
+    listed = ", ".join(repr(v) for v in languages)
+    return Rule(f"None or one of {listed}", lambda v: v is None or v in languages)
+
+
+def _unset_dropped(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` without the keys of ``names`` whose value is None (fields added later)."""
+    return {k: v for k, v in data.items() if k not in names or v is not None}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NormalizeSpec(_Spec):
     """How text is normalised before shingling.
@@ -186,17 +215,47 @@ class NormalizeSpec(_Spec):
         Apply Unicode case folding (a stronger lower-casing).
     strip_punctuation
         Treat Unicode punctuation (general category P*) as whitespace.
+    stopwords
+        A language of :data:`STOPWORD_LANGUAGES`: drop its stop words (seed 004), or None. A
+        word is dropped when it equals a listed word after NFKC and case folding; with
+        punctuation kept, ``"it,"`` is not ``"it"`` (strip punctuation to drop those too).
+    stem
+        A language of :data:`STEM_LANGUAGES`: replace each word by its Snowball stem (seed
+        004; needs PyStemmer, ``pip install 'neardup[web]'``), or None. Stop words are dropped
+        before the rest are stemmed.
+
+    Examples
+    --------
+    >>> NormalizeSpec(stopwords="english", stem="english").to_dict()["stem"]
+    'english'
     """
 
     nfkc: bool = True
     casefold: bool = True
     strip_punctuation: bool = False
+    stopwords: str | None = None
+    stem: str | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "nfkc": boolean(),
         "casefold": boolean(),
         "strip_punctuation": boolean(),
+        "stopwords": optional_language(STOPWORD_LANGUAGES),
+        "stem": optional_language(STEM_LANGUAGES),
     }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, but ``stopwords`` and ``stem`` only when set.
+
+        Stored specs of earlier versions, which had neither, stay byte for byte what they were
+        (both read back as None).
+        """
+        return _unset_dropped(_Spec.to_dict(self), ("stopwords", "stem"))
+
+    @property
+    def rewrites_words(self) -> bool:
+        """Whether words are dropped or replaced (stop words, stems) after NFKC and folding."""
+        return self.stopwords is not None or self.stem is not None
 
     def __post_init__(self) -> None:
         self._validate()
@@ -213,7 +272,13 @@ class ShingleSpec(_Spec):
     Parameters
     ----------
     unit, k
-        Word or character shingles of ``k`` tokens.
+        Word or character shingles of ``k`` tokens; or ``"stopword"``: the word shingles that
+        start at a stop word (MMDS §3.8.6: ``k=3`` is a stop word and the next two words; news
+        pages whose ads differ keep the article's shingles, since ads have few stop words).
+    stopwords
+        The stop-word language of ``unit="stopword"`` (:data:`STOPWORD_LANGUAGES`; None picks
+        ``"english"``, recorded either way); only with that unit. A field of its own rather than
+        :attr:`NormalizeSpec.stopwords`, which *drops* stop words: the two cannot be combined.
     fingerprint
         ``"nd64"``: FNV-1a + fmix64 token hashes combined by a rolling polynomial (the default,
         fastest); ``"rabin"``: Rabin fingerprints modulo ``polynomial`` (seed 003).
@@ -224,26 +289,37 @@ class ShingleSpec(_Spec):
     Examples
     --------
     >>> ShingleSpec.parse("char:9")
-    ShingleSpec(unit='char', k=9, fingerprint='nd64', polynomial=None)
+    ShingleSpec(unit='char', k=9, fingerprint='nd64', polynomial=None, stopwords=None)
+    >>> ShingleSpec.parse("stopword:3").stopwords
+    'english'
     """
 
     unit: ShingleUnit = "word"
     k: int = 5
     fingerprint: FingerprintKind = "nd64"
     polynomial: str | None = None
+    stopwords: str | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
-        "unit": one_of("word", "char"),
+        "unit": one_of("word", "char", "stopword"),
         "k": integer(1, 64),
         "fingerprint": one_of("nd64", "rabin"),
         "polynomial": Rule(
             "None or a hex string of 17 digits starting 0x1 (a degree-64 polynomial)",
             lambda v: v is None or _is_polynomial(v),
         ),
+        "stopwords": optional_language(STOPWORD_LANGUAGES),
     }
 
     def __post_init__(self) -> None:
         self._validate()
+        if self.unit != "stopword" and self.stopwords is not None:
+            raise ParameterError(
+                "ShingleSpec.stopwords is only used with unit='stopword'; got "
+                f"stopwords={self.stopwords!r} with unit={self.unit!r}."
+            )
+        if self.unit == "stopword" and self.stopwords is None:
+            object.__setattr__(self, "stopwords", "english")
         if self.fingerprint == "nd64" and self.polynomial is not None:
             raise ParameterError(
                 "ShingleSpec.polynomial is only used with fingerprint='rabin'; "
@@ -252,13 +328,21 @@ class ShingleSpec(_Spec):
         if self.fingerprint == "rabin" and self.polynomial is None:
             object.__setattr__(self, "polynomial", DEFAULT_RABIN_POLYNOMIAL)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, but ``stopwords`` only with stop-word shingles.
+
+        As :meth:`NormalizeSpec.to_dict`: dicts stored before the field existed stay the same.
+        """
+        return _unset_dropped(_Spec.to_dict(self), ("stopwords",))
+
     @classmethod
     def parse(cls, value: str) -> ShingleSpec:
         """Parse ``UNIT:K`` as written on the command line, e.g. ``word:5`` or ``char:9``."""
         unit, sep, k = value.partition(":")
         if not sep or not k.strip().isdigit():
             raise ParameterError(
-                f"ShingleSpec must be written UNIT:K, e.g. 'word:5' or 'char:9'; got {value!r}."
+                "ShingleSpec must be written UNIT:K, e.g. 'word:5', 'char:9' or 'stopword:3'; "
+                f"got {value!r}."
             )
         return cls(unit=cast(ShingleUnit, unit.strip()), k=int(k))
 
@@ -644,6 +728,50 @@ class JoinSpec(_Spec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MirrorSpec(_Spec):
+    """How mirrors are told from hosts that merely look alike.
+
+    Parameters
+    ----------
+    copy_threshold
+        Word-shingle Jaccard at which a page on one host is a copy of a page on another.
+    unchanged
+        Containment (either way) at which a copy is unchanged; below it on both sides, edited.
+    min_coverage
+        Share of a host's pages with a copy on the other host that makes it a mirror of it.
+    min_pages
+        Fewest shared pages for a mirror (fewer is "a few copied pages").
+    stale_share
+        Share of edited copies from which a mirror is stale.
+    url_threshold
+        URL-shingle Jaccard of two hosts from which they are a candidate pair.
+    shingle
+        The content shingles.
+    seed
+        Seed of the MinHash permutations.
+    """
+
+    copy_threshold: float = 0.5
+    unchanged: float = 0.95
+    min_coverage: float = 0.8
+    min_pages: int = 3
+    stale_share: float = 0.1
+    url_threshold: float = 0.3
+    shingle: ShingleSpec = ShingleSpec(unit="word", k=5)
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        for name in ("copy_threshold", "unchanged", "min_coverage", "stale_share", "url_threshold"):
+            value = getattr(self, name)
+            if not isinstance(value, float | int) or not 0 < value <= 1:
+                raise ParameterError(f"MirrorSpec.{name} must be a float in (0, 1]; got {value!r}.")
+        if not isinstance(self.min_pages, int) or self.min_pages < 1:
+            raise ParameterError(
+                f"MirrorSpec.min_pages must be an int >= 1; got {self.min_pages!r}."
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DedupConfig(_Spec):
     """Everything one ``dedup`` run needs: the specs plus reading and writing settings.
 
@@ -793,6 +921,7 @@ class DedupConfig(_Spec):
 
 
 _NESTED: dict[tuple[str, str], type[_Spec]] = {
+    ("MirrorSpec", "shingle"): ShingleSpec,
     ("SketchSpec", "shingle"): ShingleSpec,
     ("SketchSpec", "normalize"): NormalizeSpec,
     ("DedupConfig", "sketch"): SketchSpec,

@@ -21,9 +21,11 @@ __all__ = ["ClusterSize", "Counts", "StageTimes", "Summary"]
 class Counts:
     """What a run counted, in the order ``summary.json`` lists it.
 
-    ``against_index`` (documents dropped for a near-copy in an index) and
-    ``bad_records_skipped`` (malformed records skipped) are None where the run did not count
-    them; ``summary.json`` then leaves them out.
+    ``against_index`` (documents dropped for a near-copy in an index),
+    ``bad_records_skipped`` (malformed records skipped) and the web archives' counts
+    (``non_html_skipped``, ``revisits_resolved``, ``unresolved_revisits``,
+    ``duplicate_payloads``: see :class:`neardup.io.warc.ArchiveStats`) are None where the run
+    did not count them; ``summary.json`` then leaves them out.
     """
 
     documents: int
@@ -46,6 +48,10 @@ class Counts:
     largest_bucket: int
     against_index: int | None = None
     bad_records_skipped: int | None = None
+    non_html_skipped: int | None = None
+    revisits_resolved: int | None = None
+    unresolved_revisits: int | None = None
+    duplicate_payloads: int | None = None
 
     def to_dict(self) -> dict[str, int]:
         """The counts by name, those not counted left out."""

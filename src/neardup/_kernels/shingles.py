@@ -14,6 +14,8 @@ The default fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every 
 * a *shingle* of ``k`` consecutive tokens ``t_i .. t_{i+k-1}`` has the fingerprint
   ``fmix64(sum_j t_{i+j} * P^(k-1-j) mod 2^64)``, computed with a rolling polynomial in O(1)
   per shingle (the sliding-window idea of Rabin fingerprints, seed 003 §2);
+* with stop-word shingles (``stop_keys``: the sorted token hashes of a stop-word list) only
+  the shingles whose first token is a stop word are kept (MMDS §3.8.6);
 * the *exact fingerprint* of a document is a 128-bit fold of its token hashes, so documents
   whose normalised texts are identical (up to whitespace) share it.
 
@@ -250,31 +252,64 @@ def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _stop_word_shingles(tokens, shingles, num, stop_keys):  # type: ignore[no-untyped-def]
+    """Keep the shingles ``shingles[i]`` whose first token ``tokens[i]`` is in ``stop_keys``.
+
+    MMDS §3.8.6: a stop-word shingle is a stop word and the words after it. ``stop_keys`` is
+    sorted; the kept shingles move to the front, in order. Returns how many. Cost: O(num *
+    log |stop_keys|).
+    """
+    last = stop_keys.shape[0]
+    kept = 0
+    for i in range(num):
+        at = np.searchsorted(stop_keys, tokens[i])
+        if at < last and stop_keys[at] == tokens[i]:
+            shingles[kept] = shingles[i]
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def _doc_shingles_into(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k, tokens, out
+    buf,
+    start,
+    end,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    k,
+    tokens,
+    out,
 ):
     """Tokenise one document into scratch arrays; return (count, fingerprint halves).
 
     ``tokens`` receives the token hashes and ``out`` the shingle fingerprints; both need at
-    least ``end - start + 1`` entries.
+    least ``end - start + 1`` entries. With ``stop_keys`` (sorted token hashes of stop words;
+    empty: every shingle) only the shingles that start at a stop word are kept, in order.
     """
     num_tokens = _tokens(
         buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, tokens
     )
     num = _shingles(tokens, num_tokens, k, rabin, out)
+    if stop_keys.shape[0]:
+        num = _stop_word_shingles(tokens, out, num, stop_keys)
     fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
     return num, fp_hi, fp_lo
 
 
 @njit(cache=True, nogil=True)
 def _doc_shingles(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k
+    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k
 ):
     """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
     tokens = np.empty(end - start + 1, dtype=np.uint64)
     shingles = np.empty(end - start + 1, dtype=np.uint64)
     num, fp_hi, fp_lo = _doc_shingles_into(
-        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, k,
+        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k,
         tokens, shingles,
     )  # fmt: skip
     return shingles, num, fp_hi, fp_lo
@@ -304,6 +339,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     perm_a,
     perm_b,
@@ -330,6 +366,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
             fold_ascii,
             is_char,
             rabin,
+            stop_keys,
             k,
         )
         row = sig[d]
@@ -499,6 +536,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     key,
     densify_key,
@@ -531,7 +569,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
         for d in range(lo, hi):
             num, fp_hi, fp_lo = _doc_shingles_into(
                 buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
-                is_char, rabin, k, tokens, shingles,
+                is_char, rabin, stop_keys, k, tokens, shingles,
             )  # fmt: skip
             _oph_row(shingles, 0, num, key, densify_key, ranks, index_bits, sig[d], scratch)
             num_shingles[d] = num
@@ -540,7 +578,9 @@ def oph_signatures(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_tokens(buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+def count_tokens(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, out
+):
     """Write each document's token count to ``out``. Cost: O(bytes)."""
     for d in prange(offsets.shape[0] - 1):
         start, end = offsets[d], offsets[d + 1]
@@ -548,6 +588,34 @@ def count_tokens(buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_
         out[d] = _tokens(
             buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
         )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def first_tokens(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    counts,
+    firsts,
+):
+    """Each document's token count, and its first token's hash (0 when it has none).
+
+    How a word list (one word a document) is hashed exactly as the shingling kernels hash
+    tokens: the stop-word keys of stop-word shingles. Cost: O(bytes).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        scratch = np.empty(end - start + 1, dtype=np.uint64)
+        counts[d] = _tokens(
+            buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
+        )
+        firsts[d] = scratch[0] if counts[d] > 0 else uint64(0)
 
 
 @njit(cache=True, nogil=True)
@@ -591,6 +659,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     out_offsets,
     out,
@@ -617,7 +686,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
         for d in range(lo, hi):
             num, _, _ = _doc_shingles_into(
                 buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
-                is_char, rabin, k, tokens, shingles,
+                is_char, rabin, stop_keys, k, tokens, shingles,
             )  # fmt: skip
             size = 0
             if num > 0:
@@ -685,6 +754,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     key,
     sketch,
@@ -709,6 +779,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
             fold_ascii,
             is_char,
             rabin,
+            stop_keys,
             k,
         )
         hashed = np.empty(num, dtype=np.uint64)
@@ -741,6 +812,7 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     num_shingles,
     fingerprint,
@@ -760,6 +832,7 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
             fold_ascii,
             is_char,
             rabin,
+            stop_keys,
             k,
         )
         num_shingles[d] = num
@@ -777,6 +850,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     lead_tables,
     perm_a,
@@ -809,6 +883,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
             fold_ascii,
             is_char,
             rabin,
+            stop_keys,
             k,
         )
         row = sig[d]
@@ -849,6 +924,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     fold_ascii,
     is_char,
     rabin,
+    stop_keys,
     k,
     keys,
     gaussians,
@@ -887,6 +963,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
             fold_ascii,
             is_char,
             rabin,
+            stop_keys,
             k,
         )
         weights = np.zeros(bits, dtype=np.float64)

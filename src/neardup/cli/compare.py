@@ -10,21 +10,55 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, sketch_options
-from neardup.errors import InputError
-from neardup.params import DedupConfig
+from neardup.errors import InputError, ParameterError
+from neardup.params import DedupConfig, HtmlExtract
 
 __all__ = ["compare_command"]
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, url: str | None = None, extract: HtmlExtract = "text") -> str:
+    """The text of a text file, an HTML page (.html, .htm) or a web archive's page.
+
+    A web archive (.warc, .arc, optionally .gz) gives its first HTML page, or the page whose
+    target URI is ``url``.
+    """
+    from neardup.io.readers import detect_format
+
     try:
-        return path.read_bytes().decode("utf-8")
+        archive = path.is_file() and detect_format(path) == "warc"
+    except InputError:
+        archive = False
+    if archive:
+        return _archive_page(path, url, extract)
+    if url is not None:
+        raise ParameterError(f"--url-a/--url-b pick a page of a web archive; {path} is not one")
+    try:
+        data = path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file; check the path", path=path) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a text file", path=path) from None
+    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        from neardup.text.html import html_text
+
+        return html_text(data, extract=extract)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
+
+
+def _archive_page(path: Path, url: str | None, extract: HtmlExtract) -> str:
+    from neardup.io.warc import archive_texts
+
+    for item in archive_texts(path, extract):
+        if isinstance(item, InputError):
+            raise item
+        record, text = item
+        if url is None or record.url == url:
+            return text
+    which = "HTML page" if url is None else f"HTML page with the target URI {url!r}"
+    raise InputError(f"the web archive has no {which}", path=path)
 
 
 @click.command(
@@ -32,18 +66,43 @@ def _read(path: Path) -> str:
     epilog="""\b
 Examples:
   neardup compare rfc2616.txt rfc7230.txt
-  neardup compare a.txt b.txt --shingle char:9 --json""",
+  neardup compare a.txt b.txt --shingle char:9 --json
+  neardup compare page.html mirror.html --html-extract main
+  neardup compare old.warc.gz new.warc.gz --url-a http://example.org/ --url-b https://example.org/""",
 )
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @sketch_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-def compare_command(a: Path, b: Path, as_json: bool, **flags: Any) -> None:
-    """Compare two text files: exact Jaccard, containment both ways, cosine, sketch estimates."""
+@click.option(
+    "--html-extract",
+    "html_extract",
+    type=click.Choice(["text", "main", "altavista"]),
+    default="text",
+    show_default=True,
+    help="What is taken of HTML pages (.html, .htm, web archives): all visible text, the main "
+    "content, or seed 000's AltaVista features (words plus HREF and IMG URLs).",
+)
+@click.option("--url-a", help="The page of A (a web archive) to compare [default: its first].")
+@click.option("--url-b", help="The page of B (a web archive) to compare [default: its first].")
+def compare_command(
+    a: Path,
+    b: Path,
+    as_json: bool,
+    html_extract: HtmlExtract,
+    url_a: str | None,
+    url_b: str | None,
+    **flags: Any,
+) -> None:
+    """Compare two documents: exact Jaccard, containment both ways, cosine, sketch estimates.
+
+    A and B are text files, HTML pages (.html, .htm) or web archives (.warc, .arc, .gz: the
+    first HTML page, or the one --url-a/--url-b names).
+    """
     spec = apply_flags(DedupConfig(), flags).sketch
     from neardup.compare import compare
 
-    result = compare(_read(a), _read(b), spec)
+    result = compare(_read(a, url_a, html_extract), _read(b, url_b, html_extract), spec)
     if as_json:
         click.echo(
             json.dumps({"a": str(a), "b": str(b), "shingle": str(spec.shingle), **asdict(result)})

@@ -61,6 +61,14 @@ Examples:
 )
 @click.option("--text-field", help="edit: the field holding each string [default: text].")
 @click.option(
+    "--html-extract",
+    type=click.Choice(["text", "main", "altavista"]),
+    default="text",
+    show_default=True,
+    help="Web archives (.warc/.arc): what is taken of each page (jaccard joins the pages' word "
+    "5-shingle sets, edit their texts).",
+)
+@click.option(
     "--exact",
     is_flag=True,
     help="jaccard: the exact join by length, prefix, position and suffix filtering (MMDS "
@@ -107,6 +115,7 @@ def join_command(
     rating_field: str | None,
     ratings: str | None,
     text_field: str | None,
+    html_extract: Any,
     **flags: Any,
 ) -> None:
     """Find all pairs of INPUT's items within --threshold under --metric (a similarity join).
@@ -114,7 +123,8 @@ def join_command(
     INPUT: .npy (2-D: numbers for cosine and l2, read as float32; integers in [0, C] for l1;
     0/1 uint8 or bool bits for hamming; row i has id i), Parquet with --vector-field, item
     sets as JSONL, CSV or Parquet (--items-field, or --entity-field and --item-field rows), or
-    strings (--text-field) for edit. Writes pairs.jsonl ({"a", "b", "similarity"} or {"a",
+    strings (--text-field) for edit, or a web archive (.warc/.arc, .gz) for jaccard and edit
+    (ids: the pages' URLs). Writes pairs.jsonl ({"a", "b", "similarity"} or {"a",
     "b", "distance"}) and summary.json (the family, bands, rows, predicted recall, counts and
     times).
     """
@@ -130,6 +140,7 @@ def join_command(
         rating_field=rating_field,
         ratings=ratings,
         text_field=text_field,
+        html_extract=html_extract,
     )
     if "://" not in str(output):
         check_output_path(output, [input_path], None)

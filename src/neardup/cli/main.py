@@ -21,6 +21,7 @@ from neardup.cli.compare import compare_command
 from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
+from neardup.cli.mirrors import mirrors_command
 from neardup.cli.serve import serve_command
 from neardup.errors import NeardupError, ParameterError
 
@@ -34,6 +35,7 @@ Examples:
   neardup dedup corpus.jsonl.gz --output out/
   neardup index create seen.ndx && neardup index add seen.ndx corpus.jsonl.gz
   neardup join embeddings.npy --metric cosine --threshold 0.9 -o pairs/
+  neardup mirrors crawl-*.warc.gz -o mirrors/
   neardup dedup --help""",
 )
 @click.version_option(__version__, prog_name="neardup")
@@ -50,6 +52,7 @@ cli.add_command(dedup_command)
 cli.add_command(compare_command)
 cli.add_command(index_group)
 cli.add_command(join_command)
+cli.add_command(mirrors_command)
 cli.add_command(serve_command)
 
 

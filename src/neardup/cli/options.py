@@ -8,7 +8,13 @@ from typing import Any, TypeVar
 import click
 
 from neardup.kinds import FAMILIES, SKETCH_KINDS
-from neardup.params import FEATURE_PRESETS, DedupConfig, ShingleSpec
+from neardup.params import (
+    FEATURE_PRESETS,
+    STEM_LANGUAGES,
+    STOPWORD_LANGUAGES,
+    DedupConfig,
+    ShingleSpec,
+)
 
 __all__ = ["apply_flags", "input_options", "sketch_options"]
 
@@ -68,7 +74,27 @@ sketch_options = _stack(
         "fingerprints within --hamming bits, found by block-permuted tables (the same as "
         "--sketch simhash) [default: minhash]. See docs/simhash.md.",
     ),
-    click.option("--shingle", help="Shingles as UNIT:K, e.g. word:5 or char:9 [default: word:5]."),
+    click.option(
+        "--shingle",
+        help="Shingles as UNIT:K, e.g. word:5, char:9, or stopword:3 (MMDS 3.8.6: a stop word "
+        "and the next K-1 words, for news pages whose ads differ) [default: word:5].",
+    ),
+    click.option(
+        "--stopwords",
+        type=click.Choice(list(STOPWORD_LANGUAGES)),
+        metavar="LANG",
+        help="Stop words of this language (Snowball lists): dropped from the text, or with "
+        "--shingle stopword:K the words stop-word shingles start at [default: none; english "
+        f"for stop-word shingles]. One of: {', '.join(STOPWORD_LANGUAGES)}.",
+    ),
+    click.option(
+        "--stem",
+        type=click.Choice(list(STEM_LANGUAGES)),
+        metavar="LANG",
+        help="Replace each word by its Snowball stem in this language (needs PyStemmer: "
+        "pip install 'neardup[web]') [default: none]. E.g. english, french, german, spanish, "
+        "italian, portuguese, dutch, russian.",
+    ),
     click.option(
         "--fingerprint",
         type=click.Choice(["nd64", "rabin"]),
@@ -187,7 +213,9 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["lsh"]["family"] = None
     if flags.get("shingle") is not None:
         parsed = ShingleSpec.parse(flags["shingle"])
-        data["sketch"]["shingle"].update(unit=parsed.unit, k=parsed.k)
+        shingle = data["sketch"]["shingle"]
+        kept = shingle.get("stopwords") if parsed.unit == "stopword" else None
+        shingle.update(unit=parsed.unit, k=parsed.k, stopwords=kept)
     if (
         flags.get("fingerprint") is not None
         and flags["fingerprint"] != (data["sketch"]["shingle"]["fingerprint"])
@@ -195,6 +223,7 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["sketch"]["shingle"].update(fingerprint=flags["fingerprint"], polynomial=None)
     if flags.get("strip_punctuation") is not None:
         data["sketch"]["normalize"]["strip_punctuation"] = flags["strip_punctuation"]
+    _apply_word_options(data["sketch"], flags)
     for flag, place in _FLAG_PLACES:
         if flags.get(flag) is not None:
             section = data
@@ -216,6 +245,21 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
                 raise click.BadParameter(f"must be above 0; got {flags[flag]}", param_hint=option)
             data[key] = max(1, int(flags[flag] * unit))
     return DedupConfig.from_dict(data)
+
+
+def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:
+    """``--stopwords`` and ``--stem`` into a sketch spec's dict.
+
+    ``--stopwords`` names the stop words of ``--shingle stopword:K`` with that unit, and the
+    words to drop with any other.
+    """
+    if flags.get("stopwords") is not None:
+        if sketch["shingle"]["unit"] == "stopword":
+            sketch["shingle"]["stopwords"] = flags["stopwords"]
+        else:
+            sketch["normalize"]["stopwords"] = flags["stopwords"]
+    if flags.get("stem") is not None:
+        sketch["normalize"]["stem"] = flags["stem"]
 
 
 _FLAG_OF_FIELD = {"num_bands": "bands", "num_rows": "rows"}

@@ -18,13 +18,17 @@ from typing import Any
 
 import numpy as np
 
+from neardup._types import Batch
 from neardup._version import __version__
 from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory
+from neardup.io.readers import ReadOptions, detect_format, open_sources
 from neardup.io.results import write_json, write_value_pairs
 from neardup.join import similarity_join
 from neardup.kinds import METRICS
-from neardup.params import JoinSpec
+from neardup.params import HtmlExtract, JoinSpec
+from neardup.text import Shingler
+from neardup.text.spans import pack_strings
 
 __all__ = ["JoinData", "JoinSource", "join_files", "join_summary", "read_join_input"]
 
@@ -48,6 +52,9 @@ class JoinSource:
         counts an item as often as its (whole-number) rating.
     text_field
         The field of the strings an edit-distance join compares.
+    html_extract
+        Web archives (WARC/ARC): what is taken of each HTML page. A ``jaccard`` join compares
+        the pages' word 5-shingle sets, an ``edit`` join their texts; ids are the target URIs.
     """
 
     id_field: str | None = None
@@ -58,6 +65,7 @@ class JoinSource:
     rating_field: str | None = None
     ratings: str | None = None
     text_field: str | None = None
+    html_extract: HtmlExtract = "text"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,8 @@ class JoinData:
 def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
     """Read ``path`` into what ``metric`` compares (:data:`neardup.kinds.METRICS` input kind)."""
     kind = METRICS[metric].input
+    if detect_format(path) == "warc":
+        return _read_pages(path, metric, source)
     if kind == "sets":
         return _read_sets(path, source)
     if kind == "strings":
@@ -85,6 +95,25 @@ def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
 
     vectors = read_vectors(path, metric, vector_field=source.vector_field, id_field=source.id_field)
     return JoinData(_id_array(vectors.ids), vectors.data, vectors.dim)
+
+
+def _read_pages(path: Path, metric: str, source: JoinSource) -> JoinData:
+    """A web archive's HTML pages: shingle sets (``jaccard``) or texts (``edit``)."""
+    kind = METRICS[metric].input
+    if kind not in ("sets", "strings"):
+        raise ParameterError(
+            f"a web archive holds pages, which a {metric} join cannot compare; join them with "
+            "--metric jaccard (their word shingles) or --metric edit (their texts)"
+        )
+    (pages,) = open_sources([path], ReadOptions(html_extract=source.html_extract))
+    ids, texts = [], []
+    for doc_id, text in pages.records():
+        ids.append(doc_id)
+        texts.append(text)
+    if not ids:
+        raise InputError("no HTML page in the archive; nothing to join", path=path)
+    data: Any = Shingler().shingle_sets(texts) if kind == "sets" else Batch(*pack_strings(texts))
+    return JoinData(np.array(ids, dtype=object), data, None)
 
 
 def _read_sets(path: Path, source: JoinSource) -> JoinData:

@@ -36,6 +36,7 @@ from neardup.io.readers import ReadOptions, Source, open_sources
 from neardup.io.records import RecordBatch
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.spill import KeyColumns
+from neardup.io.warc import ArchiveStats, WarcSource
 from neardup.params import DedupConfig
 from neardup.pipeline import (
     DedupResult,
@@ -95,6 +96,20 @@ def _check_unique_ids(
         f"id {sketched.ids[a]!r} is given twice, at {where(a)} and at {where(b)}; ids must be "
         "unique: fix them, or pass --id-field '' to name every record FILE:LINE"
     )
+
+
+def _archive_counts(sources: Sequence[Source]) -> dict[str, int]:
+    """What web archive inputs skipped and resolved (nothing for other inputs)."""
+    archives = [s.stats for s in sources if isinstance(s, WarcSource)]
+    if not archives:
+        return {}
+    total = sum(archives, ArchiveStats())
+    return {
+        "non_html_skipped": total.non_html,
+        "revisits_resolved": total.revisits,
+        "unresolved_revisits": total.unresolved_revisits,
+        "duplicate_payloads": total.duplicate_payloads,
+    }
 
 
 def _text_store(sources: Sequence[Source], config: DedupConfig, work: Path) -> TextStore:
@@ -189,7 +204,9 @@ def dedup_files(
         summary = dataclasses.replace(
             result.summary,
             counts=dataclasses.replace(
-                counted, bad_records_skipped=sum(s.num_bad for s in sources)
+                counted,
+                bad_records_skipped=sum(s.num_bad for s in sources),
+                **_archive_counts(sources),
             ),
             times=timings.report(counted.bytes),
             inputs=tuple(str(s.path) for s in sources),

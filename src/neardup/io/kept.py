@@ -2,7 +2,8 @@
 
 JSONL records are copied byte for byte (a kernel copies the kept lines of each chunk); CSV rows
 keep the header; Parquet keeps the schema and every column (Arrow batches filtered by a mask);
-.txt inputs become JSONL records ``{"id", "text"}``.
+.txt inputs and web archives become JSONL records ``{"id", "text"}``. A source that wraps another
+(``inner``: the HTML field reader) writes the wrapped source's records, as they were read.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def write_kept(
     Returns the path written: ``kept.jsonl``, ``kept.csv`` or ``kept.parquet`` in ``directory``
     (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed).
     """
+    sources = [getattr(source, "inner", source) for source in sources]
     fmt = sources[0].format
     if fmt == "parquet":
         path = directory / "kept.parquet"

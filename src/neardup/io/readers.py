@@ -1,4 +1,4 @@
-"""Readers: documents streamed from JSONL (plain, .gz, .zst), Parquet, CSV or .txt files.
+"""Readers: documents streamed from JSONL (plain, .gz, .zst), Parquet, CSV, .txt or web archives.
 
 One :class:`~neardup.io.source.Source` per input, chosen by the file's extension (or
 ``--format``); all inputs of a run share one format, which is also the kept corpus's.
@@ -15,6 +15,7 @@ from neardup.io.jsonl import JSONLinesSource
 from neardup.io.source import ReadOptions, Source
 from neardup.io.tabular import CSVSource, ParquetSource
 from neardup.io.textfiles import TextFilesSource
+from neardup.io.warc import PayloadCache, WarcSource
 from neardup.params import InputFormat
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ReadOptions",
     "Source",
     "TextFilesSource",
+    "WarcSource",
     "open_sources",
 ]
 
@@ -36,13 +38,18 @@ FORMAT_SUFFIXES: dict[str, str] = {
     ".pq": "parquet",
     ".csv": "csv",
     ".txt": "txt",
+    ".warc": "warc",
+    ".arc": "warc",
 }
+"""Format by extension (before ``.gz``/``.zst``). Web archives are decompressed by their reader
+(per-record gzip), not by :mod:`neardup.io.compression`."""
 
 SOURCES: dict[str, type[Source]] = {
     "jsonl": JSONLinesSource,
     "csv": CSVSource,
     "parquet": ParquetSource,
     "txt": TextFilesSource,
+    "warc": WarcSource,
 }
 
 
@@ -100,6 +107,10 @@ def open_sources(
     for path, label in zip(given, input_labels(given), strict=True):
         fmt = detect_format(path) if input_format == "auto" else input_format
         sources.append(SOURCES[fmt](path, options, label))
+    archives = [s for s in sources if isinstance(s, WarcSource)]
+    cache = PayloadCache()  # one for the run: revisits may refer to an earlier file
+    for number, archive in enumerate(archives):
+        archive.cache, archive.first = cache, number == 0
     formats = {s.format for s in sources}
     if len(formats) > 1:
         raise InputError(

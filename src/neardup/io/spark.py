@@ -1,7 +1,8 @@
 """The Spark engine's files: inputs read into a DataFrame, outputs written as the local engine's.
 
-Inputs are JSONL (plain or gzip; Hadoop's ``TextInputFormat`` gives each line's byte offset) or
-Parquet, numbered as the local readers number them. Outputs are ``clusters.jsonl`` and
+Inputs are JSONL (plain or gzip; Hadoop's ``TextInputFormat`` gives each line's byte offset),
+Parquet, or web archives (WARC/ARC, one task per file), numbered as the local readers number
+them. Outputs are ``clusters.jsonl`` and
 ``pairs.jsonl`` (lines made by :mod:`neardup.io.results`' line functions, in the local engine's
 order), ``kept.parquet`` and ``summary.json``. On a local path the text outputs are joined into
 single files, byte-identical to the local engine's, and the directory is written atomically
@@ -35,13 +36,18 @@ __all__ = [
 
 
 def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
-    """JSONL (plain or gzip) or Parquet files as rows ``(input, offset, id, text, order)``.
+    """JSONL (plain or gzip), Parquet or WARC/ARC files: rows ``(input, offset, id, text, order)``.
 
-    ``order`` is ``(input index, byte offset or row index)``, so documents are numbered as the
-    local engine numbers them. Every record needs an id (``config.id_field``).
+    ``order`` is ``(input index, byte offset / row index / record number)``, so documents are
+    numbered as the local engine numbers them. Every JSONL or Parquet record needs an id
+    (``config.id_field``); a web archive's pages are named by their URIs, as locally.
     """
     from pyspark.sql import functions as F  # noqa: N812
 
+    if all(_is_archive(p) for p in inputs) or config.input_format == "warc":
+        return _read_archives(spark, inputs, config).withColumn(
+            "order", F.struct("input", "offset")
+        )
     if config.id_field == "":
         raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
     id_field = config.id_field or "id"
@@ -60,13 +66,63 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
         frames = [_read_jsonl(spark, i, p, config) for i, p in enumerate(inputs)]
     else:
         raise InputError(
-            "the Spark engine reads JSONL (.jsonl, .jsonl.gz) or Parquet inputs, all of one "
-            f"format; got {', '.join(sorted(kinds))}."
+            "the Spark engine reads JSONL (.jsonl, .jsonl.gz), Parquet or WARC/ARC inputs, all of "
+            f"one format; got {', '.join(sorted(kinds))}."
         )
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
     return frame.withColumn("order", F.struct("input", "offset"))
+
+
+def _is_archive(path: str) -> bool:
+    from neardup.io.readers import detect_format
+
+    try:
+        return detect_format(Path(path.removeprefix("file:"))) == "warc"
+    except InputError:
+        return False
+
+
+def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
+    """Web archives, one task per file: each HTML page as ``(input, record number, id, text)``.
+
+    Each file is read with :func:`~neardup.io.warc.archive_texts` as the local reader reads it;
+    ids are made unique over all files afterwards as :class:`~neardup.io.warc.WarcSource`
+    makes them (a URI seen before becomes ``URI@DATE``, then ``URI@DATE#N``). A revisit is
+    resolved from its own file only (locally, from any earlier file of the run too).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F  # noqa: N812
+
+    extract, skip = config.html_extract, config.skip_bad_records
+
+    def read(item: tuple[int, str]) -> Iterator[tuple[int, int, str, str, str]]:
+        from neardup.io.warc import archive_texts
+
+        index, path = item
+        for page in archive_texts(Path(path.removeprefix("file:")), extract):
+            if isinstance(page, InputError):
+                if skip:
+                    continue
+                raise page
+            record, text = page
+            yield index, record.number, record.url, record.date, text
+
+    tasks = spark.sparkContext.parallelize(list(enumerate(inputs)), max(1, len(inputs)))
+    pages = tasks.flatMap(read).toDF(
+        "input long, offset long, url string, date string, text string"
+    )
+    order = ("input", "offset")
+    seen = F.row_number().over(Window.partitionBy("url").orderBy(*order))
+    pages = pages.withColumn(
+        "base", F.when(seen == 1, F.col("url")).otherwise(F.concat_ws("@", "url", "date"))
+    )
+    repeat = F.row_number().over(Window.partitionBy("base").orderBy(*order))
+    doc_id = F.when(repeat == 1, F.col("base")).otherwise(
+        F.concat(F.col("base"), F.lit("#"), repeat.cast("string"))
+    )
+    return pages.select("input", "offset", doc_id.alias("id"), "text")
 
 
 def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:

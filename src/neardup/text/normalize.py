@@ -4,7 +4,8 @@ Unicode NFKC, then case folding: character by character in a kernel for texts wh
 character normalises on its own (:class:`SimpleFolds`), in Python for the others; ASCII
 documents pass untouched (the tokenising kernels fold their case on the fly). Whitespace
 collapsing and punctuation stripping happen inside the tokenising kernels, driven by a table
-that classifies every Unicode code point (:func:`codepoint_classes`).
+that classifies every Unicode code point (:func:`codepoint_classes`). Last, when the spec asks
+for it, stop words are dropped and words stemmed (:mod:`neardup.text.lexicon`).
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._kernels import normalize as kernels
-from neardup._kernels.shingles import ALONE, PUNCT, SPACE
+from neardup._kernels.shingles import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SPACE, WORD
 from neardup._kernels.spans import text_stats
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.params import NormalizeSpec
+from neardup.text.lexicon import Lexicon, stopword_list, word_spans
 from neardup.text.spans import gather, pack_strings, take
 
 __all__ = [
     "UNICODE_VERSION",
     "TextStats",
+    "byte_word_table",
     "codepoint_classes",
+    "lexicon_of",
     "normalize",
     "normalize_batch",
     "normalize_bytes",
@@ -103,8 +108,48 @@ def codepoint_classes() -> U8Array:
     return classes
 
 
+def byte_word_table(classes: U8Array, spec: NormalizeSpec) -> NDArray[np.uint16]:
+    """For each byte value: what the tokenising kernels read it as.
+
+    The byte an ASCII word byte hashes as (lower-cased when folding), ``SEPARATOR_BYTE`` for
+    an ASCII separator, ``MULTI_BYTE`` for any byte of a multi-byte character: the ASCII part
+    of ``classes`` resolved once, a byte in one lookup.
+    """
+    ascii_classes = classes[:128].copy()
+    punct_as = SPACE if spec.strip_punctuation else WORD
+    ascii_classes[ascii_classes == PUNCT] = punct_as
+    table = np.full(256, MULTI_BYTE, dtype=np.uint16)
+    table[:128] = np.arange(128)
+    if spec.casefold:
+        table[65:91] += 32
+    table[:128][ascii_classes != WORD] = SEPARATOR_BYTE
+    return table
+
+
+@cache
+def lexicon_of(spec: NormalizeSpec) -> Lexicon:
+    """The :class:`~neardup.text.lexicon.Lexicon` of ``spec`` (one per spec, kept).
+
+    Its stop words are the words of ``spec.stopwords``' list normalised as texts are; an
+    entry that is not one word under ``spec`` (``"don't"`` with punctuation stripped) can
+    never equal a word and is left out.
+    """
+    classes = codepoint_classes()
+    table = byte_word_table(classes, spec)
+    stop_hashes = np.empty(0, dtype=np.uint64)
+    if spec.stopwords is not None:
+        listed = _fold_bytes(Batch(*pack_strings(list(stopword_list(spec.stopwords)))), spec)
+        spans = word_spans(listed, classes, table, spec.strip_punctuation)
+        one_word = np.diff(spans.offsets) == 1
+        stop_hashes = spans.hashes[spans.offsets[:-1][one_word]]
+    return Lexicon(spec, classes, table, stop_hashes)
+
+
 def normalize(text: str, spec: NormalizeSpec) -> str:
     """Apply NFKC and case folding as ``spec`` asks (whitespace is collapsed later, in kernels).
+
+    Stop words and stems (``spec.stopwords``, ``spec.stem``) are applied to batches only
+    (:func:`normalize_bytes`).
 
     Examples
     --------
@@ -164,8 +209,19 @@ def normalize_bytes(
     the whole string, and NFKC's quick check can no longer skip texts already normalised).
     Returns ``texts`` itself when nothing changes; with ``in_place``, also when the table
     rewrote texts without changing the size of any character (written into ``texts.data``:
-    the caller must own that buffer alone).
+    the caller must own that buffer alone). Then, with ``spec.stopwords`` or ``spec.stem``,
+    the words are rewritten into a new buffer (:meth:`~neardup.text.lexicon.Lexicon.rewrite`).
     """
+    folded = _fold_bytes(texts, spec, stats, in_place=in_place)
+    if not spec.rewrites_words:
+        return folded
+    return lexicon_of(spec).rewrite(folded)
+
+
+def _fold_bytes(
+    texts: Batch, spec: NormalizeSpec, stats: TextStats | None = None, *, in_place: bool = False
+) -> Batch:
+    """NFKC and case folding of :func:`normalize_bytes`, without the word rewrites."""
     stats = stats if stats is not None else text_statistics(texts)
     if stats.is_ascii.all() or not (spec.nfkc or spec.casefold):
         return texts

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,9 +16,11 @@ from numpy.typing import NDArray
 from neardup._kernels import shingles as kernels
 from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
+from neardup.errors import ParameterError
 from neardup.hashing.rabin import RabinFingerprinter
 from neardup.params import NormalizeSpec, ShingleSpec
-from neardup.text.normalize import codepoint_classes, normalize_batch
+from neardup.text.lexicon import stopword_list
+from neardup.text.normalize import byte_word_table, codepoint_classes, normalize_batch
 
 __all__ = ["KernelText", "ShingleSets", "Shingler", "as_batch", "fingerprint_scheme"]
 
@@ -50,32 +52,57 @@ class KernelText:
     rabin: U64Array | None
     """Rabin tables for windows of ``k`` 8-byte token fingerprints, or None for ``nd64`` (the
     kernels are then compiled without the Rabin steps, not merely told to skip them)."""
+    stop_keys: U64Array
+    """For stop-word shingles: the sorted token hashes (in the fingerprint scheme's own) of the
+    stop words; empty for every other unit (every shingle is kept)."""
 
     @classmethod
     def of(cls, shingle: ShingleSpec, normalize: NormalizeSpec) -> KernelText:
-        """Derive the kernel arguments from a shingle and a normalisation spec."""
+        """Derive the kernel arguments from a shingle and a normalisation spec.
+
+        Stop-word shingles of a spec that drops stop words (``normalize.stopwords``) are a
+        :class:`~neardup.errors.ParameterError`: no shingle would be left.
+        """
+        if shingle.unit == "stopword" and normalize.stopwords is not None:
+            raise ParameterError(
+                f"stop-word shingles (unit 'stopword', {shingle.stopwords} stop words) start at "
+                f"stop words, and NormalizeSpec.stopwords={normalize.stopwords!r} drops them: "
+                "give one of the two (on the command line, --stopwords LANG with --shingle "
+                "stopword:K picks the shingles' stop words)."
+            )
         classes = codepoint_classes()
-        return cls(
+        rabin = (
+            RabinFingerprinter(shingle.polynomial).tables(8 * shingle.k)
+            if shingle.fingerprint == "rabin" and shingle.polynomial is not None
+            else None
+        )
+        text = cls(
             classes=classes,
-            byte_words=_byte_words(classes, normalize),
+            byte_words=byte_word_table(classes, normalize),
             strip_punctuation=normalize.strip_punctuation,
             fold_ascii=normalize.casefold,
             is_char=shingle.unit == "char",
             k=shingle.k,
-            rabin=(
-                RabinFingerprinter(shingle.polynomial).tables(8 * shingle.k)
-                if shingle.fingerprint == "rabin" and shingle.polynomial is not None
-                else None
-            ),
+            rabin=rabin,
+            stop_keys=np.empty(0, dtype=np.uint64),
         )
+        if shingle.unit != "stopword" or shingle.stopwords is None:
+            return text
+        listed = normalize_batch(list(stopword_list(shingle.stopwords)), normalize)
+        counts = np.empty(listed.num_docs, dtype=np.int64)
+        firsts = np.empty(listed.num_docs, dtype=np.uint64)
+        with parallel_section:
+            kernels.first_tokens(listed.data, listed.offsets, *text.tokenizer, counts, firsts)
+        return replace(text, stop_keys=np.unique(firsts[counts == 1]))
 
     @property
     def tokenizer(
         self,
-    ) -> tuple[U8Array, NDArray[np.uint16], bool, bool, bool, U64Array | None]:
+    ) -> tuple[U8Array, NDArray[np.uint16], bool, bool, bool, U64Array | None, U64Array]:
         """The tokenising arguments in kernel order.
 
-        Classes, byte words, strip punctuation, fold ASCII, character mode, Rabin tables.
+        Classes, byte words, strip punctuation, fold ASCII, character mode, Rabin tables, stop
+        keys.
         """
         return (
             self.classes,
@@ -84,20 +111,8 @@ class KernelText:
             self.fold_ascii,
             self.is_char,
             self.rabin,
+            self.stop_keys,
         )
-
-
-def _byte_words(classes: U8Array, normalize: NormalizeSpec) -> NDArray[np.uint16]:
-    """The ``byte_words`` table of :class:`KernelText`."""
-    ascii_classes = classes[:128].copy()
-    punct_as = kernels.SPACE if normalize.strip_punctuation else kernels.WORD
-    ascii_classes[ascii_classes == kernels.PUNCT] = punct_as
-    table = np.full(256, kernels.MULTI_BYTE, dtype=np.uint16)
-    table[:128] = np.arange(128)
-    if normalize.casefold:
-        table[65:91] += 32
-    table[:128][ascii_classes != kernels.WORD] = kernels.SEPARATOR_BYTE
-    return table
 
 
 def as_batch(texts: Sequence[str] | Batch, normalize: NormalizeSpec) -> Batch:

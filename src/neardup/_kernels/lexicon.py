@@ -1,0 +1,241 @@
+"""Numba kernels for word-level rewrites of normalised text: stop-word removal and stemming.
+
+The words are those of the word-shingling kernels (``neardup._kernels.shingles._tokens`` in word
+mode: maximal runs of WORD code points, PUNCT ones too unless punctuation is stripped, each
+ALONE code point a word of its own), found here with their places in the text. A word's hash is
+64-bit FNV-1a over its bytes as the shingling kernels read them (ASCII through ``byte_words``,
+so folded when case is folded), finalised with ``fmix64``: the ``nd64`` token hash.
+
+The whole call chain stays in this file but for ``mix.fmix64`` (numba's on-disk cache does not
+notice changes to kernels called from other files: see ``mix``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from neardup._kernels.mix import fmix64
+
+SPACE = 1
+PUNCT = 2
+ALONE = 3
+SEPARATOR_BYTE = 256
+MULTI_BYTE = 512
+FNV_OFFSET = uint64(0xCBF29CE484222325)
+FNV_PRIME = uint64(0x100000001B3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _decode(buf, i):  # type: ignore[no-untyped-def]
+    """The code point of the multi-byte UTF-8 sequence at ``buf[i]``, and its size."""
+    b0 = buf[i]
+    if b0 < 0xE0:
+        return (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F), 2
+    if b0 < 0xF0:
+        cp = (
+            (np.int64(b0 & 0x0F) << 12)
+            | (np.int64(buf[i + 1] & 0x3F) << 6)
+            | np.int64(buf[i + 2] & 0x3F)
+        )
+        return cp, 3
+    cp = (
+        (np.int64(b0 & 0x07) << 18)
+        | (np.int64(buf[i + 1] & 0x3F) << 12)
+        | (np.int64(buf[i + 2] & 0x3F) << 6)
+        | np.int64(buf[i + 3] & 0x3F)
+    )
+    return cp, 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
+    """0 (word), SPACE or ALONE: the class of ``cp``, punctuation resolved by ``strip_punct``."""
+    cls = classes[cp]
+    if cls == PUNCT:
+        return SPACE if strip_punct else 0
+    return cls
+
+
+@njit(cache=True, nogil=True)
+def _words(buf, start, end, classes, byte_words, strip_punct, starts, lengths, hashes):  # type: ignore[no-untyped-def]
+    """Find the words of ``buf[start:end]``; return how many.
+
+    With ``starts`` not empty, write each word's first byte, byte length and hash at
+    ``[0, n)`` of ``starts``, ``lengths`` and ``hashes``; with it empty, only count.
+    Mirrors the word mode of the shingling kernels' tokeniser. Cost: O(bytes).
+    """
+    record = starts.shape[0] > 0
+    n = 0
+    i = start
+    while i < end:
+        t = byte_words[buf[i]]
+        if t == SEPARATOR_BYTE:
+            i += 1
+            continue
+        first = i
+        h = FNV_OFFSET
+        if t == MULTI_BYTE:
+            cp, size = _decode(buf, i)
+            cls = _class(classes, cp, strip_punct)
+            if cls == SPACE:
+                i += size
+                continue
+            if cls == ALONE:
+                for j in range(i, i + size):
+                    h = (h ^ uint64(buf[j])) * FNV_PRIME
+                i += size
+                if record:
+                    starts[n] = first
+                    lengths[n] = i - first
+                    hashes[n] = fmix64(h)
+                n += 1
+                continue
+        while i < end:  # a word starts at buf[first]: hash it to its end
+            t = byte_words[buf[i]]
+            if t < SEPARATOR_BYTE:
+                h = (h ^ uint64(t)) * FNV_PRIME
+                i += 1
+                continue
+            if t == SEPARATOR_BYTE:
+                break
+            cp, size = _decode(buf, i)
+            if _class(classes, cp, strip_punct) != 0:
+                break
+            for j in range(i, i + size):
+                h = (h ^ uint64(buf[j])) * FNV_PRIME
+            i += size
+        if record:
+            starts[n] = first
+            lengths[n] = i - first
+            hashes[n] = fmix64(h)
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def count_words(buf, offsets, classes, byte_words, strip_punct, out):  # type: ignore[no-untyped-def]
+    """``out[d]``: the number of words of document ``d``. Cost: O(bytes)."""
+    none = np.empty(0, dtype=np.int64)
+    no_hashes = np.empty(0, dtype=np.uint64)
+    for d in prange(offsets.shape[0] - 1):
+        out[d] = _words(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, none, none,
+            no_hashes,
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def word_spans(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, byte_words, strip_punct, word_offsets, starts, lengths, hashes
+):
+    """Each word's first byte, byte length and hash, in document order.
+
+    Document ``d``'s words go to ``[word_offsets[d], word_offsets[d + 1])`` (sized by
+    :func:`count_words`). Cost: O(bytes).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        w = word_offsets[d]
+        _words(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, starts[w:],
+            lengths[w:], hashes[w:],
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def gather_words(buf, starts, lengths, byte_words, out, out_offsets):  # type: ignore[no-untyped-def]
+    """Copy word ``t`` (``buf[starts[t]:][:lengths[t]]``) to ``out[out_offsets[t]:]``.
+
+    ASCII bytes go through ``byte_words`` (folded as the tokeniser reads them), others as they
+    are; a space follows each word but the last. Cost: O(bytes copied).
+    """
+    num = starts.shape[0]
+    for t in prange(num):
+        o = out_offsets[t]
+        for j in range(starts[t], starts[t] + lengths[t]):
+            b = buf[j]
+            out[o] = np.uint8(byte_words[b]) if b < 0x80 else b
+            o += 1
+        if t + 1 < num:
+            out[o] = 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(keys, h):  # type: ignore[no-untyped-def]
+    """The index of ``h`` in the sorted ``keys``, or -1."""
+    at = np.searchsorted(keys, h)
+    if at < keys.shape[0] and keys[at] == h:
+        return at
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _rewritten_length(h, length, drop_keys, stem_keys, stem_offsets):  # type: ignore[no-untyped-def]
+    """The bytes a word of hash ``h`` and ``length`` bytes becomes (0: dropped)."""
+    if drop_keys.shape[0] and _find(drop_keys, h) >= 0:
+        return 0
+    if stem_keys.shape[0]:
+        at = _find(stem_keys, h)
+        if at >= 0:
+            return stem_offsets[at + 1] - stem_offsets[at]
+    return length
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def rewrite_sizes(offsets, word_offsets, lengths, hashes, drop_keys, stem_keys, stem_offsets, out):  # type: ignore[no-untyped-def]
+    """``out[d]``: the bytes of document ``d`` once :func:`rewrite_fill` has rewritten it."""
+    for d in prange(offsets.shape[0] - 1):
+        size = offsets[d + 1] - offsets[d]
+        for w in range(word_offsets[d], word_offsets[d + 1]):
+            size += (
+                _rewritten_length(hashes[w], lengths[w], drop_keys, stem_keys, stem_offsets)
+                - lengths[w]
+            )
+        out[d] = size
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def rewrite_fill(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    word_offsets,
+    starts,
+    lengths,
+    hashes,
+    drop_keys,
+    stem_keys,
+    stem_offsets,
+    stem_bytes,
+    out,
+    out_offsets,
+):
+    """Write each document with its words dropped or replaced to ``out[out_offsets[d]:]``.
+
+    A word whose hash is in ``drop_keys`` (sorted) is left out; one in ``stem_keys`` (sorted)
+    becomes ``stem_bytes[stem_offsets[i]:stem_offsets[i + 1]]``; every other byte (the other
+    words, the separators between words) is copied, so the separators of a dropped word stay
+    and the tokeniser still sees them as one. Cost: O(bytes + words * log keys).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        o = out_offsets[d]
+        i = offsets[d]
+        for w in range(word_offsets[d], word_offsets[d + 1]):
+            s = starts[w]
+            for j in range(i, s):  # the separators before the word
+                out[o] = buf[j]
+                o += 1
+            i = s + lengths[w]
+            if drop_keys.shape[0] and _find(drop_keys, hashes[w]) >= 0:
+                continue
+            at = _find(stem_keys, hashes[w]) if stem_keys.shape[0] else -1
+            if at >= 0:
+                for j in range(stem_offsets[at], stem_offsets[at + 1]):
+                    out[o] = stem_bytes[j]
+                    o += 1
+            else:
+                for j in range(s, i):
+                    out[o] = buf[j]
+                    o += 1
+        for j in range(i, offsets[d + 1]):
+            out[o] = buf[j]
+            o += 1

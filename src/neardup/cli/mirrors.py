@@ -1,0 +1,123 @@
+"""``neardup mirrors``: mirror hosts, URL aliases and the contracted link graph of a crawl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["mirrors_command"]
+
+
+@click.command(
+    "mirrors",
+    epilog="""\b
+Examples:
+  neardup mirrors crawl-*.warc.gz -o mirrors/
+  neardup mirrors pages.jsonl --url-field url --html-field html -o mirrors/
+  neardup mirrors crawl.warc.gz --html-extract main --min-coverage 0.9 -o mirrors/""",
+)
+@click.argument(
+    "inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Output directory: hosts.jsonl, mirrors.jsonl, pages.jsonl, graph/, summary.json "
+    "(must not exist; written atomically).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@click.option("--url-field", help="Tables (JSONL, Parquet, CSV): the field holding each URL.")
+@click.option("--html-field", help="Tables: the field holding each page's HTML.")
+@click.option("--text-field", help="Tables: the field holding each page's text (no links).")
+@click.option(
+    "--html-extract",
+    type=click.Choice(["text", "main", "altavista"]),
+    default="text",
+    show_default=True,
+    help="What is compared of each page: all its text, its main content, or seed 000's "
+    "features (words plus HREF and IMG URLs).",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Word 5-shingle Jaccard at which two pages are near duplicates (pages.jsonl).",
+)
+@click.option(
+    "--copy-threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Jaccard at which a page has a copy on another host (the mirror check).",
+)
+@click.option(
+    "--min-coverage",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Share of a host's pages with a copy on the other host that makes it a mirror.",
+)
+@click.option(
+    "--skip-bad-records", is_flag=True, help="Skip malformed records (counted) instead of stopping."
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+def mirrors_command(
+    inputs: tuple[Path, ...],
+    output: Path,
+    overwrite: bool,
+    url_field: str | None,
+    html_field: str | None,
+    text_field: str | None,
+    html_extract: Any,
+    threshold: float,
+    copy_threshold: float,
+    min_coverage: float,
+    skip_bad_records: bool,
+    quiet: bool,
+) -> None:
+    """Find mirror hosts in a crawl (WARC/ARC files, or tables of URL and HTML).
+
+    Hosts are compared by URL shingles and confirmed by their pages' content: full, partial
+    and stale mirrors are reported, hosts that only share a site template are not. Every page
+    is linked to its representative with a reason (alias, mirror, exact, near), and the link
+    graph is contracted by the mirror pages (seed 002).
+    """
+    from neardup.params import MirrorSpec
+    from neardup.web.job import mirrors_files
+
+    if not 0 < threshold <= 1:
+        raise click.BadParameter(f"must be in (0, 1]; got {threshold}", param_hint="--threshold")
+    spec = MirrorSpec(copy_threshold=copy_threshold, min_coverage=min_coverage)
+    summary = mirrors_files(
+        inputs,
+        output,
+        spec=spec,
+        threshold=threshold,
+        url_field=url_field,
+        html_field=html_field,
+        text_field=text_field,
+        extract=html_extract,
+        skip_bad_records=skip_bad_records,
+        overwrite=overwrite,
+    )
+    if quiet:
+        return
+    counts = summary["counts"]
+    kinds = ", ".join(f"{n} {kind}" for kind, n in counts["mirror_kinds"].items())
+    reasons = ", ".join(f"{n} {reason}" for reason, n in counts["pages_by_reason"].items())
+    graph = counts["graph"]
+    click.echo(f"neardup mirrors: {counts['pages']:,} pages on {counts['hosts']:,} hosts")
+    click.echo(f"  mirror host pairs   : {counts['mirror_pairs']:,} ({kinds})")
+    click.echo(f"  pages represented   : {reasons}")
+    if counts["alias_parameters"]:
+        click.echo(f"  alias parameters    : {', '.join(counts['alias_parameters'])}")
+    click.echo(
+        f"  link graph          : {graph['nodes_before']:,} -> {graph['nodes']:,} nodes, "
+        f"{graph['edges_before']:,} -> {graph['edges']:,} links in {graph['rounds']} rounds"
+    )
+    click.echo(f"  outputs in {output}/")

@@ -1,0 +1,222 @@
+"""The ``neardup mirrors`` job: a crawl in; mirror hosts, page clusters and the link graph out.
+
+Output directory (written atomically):
+
+- ``hosts.jsonl``: ``{"host", "pages"}``, pages counted by canonical URL;
+- ``mirrors.jsonl``: ``{"a", "b", "kind", "similarity", "shared_pages", "url_similarity"}``
+  (:class:`~neardup.web.mirrors.MirrorPair`);
+- ``pages.jsonl``: ``{"url", "host", "representative", "reason"}`` for every page crawled
+  (:mod:`neardup.web.pages`);
+- ``graph/nodes.parquet`` (``node``, ``url``, ``host``, ``pages``) and ``graph/edges.parquet``
+  (``source``, ``target``, ``count``): the contracted link graph (:mod:`neardup.web.links`);
+- ``summary.json``: the parameters, counts and timings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup._version import __version__
+from neardup.io.output import AtomicDirectory
+from neardup.io.records import Ids
+from neardup.io.results import write_json
+from neardup.params import HtmlExtract, MirrorSpec
+from neardup.web.aliases import canonical_urls, learn_alias_parameters
+from neardup.web.crawl import Crawl, read_crawl
+from neardup.web.links import LinkGraph, contract_links
+from neardup.web.mirrors import MirrorPair, find_mirrors, page_copies
+from neardup.web.pages import PageClusters, cluster_pages
+
+__all__ = ["MirrorReport", "analyse_crawl", "mirrors_files"]
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorReport:
+    """Everything the job finds in a crawl (what the output files hold)."""
+
+    crawl: Crawl
+    canonical: list[str]
+    alias_parameters: list[str]
+    mirrors: list[MirrorPair]
+    clusters: PageClusters
+    graph: LinkGraph
+    host_pages: dict[str, int]
+    timings: dict[str, float]
+
+
+def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> MirrorReport:
+    """Aliases, mirror hosts, page clusters (near duplicates at ``threshold``) and the graph."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    fingerprints = Ids.of(crawl.texts).hashes()[:, 0].copy()
+    aliases = learn_alias_parameters(crawl.urls, fingerprints)
+    canonical = canonical_urls(crawl.urls, aliases)
+    links = [tuple(canonical_urls(list(out), aliases)) for out in crawl.links]
+    # One page per canonical URL, in crawl order, for the content comparison.
+    _, first = np.unique(np.asarray(canonical, dtype=object), return_index=True)
+    first = np.sort(first)
+    timings["aliases"] = time.perf_counter() - start
+    start = time.perf_counter()
+    unit_hosts = [crawl.hosts[i] for i in first]
+    copies = page_copies(
+        [crawl.texts[i] for i in first], unit_hosts, min(threshold, spec.copy_threshold), spec
+    )
+    timings["content"] = time.perf_counter() - start
+    start = time.perf_counter()
+    mirrors = find_mirrors(unit_hosts, [canonical[i] for i in first], copies, spec)
+    host_pages: dict[str, int] = {}
+    for host in unit_hosts:
+        host_pages[host] = host_pages.get(host, 0) + 1
+    timings["mirrors"] = time.perf_counter() - start
+    start = time.perf_counter()
+    near = copies.jaccard >= threshold
+    clusters = cluster_pages(
+        canonical,
+        crawl.hosts,
+        fingerprints,
+        (first[copies.first[near]], first[copies.second[near]]),
+        mirrors,
+    )
+    graph = contract_links(canonical, links, clusters.representative, mirrors)
+    timings["graph"] = time.perf_counter() - start
+    return MirrorReport(
+        crawl,
+        canonical,
+        sorted(name for name in aliases.names if name in aliases.evidence),
+        mirrors,
+        clusters,
+        graph,
+        dict(sorted(host_pages.items())),
+        timings,
+    )
+
+
+def mirrors_files(
+    inputs: Sequence[Path | str],
+    output: Path | str,
+    *,
+    spec: MirrorSpec | None = None,
+    threshold: float = 0.8,
+    url_field: str | None = None,
+    html_field: str | None = None,
+    text_field: str | None = None,
+    extract: HtmlExtract = "text",
+    skip_bad_records: bool = False,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Run the mirror analysis on ``inputs`` and write the output directory; return the summary."""
+    spec = spec if spec is not None else MirrorSpec()
+    with AtomicDirectory(output, overwrite=overwrite, inputs=inputs) as directory:
+        start = time.perf_counter()
+        crawl = read_crawl(
+            inputs,
+            url_field=url_field,
+            html_field=html_field,
+            text_field=text_field,
+            extract=extract,
+            skip_bad_records=skip_bad_records,
+        )
+        read_seconds = time.perf_counter() - start
+        report = analyse_crawl(crawl, spec, threshold)
+        start = time.perf_counter()
+        _write_jsonl(
+            directory / "hosts.jsonl",
+            ({"host": h, "pages": n} for h, n in report.host_pages.items()),
+        )
+        _write_jsonl(directory / "mirrors.jsonl", (m.to_dict() for m in report.mirrors))
+        rep = report.clusters.representative
+        _write_jsonl(
+            directory / "pages.jsonl",
+            (
+                {
+                    "url": crawl.urls[i],
+                    "host": crawl.hosts[i],
+                    "representative": crawl.urls[int(rep[i])],
+                    "reason": report.clusters.reasons[i],
+                }
+                for i in range(len(crawl))
+            ),
+        )
+        _write_graph(directory / "graph", report.graph)
+        report.timings["write"] = time.perf_counter() - start
+        summary = _summary(report, spec, threshold, extract, read_seconds)
+        write_json(directory / "summary.json", summary)
+    return summary
+
+
+def _summary(
+    report: MirrorReport,
+    spec: MirrorSpec,
+    threshold: float,
+    extract: HtmlExtract,
+    read_seconds: float,
+) -> dict[str, Any]:
+    kinds = {
+        kind: sum(m.kind == kind for m in report.mirrors) for kind in ("full", "partial", "stale")
+    }
+    reasons = {
+        str(reason): report.clusters.reasons.count(reason)
+        for reason in ("alias", "mirror", "exact", "near")
+    }
+    spec_dict = asdict(spec)
+    spec_dict["shingle"] = str(spec.shingle)
+    return {
+        "neardup_version": __version__,
+        "parameters": {"threshold": threshold, "html_extract": extract, **spec_dict},
+        "counts": {
+            "pages": len(report.crawl),
+            "hosts": len(report.host_pages),
+            "distinct_urls": sum(report.host_pages.values()),
+            "mirror_pairs": len(report.mirrors),
+            "mirror_kinds": kinds,
+            "pages_by_reason": reasons,
+            "alias_parameters": report.alias_parameters,
+            "bad_records": report.crawl.num_bad,
+            "archive": report.crawl.stats.to_dict(),
+            "graph": {
+                "nodes_before": report.graph.num_nodes_before,
+                "edges_before": report.graph.num_edges_before,
+                "nodes": len(report.graph.urls),
+                "edges": int(report.graph.source.shape[0]),
+                "rounds": report.graph.rounds,
+            },
+        },
+        "timings": {"read": read_seconds, **report.timings},
+    }
+
+
+def _write_jsonl(path: Path, records: Any) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _write_graph(directory: Path, graph: LinkGraph) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory.mkdir()
+    nodes = pa.table(
+        {
+            "node": pa.array(np.arange(len(graph.urls), dtype=np.int64)),
+            "url": pa.array(graph.urls, type=pa.string()),
+            "host": pa.array(graph.hosts, type=pa.string()),
+            "pages": pa.array(graph.members),
+        }
+    )
+    edges = pa.table(
+        {
+            "source": pa.array(graph.source),
+            "target": pa.array(graph.target),
+            "count": pa.array(graph.count),
+        }
+    )
+    pq.write_table(nodes, directory / "nodes.parquet")
+    pq.write_table(edges, directory / "edges.parquet")
