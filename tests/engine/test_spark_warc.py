@@ -61,3 +61,21 @@ def test_repeated_uris_over_two_files_get_the_local_ids(spark: Any, tmp_path: Pa
     assert list(local.ids) == [url, f"{url}@{day2}", f"{url}@{day2}#2", f"{url}@{day1}"]
     dedup_files_spark(spark, [str(p) for p in inputs], str(tmp_path / "spark"))
     _same_outputs(tmp_path / "local", tmp_path / "spark")
+
+
+def test_an_html_field_is_extracted_as_locally(spark: Any, tmp_path: Path) -> None:
+    from tests.web.sitegen import load_docs
+
+    pages = load_docs()["click"]
+    path = tmp_path / "pages.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for name, html in sorted(pages.items()):
+            out.write(json.dumps({"url": f"https://a.example/{name}", "html": html}) + "\n")
+            # The same page under another host, its markup changed: the same text.
+            copy = html.replace("<div", '<div data-copy="1"')
+            out.write(json.dumps({"url": f"https://b.example/{name}", "html": copy}) + "\n")
+    config = DedupConfig(pairs="all", html_field="html", id_field="url", html_extract="main")
+    local = dedup_files([path], tmp_path / "local", config)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    assert local.summary.counts.exact_duplicates >= len(pages) - 1

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from neardup.errors import InputError
 from neardup.io.compression import strip_compression
+from neardup.io.html_field import with_html_field
 from neardup.io.jsonl import JSONLinesSource
 from neardup.io.source import ReadOptions, Source
 from neardup.io.tabular import CSVSource, ParquetSource
@@ -106,7 +107,7 @@ def open_sources(
     sources: list[Source] = []
     for path, label in zip(given, input_labels(given), strict=True):
         fmt = detect_format(path) if input_format == "auto" else input_format
-        sources.append(SOURCES[fmt](path, options, label))
+        sources.append(with_html_field(SOURCES[fmt](path, options, label)))
     archives = [s for s in sources if isinstance(s, WarcSource)]
     cache = PayloadCache()  # one for the run: revisits may refer to an earlier file
     for number, archive in enumerate(archives):

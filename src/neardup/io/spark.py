@@ -17,13 +17,14 @@ import json
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
-from neardup.params import DedupConfig
+from neardup.params import DedupConfig, HtmlExtract
 
 __all__ = [
     "SparkOutput",
@@ -50,6 +51,11 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
         )
     if config.id_field == "":
         raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
+    if config.html_field is not None:  # read the HTML as the text, then extract it
+        frame = read_inputs(
+            spark, inputs, replace(config, text_field=config.html_field, html_field=None)
+        )
+        return frame.withColumn("text", _html_text_column(config.html_extract)("text"))
     id_field = config.id_field or "id"
     kinds = {Path(p).name.split(".", 1)[-1] for p in inputs}
     if kinds <= {"parquet"}:
@@ -73,6 +79,18 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
     for other in frames[1:]:
         frame = frame.unionByName(other)
     return frame.withColumn("order", F.struct("input", "offset"))
+
+
+def _html_text_column(extract: HtmlExtract) -> Any:
+    """A Spark function turning an HTML column into page text, as the local reader does."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def text_of(html: str | None) -> str | None:
+        from neardup.text.html import html_text
+
+        return None if html is None else html_text(html, extract=extract)
+
+    return F.udf(text_of, "string")
 
 
 def _is_archive(path: str) -> bool:

@@ -1,0 +1,105 @@
+"""A crawl as input to the other commands: ``dedup``, ``index add``/``query`` and ``join``.
+
+The crawl is the mirror test crawl (tests/web/sitegen.py): real Sphinx HTML on several hosts,
+written as WARC files. Each command's result is checked against a plain computation over the
+pages as warcio reads them and the library extracts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from neardup import Shingler
+from neardup.io.readers import ReadOptions, open_sources
+from neardup.verify import jaccard_of_sets
+from tests.integration.conftest import NEARDUP, run
+from tests.web.sitegen import Crawl, build_crawl
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
+    if not NEARDUP.exists():
+        pytest.skip(f"the neardup command is not installed: {NEARDUP}")
+    return build_crawl(tmp_path_factory.mktemp("crawl"), num_files=1)
+
+
+def _pages(crawl: Crawl, extract: str = "text") -> dict[str, str]:
+    (source,) = open_sources(crawl.files, ReadOptions(html_extract=extract))  # type: ignore[arg-type]
+    return dict(source.records())
+
+
+def test_join_on_a_web_archive_equals_brute_force(crawl: Crawl, tmp_path: Path) -> None:
+    pages = _pages(crawl)
+    ids = list(pages)
+    sets = Shingler().shingle_sets(list(pages.values()))
+    truth = {
+        (ids[a], ids[b])
+        for a, b in itertools.combinations(range(len(ids)), 2)
+        if jaccard_of_sets(sets.set_of(a), sets.set_of(b)) >= 0.9
+    }
+    done = run(
+        "join",
+        crawl.files[0],
+        "--metric",
+        "jaccard",
+        "--threshold",
+        "0.9",
+        "--exact",
+        "-o",
+        tmp_path / "out",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()
+    found = {(r["a"], r["b"]) for r in map(json.loads, lines)}
+    assert {tuple(sorted(p)) for p in found} == {tuple(sorted(p)) for p in truth}
+    assert len(truth) > 50  # mirrors and aliases: plenty of pairs to get right
+
+
+def test_join_refuses_a_vector_metric_on_a_web_archive(crawl: Crawl, tmp_path: Path) -> None:
+    done = run(
+        "join", crawl.files[0], "--metric", "cosine", "--threshold", "0.9", "-o", tmp_path / "o"
+    )
+    assert done.returncode == 2
+    assert "--metric jaccard" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_index_add_and_query_a_web_archive(crawl: Crawl, tmp_path: Path) -> None:
+    index = tmp_path / "crawl.ndx"
+    assert run("index", "create", index, "--threshold", "0.8").returncode == 0
+    added = run("index", "add", index, crawl.files[0], "--skip-existing")
+    assert added.returncode == 0, added.stderr
+    pages = _pages(crawl)
+    url = "https://click-mirror.example.net/docs/click/api.html"
+    found = run("index", "query", index, "--text", pages[url])
+    assert found.returncode == 0, found.stderr
+    (answer,) = [json.loads(line) for line in found.stdout.splitlines() if line.strip()]
+    matches = {match["id"] for match in answer["matches"]}
+    assert url in matches
+    assert "https://click.palletsprojects.example/en/8.1.x/api.html" in matches
+
+
+@pytest.mark.parametrize("extract", ["text", "main", "altavista"])
+def test_dedup_a_web_archive(crawl: Crawl, tmp_path: Path, extract: str) -> None:
+    out = tmp_path / "out"
+    done = run("dedup", crawl.files[0], "--html-extract", extract, "-o", out)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    counts = summary["counts"]
+    assert counts["documents"] == len(crawl.pages)
+    assert counts["non_html_skipped"] == len(crawl.hosts)
+    assert summary["config"]["html_extract"] == extract
+    clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
+    by_id = {c["id"]: c["cluster"] for c in clusters}
+    assert set(by_id) == set(crawl.pages)
+    # A full mirror's copy of a page is a near duplicate of the origin's, whatever is extracted.
+    assert (
+        by_id["https://www.click.example.org/en/8.1.x/api.html"]
+        == by_id["https://click.palletsprojects.example/en/8.1.x/api.html"]
+    )
+    kept = (out / "kept.jsonl").read_text().splitlines()
+    assert len(kept) == counts["kept"]
