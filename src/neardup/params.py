@@ -736,7 +736,7 @@ class MirrorSpec(_Spec):
     copy_threshold
         Word-shingle Jaccard at which a page on one host is a copy of a page on another.
     unchanged
-        Containment (either way) at which a copy is unchanged; below it on both sides, edited.
+        Jaccard (templates left out) at which a copy is unchanged; below it, edited.
     min_coverage
         Share of a host's pages with a copy on the other host that makes it a mirror of it.
     min_pages
@@ -757,18 +757,22 @@ class MirrorSpec(_Spec):
     min_pages: int = 3
     stale_share: float = 0.1
     url_threshold: float = 0.3
-    shingle: ShingleSpec = ShingleSpec(unit="word", k=5)
+    shingle: ShingleSpec = field(default_factory=ShingleSpec)
     seed: int = 42
 
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "copy_threshold": real(0.0, 1.0, low_open=True),
+        "unchanged": real(0.0, 1.0, low_open=True),
+        "min_coverage": real(0.0, 1.0, low_open=True),
+        "min_pages": integer(1, 2**31),
+        "stale_share": real(0.0, 1.0, low_open=True),
+        "url_threshold": real(0.0, 1.0, low_open=True),
+        "shingle": Rule("a ShingleSpec", lambda v: isinstance(v, ShingleSpec)),
+        "seed": integer(0, MAX_SEED),
+    }
+
     def __post_init__(self) -> None:
-        for name in ("copy_threshold", "unchanged", "min_coverage", "stale_share", "url_threshold"):
-            value = getattr(self, name)
-            if not isinstance(value, float | int) or not 0 < value <= 1:
-                raise ParameterError(f"MirrorSpec.{name} must be a float in (0, 1]; got {value!r}.")
-        if not isinstance(self.min_pages, int) or self.min_pages < 1:
-            raise ParameterError(
-                f"MirrorSpec.min_pages must be an int >= 1; got {self.min_pages!r}."
-            )
+        self._validate()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -76,7 +76,7 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
         host_pages[host] = host_pages.get(host, 0) + 1
     timings["mirrors"] = time.perf_counter() - start
     start = time.perf_counter()
-    near = copies.jaccard >= threshold
+    near = copies.values >= threshold
     clusters = cluster_pages(
         canonical,
         crawl.hosts,

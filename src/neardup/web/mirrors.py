@@ -13,9 +13,8 @@ Seed 002's method, in two steps:
    ``min_pages`` shared pages), not mirrors — two sites built by the same generator share their
    search and index pages, not their content; else a **partial** mirror when the larger host's
    coverage is below ``min_coverage`` (the smaller holds a subset of its pages), a **stale**
-   mirror when at least ``stale_share`` of the shared pages were edited (neither copy contains
-   the other: containment both ways below ``unchanged``, so an added banner does not count as an
-   edit), else a **full** mirror.
+   mirror when at least ``stale_share`` of the shared pages were edited (Jaccard with the copy
+   below ``unchanged``), else a **full** mirror.
 
 A host's pages are its distinct canonical URLs (:mod:`neardup.web.aliases`): a page crawled
 under several aliases counts once.
@@ -28,14 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neardup._types import BoolArray, F64Array, I64Array, U64Array
-from neardup.join import similarity_join
+from neardup._types import F64Array, I64Array, U64Array
+from neardup.join import JoinResult, similarity_join
 from neardup.params import JoinSpec, MirrorSpec
 from neardup.text import Shingler
 from neardup.text.shingle import ShingleSets
 from neardup.text.urls import url_shingles
 
-__all__ = ["MirrorPair", "PageCopies", "find_mirrors", "page_copies"]
+__all__ = ["MirrorPair", "find_mirrors", "page_copies"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,37 +66,19 @@ class MirrorPair:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class PageCopies:
-    """Pairs of pages (by number) at or above the lower of the two content thresholds.
-
-    ``jaccard`` is exact; ``containment`` the larger of |A ∩ B| / |A| and |A ∩ B| / |B|.
-    """
-
-    first: I64Array
-    second: I64Array
-    jaccard: F64Array
-    containment: F64Array
-
-
 def page_copies(
     texts: Sequence[str], hosts: Sequence[str], threshold: float, spec: MirrorSpec
-) -> PageCopies:
+) -> JoinResult:
     """Every pair of ``texts`` whose shingle sets, less their hosts' templates, reach ``threshold``.
 
     A host's *template* is the shingles found on at least half of its pages (and on at least
     three): navigation, footers, a mirror banner. They say which site a page belongs to, not
     what it holds, so they are left out before pages are compared: two sites built by one
-    generator then share little, and a mirror's banner is no edit.
+    generator then share little, and a mirror's banner is no edit. The result's ``values`` are
+    the pairs' exact Jaccard.
     """
     sets = _without_templates(Shingler(spec.shingle).shingle_sets(texts), hosts)
-    found = similarity_join(sets, JoinSpec(metric="jaccard", threshold=threshold, seed=spec.seed))
-    sizes = sets.sizes().astype(np.float64)
-    j = found.values
-    first, second = found.first, found.second
-    shared = j * (sizes[first] + sizes[second]) / (1.0 + j)
-    smaller = np.maximum(np.minimum(sizes[first], sizes[second]), 1.0)
-    return PageCopies(first, second, j, np.minimum(shared / smaller, 1.0))
+    return similarity_join(sets, JoinSpec(metric="jaccard", threshold=threshold, seed=spec.seed))
 
 
 def _without_templates(sets: ShingleSets, hosts: Sequence[str]) -> ShingleSets:
@@ -124,7 +105,7 @@ def _without_templates(sets: ShingleSets, hosts: Sequence[str]) -> ShingleSets:
 def find_mirrors(
     hosts: Sequence[str],
     urls: Sequence[str],
-    copies: PageCopies,
+    copies: JoinResult,
     spec: MirrorSpec,
 ) -> list[MirrorPair]:
     """The mirror host pairs among pages ``urls`` (canonical, one per page) on ``hosts``.
@@ -135,27 +116,24 @@ def find_mirrors(
     host_of = host_of.astype(np.int64)
     num_hosts = len(host_names)
     pages = np.bincount(host_of, minlength=num_hosts)
-    keep = copies.jaccard >= spec.copy_threshold
-    first, second = copies.first[keep], copies.second[keep]
-    jaccard, containment = copies.jaccard[keep], copies.containment[keep]
-    cross = host_of[first] != host_of[second]
-    first, second, jaccard, containment = (a[cross] for a in (first, second, jaccard, containment))
-    # Each page's best copy on each other host: (page, host) -> the best Jaccard and whether
-    # that copy is unchanged.
+    keep = (copies.values >= spec.copy_threshold) & (
+        host_of[copies.first] != host_of[copies.second]
+    )
+    first, second, jaccard = copies.first[keep], copies.second[keep], copies.values[keep]
+    # Each page's best copy on each other host: (page, host) -> the best Jaccard.
     page = np.concatenate([first, second])
     other = np.concatenate([host_of[second], host_of[first]])
     best = np.concatenate([jaccard, jaccard])
-    same = np.concatenate([containment, containment]) >= spec.unchanged
     order = np.lexsort((-best, other, page))
-    page, other, best, same = page[order], other[order], best[order], same[order]
+    page, other, best = page[order], other[order], best[order]
     head = np.ones(page.shape[0], dtype=bool)
     head[1:] = (page[1:] != page[:-1]) | (other[1:] != other[:-1])
-    page, other, best, same = page[head], other[head], best[head], same[head]
+    page, other, best = page[head], other[head], best[head]
     host_sets = _host_url_sets(host_of, urls, num_hosts)
     candidates = _candidate_hosts(host_of[page], other, host_sets, spec)
     found = []
     for a, b in candidates:
-        pair = _check(a, b, host_of, page, other, best, same, pages, spec)
+        pair = _check(a, b, host_of, page, other, best, pages, spec)
         if pair is not None:
             url_similarity = _jaccard(host_sets.set_of(a), host_sets.set_of(b))
             found.append(
@@ -178,7 +156,6 @@ def _check(
     page: I64Array,
     other: I64Array,
     best: F64Array,
-    same: BoolArray,
     pages: I64Array,
     spec: MirrorSpec,
 ) -> tuple[str, float, int] | None:
@@ -194,7 +171,7 @@ def _check(
     similarity = float(best[small_to_large].sum()) / pages[small]
     if np.count_nonzero(large_to_small) < spec.min_coverage * pages[large]:
         return "partial", similarity, shared
-    edited = shared - int(np.count_nonzero(same[small_to_large]))
+    edited = int(np.count_nonzero(best[small_to_large] < spec.unchanged))
     kind = "stale" if edited >= spec.stale_share * shared else "full"
     return kind, similarity, shared
 
