@@ -23,7 +23,7 @@ class Counts:
 
     ``against_index`` (documents dropped for a near-copy in an index),
     ``bad_records_skipped`` (malformed records skipped) and the web archives' counts
-    (``non_html_skipped``, ``revisits_resolved``, ``unresolved_revisits``,
+    (``non_html_skipped``, ``not_ok_skipped``, ``revisits_resolved``, ``unresolved_revisits``,
     ``duplicate_payloads``: see :class:`neardup.io.warc.ArchiveStats`) are None where the run
     did not count them; ``summary.json`` then leaves them out.
     """
@@ -49,6 +49,7 @@ class Counts:
     against_index: int | None = None
     bad_records_skipped: int | None = None
     non_html_skipped: int | None = None
+    not_ok_skipped: int | None = None
     revisits_resolved: int | None = None
     unresolved_revisits: int | None = None
     duplicate_payloads: int | None = None

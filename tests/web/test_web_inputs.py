@@ -1,8 +1,8 @@
 """A crawl as input to the other commands: ``dedup``, ``index add``/``query`` and ``join``.
 
 The crawl is the mirror test crawl (tests/web/sitegen.py): real Sphinx HTML on several hosts,
-written as WARC files. Each command's result is checked against a plain computation over the
-pages as warcio reads them and the library extracts them.
+written as WARC files. Each command's result is checked against a plain computation (brute-force
+Jaccard, the generator's truth) over the pages as the library reads and extracts them.
 """
 
 from __future__ import annotations

@@ -46,14 +46,16 @@ Examples:
     type=float,
     default=0.8,
     show_default=True,
-    help="Word 5-shingle Jaccard at which two pages are near duplicates (pages.jsonl).",
+    help="Word 5-shingle Jaccard (each host's template left out) at which two pages are near "
+    "duplicates (pages.jsonl).",
 )
 @click.option(
     "--copy-threshold",
     type=float,
     default=0.5,
     show_default=True,
-    help="Jaccard at which a page has a copy on another host (the mirror check).",
+    help="Jaccard (templates left out) at which a page has a copy on another host (the mirror "
+    "check).",
 )
 @click.option(
     "--min-coverage",

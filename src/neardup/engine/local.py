@@ -106,6 +106,7 @@ def _archive_counts(sources: Sequence[Source]) -> dict[str, int]:
     total = sum(archives, ArchiveStats())
     return {
         "non_html_skipped": total.non_html,
+        "not_ok_skipped": total.not_ok,
         "revisits_resolved": total.revisits,
         "unresolved_revisits": total.unresolved_revisits,
         "duplicate_payloads": total.duplicate_payloads,

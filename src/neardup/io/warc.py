@@ -139,6 +139,9 @@ class ArchiveStats:
         Revisit records whose payload was not found (skipped).
     duplicate_payloads
         Returned pages whose payload digest was seen before in the pass.
+    not_ok
+        HTML responses whose HTTP status is not 2xx (redirects, errors), skipped: their body
+        is not the page of their URL.
     bad
         Malformed records skipped (``skip_bad_records``).
     truncated
@@ -152,6 +155,7 @@ class ArchiveStats:
     revisits: int = 0
     unresolved_revisits: int = 0
     duplicate_payloads: int = 0
+    not_ok: int = 0
     bad: int = 0
     truncated: int = 0
 
@@ -270,7 +274,8 @@ def read_web_records(
     path
         The file; its format is told by its first bytes, not by its name.
     html_only
-        Return HTML pages only (others are counted in ``stats.non_html``); off: every
+        Return HTML pages with a 2xx status only (others are counted in ``stats.non_html``
+        and ``stats.not_ok``); off: every
         response, resource and resolved revisit record.
     skip_bad_records
         Count malformed records in ``stats.bad`` and go on where the file allows, instead of
@@ -366,6 +371,8 @@ class _Raw:
     record_id: str = ""
     refers_to: str = ""
     refers_to_target: str = ""
+    status: int | None = None
+    """The HTTP status code (None without an HTTP response)."""
 
 
 @dataclass(slots=True)
@@ -400,15 +407,20 @@ def _resolve(
     if not content_type and _SNIFF.match(payload[:1024]):
         content_type = "text/html"
     is_html = content_type in HTML_TYPES
+    is_ok = raw.status is None or 200 <= raw.status < 300
     if raw.kind != "revisit" and digest is not None:
         seen = cache.get(digest)
-        if seen is not None and seen.payload is not None and (is_html or not html_only):
+        returned = not html_only or (is_html and is_ok)
+        if seen is not None and seen.payload is not None and returned:
             stats.duplicate_payloads += 1
         keep = payload if (is_html or not html_only) else None
         entry = _Payload(content_type, charset, keep, {})
         cache.put(digest, entry, raw.record_id, f"{raw.url} {raw.date}")
     if html_only and not is_html:
         stats.non_html += 1
+        return None
+    if html_only and not is_ok:
+        stats.not_ok += 1  # a redirect or an error page is not the page of its URL
         return None
     if raw.kind == "revisit":
         stats.revisits += 1
@@ -524,6 +536,7 @@ def _warc_record(record: Any, number: int, offset: int) -> _Raw:
             raise _BadRecordError(f"the {kind} record's block is not an HTTP response")
         head, body = _split_http(block)
         http = _http_headers(head)
+        raw.status = _status(head)
         media, charset = _media_type(http.get("content-type"))
     raw.content_type, raw.charset = media, charset
     if kind == "revisit":
@@ -710,15 +723,17 @@ def _arc_record(url: str, date: str, mime: str, block: bytes, number: int, offse
     content_type, charset = _media_type(mime if mime not in ("-", "no-type") else "")
     body = block
     transfer = encoding = None
+    status = None
     if block.startswith(b"HTTP/"):
         head, body = _split_http(block)
         headers = _http_headers(head)
+        status = _status(head)
         content_type, charset = _media_type(headers.get("content-type", ""))
         transfer = headers.get("transfer-encoding")
         encoding = headers.get("content-encoding")
     return _Raw(
         "response", url, date, number, offset, content_type, charset,
-        _decode_body(body, transfer, encoding), _sha1(body),
+        _decode_body(body, transfer, encoding), _sha1(body), status=status,
     )  # fmt: skip
 
 
@@ -743,6 +758,12 @@ def _split_http(block: bytes) -> tuple[bytes, bytes]:
     if end < 0:
         return block, b""
     return block[:end], block[end + cut :]
+
+
+def _status(head: bytes) -> int | None:
+    """The status code of an HTTP response's header block (None if its status line has none)."""
+    parts = head.split(b"\n", 1)[0].split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
 def _http_headers(block: bytes) -> dict[str, str]:

@@ -22,6 +22,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 import numpy as np
 
 from neardup._types import U64Array
+from neardup.hashing.mix import fmix64
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -250,20 +251,9 @@ def positional_bigrams(tokens: Sequence[str]) -> list[tuple[str, str, int]]:
     return [(tokens[i], tokens[i + 1], i) for i in range(len(tokens) - 1)]
 
 
-_M1 = np.uint64(0xFF51AFD7ED558CCD)
-_M2 = np.uint64(0xC4CEB9FE1A85EC53)
 _FNV_PRIME = np.uint64(0x100000001B3)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _SECOND = np.uint64(0xD6E8FEB86659FD93)
-
-
-def _fmix64(x: U64Array) -> U64Array:
-    """MurmurHash3's 64-bit finaliser over an array (the same function as the kernels')."""
-    x = x ^ (x >> np.uint64(33))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(33))
-    x = x * _M2
-    return x ^ (x >> np.uint64(33))
 
 
 def _token_hashes(tokens: Sequence[str]) -> U64Array:
@@ -284,7 +274,7 @@ def _token_hashes(tokens: Sequence[str]) -> U64Array:
     powers = np.concatenate([np.ones(1, dtype=np.uint64), powers[:-1]])
     terms = (data + np.uint64(1)) * powers[exponent]
     h = np.add.reduceat(terms, starts)
-    return _fmix64(h ^ (lengths.astype(np.uint64) * _GOLDEN))
+    return fmix64(h ^ (lengths.astype(np.uint64) * _GOLDEN))
 
 
 def url_shingles(urls: Sequence[str]) -> U64Array:
@@ -324,7 +314,7 @@ def url_shingles(urls: Sequence[str]) -> U64Array:
     b = np.concatenate([hashes[first + 1], np.zeros(single.shape[0], dtype=np.uint64)])
     where = np.concatenate([position[first], np.zeros(single.shape[0], dtype=np.int64)])
     mixed = (a * _GOLDEN) ^ (b * _SECOND) ^ (where.astype(np.uint64) + np.uint64(1))
-    return np.unique(_fmix64(mixed))
+    return np.unique(fmix64(mixed))
 
 
 def _drop_rules(drop_params: Collection[str]) -> tuple[frozenset[str], tuple[str, ...]]:

@@ -24,7 +24,7 @@ __all__ = ["Crawl", "read_crawl"]
 
 @dataclass
 class Crawl:
-    """The pages of a crawl, in input order.
+    """The pages of a crawl: the web archives' in input order, then the tables'.
 
     Attributes
     ----------
@@ -77,7 +77,10 @@ def read_crawl(
     """
     crawl = Crawl()
     paths = [Path(p) for p in inputs]
-    archives = [p for p in paths if p.exists() and detect_format(p) == "warc"]
+    for path in paths:
+        if not path.exists():
+            raise InputError("no such file or directory; check the path", path=path)
+    archives = [p for p in paths if detect_format(p) == "warc"]
     tables = [p for p in paths if p not in archives]
     cache = PayloadCache()  # revisits may refer to payloads of earlier files
     for path in archives:

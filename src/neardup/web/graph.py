@@ -15,6 +15,7 @@ import numpy as np
 
 from neardup._types import BoolArray, I64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.hashing.mix import FMIX_M1, fmix64
 
 __all__ = ["ContractedGraph", "contract_graph"]
 
@@ -199,19 +200,6 @@ def _resolve(merged: I64Array) -> I64Array:
     return rep
 
 
-_M1 = np.uint64(0xFF51AFD7ED558CCD)
-_M2 = np.uint64(0xC4CEB9FE1A85EC53)
-
-
-def _fmix64(x: U64Array) -> U64Array:
-    """MurmurHash3's 64-bit finaliser over an array."""
-    x = x ^ (x >> np.uint64(33))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(33))
-    x = x * _M2
-    return x ^ (x >> np.uint64(33))
-
-
 def _run_starts(*keys: I64Array | U64Array) -> BoolArray:
     """True where a run of equal (sorted) key tuples begins."""
     n = keys[0].shape[0]
@@ -245,8 +233,8 @@ def _collapse_round(
     nodes = s[node_start]
     size = np.diff(np.append(node_start, s.size))
     shifted = (t + 2).astype(np.uint64)
-    h1 = np.add.reduceat(_fmix64(shifted), node_start)
-    h2 = np.add.reduceat(_fmix64(shifted * _M1 + np.uint64(0x9E3779B97F4A7C15)), node_start)
+    h1 = np.add.reduceat(fmix64(shifted), node_start)
+    h2 = np.add.reduceat(fmix64(shifted * FMIX_M1 + np.uint64(0x9E3779B97F4A7C15)), node_start)
     eligible = size >= min_links
     nodes, node_start, size, h1, h2 = (a[eligible] for a in (nodes, node_start, size, h1, h2))
     if nodes.size < 2:

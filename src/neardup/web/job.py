@@ -28,6 +28,7 @@ from neardup.io.output import AtomicDirectory
 from neardup.io.records import Ids
 from neardup.io.results import write_json
 from neardup.params import HtmlExtract, MirrorSpec
+from neardup.text.urls import url_host
 from neardup.web.aliases import canonical_urls, learn_alias_parameters
 from neardup.web.crawl import Crawl, read_crawl
 from neardup.web.links import LinkGraph, contract_links
@@ -43,6 +44,7 @@ class MirrorReport:
 
     crawl: Crawl
     canonical: list[str]
+    hosts: list[str]
     alias_parameters: list[str]
     mirrors: list[MirrorPair]
     clusters: PageClusters
@@ -56,15 +58,22 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
     timings: dict[str, float] = {}
     start = time.perf_counter()
     fingerprints = Ids.of(crawl.texts).hashes()[:, 0].copy()
-    aliases = learn_alias_parameters(crawl.urls, fingerprints)
+    lengths = np.fromiter((len(t.strip()) for t in crawl.texts), np.int64, len(crawl))
+    has_text = lengths > 0
+    # Pages without text say nothing of which parameters change a page.
+    with_text = np.flatnonzero(has_text)
+    aliases = learn_alias_parameters([crawl.urls[i] for i in with_text], fingerprints[with_text])
     canonical = canonical_urls(crawl.urls, aliases)
+    hosts = [url_host(url) for url in canonical]
     links = [tuple(canonical_urls(list(out), aliases)) for out in crawl.links]
-    # One page per canonical URL, in crawl order, for the content comparison.
-    _, first = np.unique(np.asarray(canonical, dtype=object), return_index=True)
-    first = np.sort(first)
+    # One page per canonical URL, the one with the most text, in crawl order.
+    _, by_url = np.unique(np.asarray(canonical, dtype=object), return_inverse=True)
+    order = np.lexsort((np.arange(len(crawl)), -lengths, by_url))
+    starts = np.r_[True, by_url[order][1:] != by_url[order][:-1]]
+    first = np.sort(order[starts])
     timings["aliases"] = time.perf_counter() - start
     start = time.perf_counter()
-    unit_hosts = [crawl.hosts[i] for i in first]
+    unit_hosts = [hosts[i] for i in first]
     copies = page_copies(
         [crawl.texts[i] for i in first], unit_hosts, min(threshold, spec.copy_threshold), spec
     )
@@ -79,8 +88,9 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
     near = copies.values >= threshold
     clusters = cluster_pages(
         canonical,
-        crawl.hosts,
+        hosts,
         fingerprints,
+        has_text,
         (first[copies.first[near]], first[copies.second[near]]),
         mirrors,
     )
@@ -89,6 +99,7 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
     return MirrorReport(
         crawl,
         canonical,
+        hosts,
         sorted(name for name in aliases.names if name in aliases.evidence),
         mirrors,
         clusters,
@@ -137,7 +148,7 @@ def mirrors_files(
             (
                 {
                     "url": crawl.urls[i],
-                    "host": crawl.hosts[i],
+                    "host": report.hosts[i],
                     "representative": crawl.urls[int(rep[i])],
                     "reason": report.clusters.reasons[i],
                 }

@@ -33,6 +33,7 @@ from neardup.params import JoinSpec, MirrorSpec
 from neardup.text import Shingler
 from neardup.text.shingle import ShingleSets
 from neardup.text.urls import url_shingles
+from neardup.verify import jaccard_of_sets
 
 __all__ = ["MirrorPair", "find_mirrors", "page_copies"]
 
@@ -83,6 +84,8 @@ def page_copies(
 
 def _without_templates(sets: ShingleSets, hosts: Sequence[str]) -> ShingleSets:
     """``sets`` less each host's template shingles (on half or more of its pages, and >= 3)."""
+    if sets.hashes.shape[0] == 0:
+        return sets
     _, host_of = np.unique(np.asarray(hosts, dtype=object), return_inverse=True)
     host_of = host_of.astype(np.int64)
     sizes = sets.sizes()
@@ -135,7 +138,7 @@ def find_mirrors(
     for a, b in candidates:
         pair = _check(a, b, host_of, page, other, best, pages, spec)
         if pair is not None:
-            url_similarity = _jaccard(host_sets.set_of(a), host_sets.set_of(b))
+            url_similarity = jaccard_of_sets(host_sets.set_of(a), host_sets.set_of(b))
             found.append(
                 MirrorPair(
                     str(host_names[a]),
@@ -168,7 +171,7 @@ def _check(
     shared = int(np.count_nonzero(small_to_large))
     if shared < spec.min_pages or shared < spec.min_coverage * pages[small]:
         return None
-    similarity = float(best[small_to_large].sum()) / pages[small]
+    similarity = float(best[small_to_large].sum()) / float(pages[small])
     if np.count_nonzero(large_to_small) < spec.min_coverage * pages[large]:
         return "partial", similarity, shared
     edited = int(np.count_nonzero(best[small_to_large] < spec.unchanged))
@@ -205,9 +208,3 @@ def _candidate_hosts(
         )
         by_content.update(zip(by_url.first.tolist(), by_url.second.tolist(), strict=True))
     return sorted(by_content)
-
-
-def _jaccard(a: U64Array, b: U64Array) -> float:
-    shared = np.intersect1d(a, b, assume_unique=True).shape[0]
-    union = a.shape[0] + b.shape[0] - shared
-    return shared / union if union else 0.0

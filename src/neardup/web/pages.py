@@ -8,8 +8,11 @@ cluster's representative:
 - ``exact``: the same text under another URL;
 - ``near``: a near-duplicate text (Jaccard at or above the threshold).
 
-The representative of a cluster is its page on the host with the most pages (the origin of a set
-of mirrors, as a rule), the first crawled among those.
+The representative of a cluster is a page with text, on the host with the most pages (distinct
+canonical URLs: the origin of a set of mirrors, as a rule), the first crawled among those. A page
+joined through a chain of links (an alias of an exact copy of a near duplicate ...) gets the
+reason of the first test its representative passes, ``near`` when none does. Pages without text
+are exact copies of nothing: they join a cluster only as aliases.
 """
 
 from __future__ import annotations
@@ -38,29 +41,32 @@ def cluster_pages(
     canonical: Sequence[str],
     hosts: Sequence[str],
     fingerprints: np.ndarray,
+    has_text: np.ndarray,
     near: tuple[I64Array, I64Array],
     mirrors: Sequence[MirrorPair],
 ) -> PageClusters:
     """Cluster pages by canonical URL, exact text and the ``near`` pairs; name each link.
 
-    ``fingerprints`` identify equal texts; ``near`` are page pairs at the near-duplicate
-    threshold (exact copies included or not: they are found by fingerprint anyway).
+    ``fingerprints`` identify equal texts (of the pages that ``has_text``); ``near`` are page
+    pairs at the near-duplicate threshold (exact copies included or not: they are found by
+    fingerprint anyway).
     """
     n = len(canonical)
     numbers = np.arange(n, dtype=np.int64)
     _, url_first, by_url = np.unique(
         np.asarray(canonical, dtype=object), return_index=True, return_inverse=True
     )
-    _, text_first, by_text = np.unique(fingerprints, return_index=True, return_inverse=True)
-    firsts = [near[0], url_first[by_url], text_first[by_text]]
-    seconds = [near[1], numbers, numbers]
+    texts = np.flatnonzero(has_text)
+    _, text_first, by_text = np.unique(fingerprints[texts], return_index=True, return_inverse=True)
+    firsts = [near[0], url_first[by_url], texts[text_first[by_text]]]
+    seconds = [near[1], numbers, texts]
     labels = connected_components(
         n, np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64)
     ).labels
     host_names, host_of = np.unique(np.asarray(hosts, dtype=object), return_inverse=True)
-    host_pages = np.bincount(host_of, minlength=len(host_names))
-    # The representative: the first page, on the host with the most pages, of each cluster.
-    order = np.lexsort((np.arange(n), -host_pages[host_of], labels))
+    host_pages = np.bincount(host_of[url_first], minlength=len(host_names))
+    # The representative: the first page with text, on the host with the most pages.
+    order = np.lexsort((numbers, -host_pages[host_of], ~has_text, labels))
     sorted_labels = labels[order]
     starts = np.ones(n, dtype=bool)
     starts[1:] = sorted_labels[1:] != sorted_labels[:-1]
@@ -76,7 +82,7 @@ def cluster_pages(
             reasons.append("alias")
         elif (hosts[page], hosts[rep]) in mirror_hosts:
             reasons.append("mirror")
-        elif by_text[page] == by_text[rep]:
+        elif has_text[page] and fingerprints[page] == fingerprints[rep]:
             reasons.append("exact")
         else:
             reasons.append("near")
