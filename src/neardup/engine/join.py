@@ -22,7 +22,7 @@ from neardup._types import Batch
 from neardup._version import __version__
 from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory
-from neardup.io.readers import ReadOptions, detect_format, open_sources
+from neardup.io.readers import ReadOptions, is_web_archive, open_sources
 from neardup.io.results import write_json, write_value_pairs
 from neardup.join import similarity_join
 from neardup.kinds import METRICS
@@ -80,7 +80,7 @@ class JoinData:
 def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
     """Read ``path`` into what ``metric`` compares (:data:`neardup.kinds.METRICS` input kind)."""
     kind = METRICS[metric].input
-    if detect_format(path) == "warc":
+    if is_web_archive(path):
         return _read_pages(path, metric, source)
     if kind == "sets":
         return _read_sets(path, source)

@@ -71,6 +71,14 @@ def detect_format(path: Path) -> str:
         ) from None
 
 
+def is_web_archive(path: Path) -> bool:
+    """Whether ``path`` is named as a web archive (``.warc``, ``.arc``, optionally compressed)."""
+    try:
+        return detect_format(path) == "warc"
+    except InputError:
+        return False
+
+
 def input_labels(paths: Sequence[Path]) -> list[str]:
     """The ``FILE`` of each input's default ids: its name, or more of its path where names repeat.
 

@@ -94,12 +94,9 @@ def _html_text_column(extract: HtmlExtract) -> Any:
 
 
 def _is_archive(path: str) -> bool:
-    from neardup.io.readers import detect_format
+    from neardup.io.readers import is_web_archive
 
-    try:
-        return detect_format(Path(path.removeprefix("file:"))) == "warc"
-    except InputError:
-        return False
+    return is_web_archive(Path(path.removeprefix("file:")))
 
 
 def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
