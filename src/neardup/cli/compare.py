@@ -22,13 +22,9 @@ def _read(path: Path, url: str | None = None, extract: HtmlExtract = "text") -> 
     A web archive (.warc, .arc, optionally .gz) gives its first HTML page, or the page whose
     target URI is ``url``.
     """
-    from neardup.io.readers import detect_format
+    from neardup.io.readers import is_web_archive
 
-    try:
-        archive = path.is_file() and detect_format(path) == "warc"
-    except InputError:
-        archive = False
-    if archive:
+    if path.is_file() and is_web_archive(path):
         return _archive_page(path, url, extract)
     if url is not None:
         raise ParameterError(f"--url-a/--url-b pick a page of a web archive; {path} is not one")
