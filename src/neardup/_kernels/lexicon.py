@@ -6,8 +6,10 @@ ALONE code point a word of its own), found here with their places in the text. A
 64-bit FNV-1a over its bytes as the shingling kernels read them (ASCII through ``byte_words``,
 so folded when case is folded), finalised with ``fmix64``: the ``nd64`` token hash.
 
-The whole call chain stays in this file but for ``mix.fmix64`` (numba's on-disk cache does not
-notice changes to kernels called from other files: see ``mix``).
+The word rules are the shingling kernels' own (``shingles.token_class`` and
+``utf8.decode_code_point``), imported, not copied: numba's on-disk cache does not notice a
+change to a kernel called from another file, which is why the project keeps its cache in
+``.numba_cache`` (``make clean``).
 """
 
 from __future__ import annotations
@@ -16,45 +18,17 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
-
-SPACE = 1
-PUNCT = 2
-ALONE = 3
-SEPARATOR_BYTE = 256
-MULTI_BYTE = 512
-FNV_OFFSET = uint64(0xCBF29CE484222325)
-FNV_PRIME = uint64(0x100000001B3)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _decode(buf, i):  # type: ignore[no-untyped-def]
-    """The code point of the multi-byte UTF-8 sequence at ``buf[i]``, and its size."""
-    b0 = buf[i]
-    if b0 < 0xE0:
-        return (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F), 2
-    if b0 < 0xF0:
-        cp = (
-            (np.int64(b0 & 0x0F) << 12)
-            | (np.int64(buf[i + 1] & 0x3F) << 6)
-            | np.int64(buf[i + 2] & 0x3F)
-        )
-        return cp, 3
-    cp = (
-        (np.int64(b0 & 0x07) << 18)
-        | (np.int64(buf[i + 1] & 0x3F) << 12)
-        | (np.int64(buf[i + 2] & 0x3F) << 6)
-        | np.int64(buf[i + 3] & 0x3F)
-    )
-    return cp, 4
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
-    """0 (word), SPACE or ALONE: the class of ``cp``, punctuation resolved by ``strip_punct``."""
-    cls = classes[cp]
-    if cls == PUNCT:
-        return SPACE if strip_punct else 0
-    return cls
+from neardup._kernels.shingles import (
+    ALONE,
+    FNV_OFFSET,
+    FNV_PRIME,
+    MULTI_BYTE,
+    SEPARATOR_BYTE,
+    SPACE,
+    WORD,
+    token_class,
+)
+from neardup._kernels.utf8 import decode_code_point
 
 
 @njit(cache=True, nogil=True)
@@ -76,8 +50,8 @@ def _words(buf, start, end, classes, byte_words, strip_punct, starts, lengths, h
         first = i
         h = FNV_OFFSET
         if t == MULTI_BYTE:
-            cp, size = _decode(buf, i)
-            cls = _class(classes, cp, strip_punct)
+            cp, size = decode_code_point(buf, i)
+            cls = token_class(classes, cp, strip_punct)
             if cls == SPACE:
                 i += size
                 continue
@@ -99,8 +73,8 @@ def _words(buf, start, end, classes, byte_words, strip_punct, starts, lengths, h
                 continue
             if t == SEPARATOR_BYTE:
                 break
-            cp, size = _decode(buf, i)
-            if _class(classes, cp, strip_punct) != 0:
+            cp, size = decode_code_point(buf, i)
+            if token_class(classes, cp, strip_punct) != WORD:
                 break
             for j in range(i, i + size):
                 h = (h ^ uint64(buf[j])) * FNV_PRIME

@@ -37,6 +37,7 @@ from numba import njit, prange, uint64
 from neardup._kernels.groups import insertion_sort
 from neardup._kernels.mix import fmix64
 from neardup._kernels.rabin import outgoing, push_byte, push_word
+from neardup._kernels.utf8 import decode_code_point
 
 WORD = 0
 SPACE = 1
@@ -73,29 +74,7 @@ def _token_end(h, rabin):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _decode(buf, i):  # type: ignore[no-untyped-def]
-    """The code point of the multi-byte UTF-8 sequence at ``buf[i]``, and its size."""
-    b0 = buf[i]
-    if b0 < 0xE0:
-        return (np.int64(b0 & 0x1F) << 6) | np.int64(buf[i + 1] & 0x3F), 2
-    if b0 < 0xF0:
-        cp = (
-            (np.int64(b0 & 0x0F) << 12)
-            | (np.int64(buf[i + 1] & 0x3F) << 6)
-            | np.int64(buf[i + 2] & 0x3F)
-        )
-        return cp, 3
-    cp = (
-        (np.int64(b0 & 0x07) << 18)
-        | (np.int64(buf[i + 1] & 0x3F) << 12)
-        | (np.int64(buf[i + 2] & 0x3F) << 6)
-        | np.int64(buf[i + 3] & 0x3F)
-    )
-    return cp, 4
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
+def token_class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
     """WORD, SPACE or ALONE: the class of ``cp``, punctuation resolved by ``strip_punct``."""
     cls = classes[cp]
     if cls == PUNCT:
@@ -133,8 +112,8 @@ def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_ch
             i += 1
             continue
         if t == MULTI_BYTE:
-            cp, size = _decode(buf, i)
-            cls = _class(classes, cp, strip_punct)
+            cp, size = decode_code_point(buf, i)
+            cls = token_class(classes, cp, strip_punct)
             if cls == SPACE:
                 i += size
                 continue
@@ -155,8 +134,8 @@ def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_ch
                 continue
             if t == SEPARATOR_BYTE:
                 break
-            cp, size = _decode(buf, i)
-            if _class(classes, cp, strip_punct) != WORD:
+            cp, size = decode_code_point(buf, i)
+            if token_class(classes, cp, strip_punct) != WORD:
                 break
             for j in range(i, i + size):
                 h = _token_byte(h, buf[j], rabin)
@@ -181,8 +160,8 @@ def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):
                 cp += 32
             size = 1
         else:
-            cp, size = _decode(buf, i)
-        if _class(classes, cp, strip_punct) == SPACE:
+            cp, size = decode_code_point(buf, i)
+        if token_class(classes, cp, strip_punct) == SPACE:
             pending_space = n > 0
         else:
             if pending_space:
