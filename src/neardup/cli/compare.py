@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, sketch_options
+from neardup.cli.options import apply_flags, html_extract_option, sketch_options
 from neardup.errors import InputError, ParameterError
 from neardup.params import DedupConfig, HtmlExtract
 
@@ -70,14 +70,9 @@ Examples:
 @click.argument("b", type=click.Path(path_type=Path))
 @sketch_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
-@click.option(
-    "--html-extract",
-    "html_extract",
-    type=click.Choice(["text", "main", "altavista"]),
-    default="text",
-    show_default=True,
-    help="What is taken of HTML pages (.html, .htm, web archives): all visible text, the main "
-    "content, or seed 000's AltaVista features (words plus HREF and IMG URLs).",
+@html_extract_option(
+    "What is taken of HTML pages (.html, .htm, web archives): all visible text, the main "
+    "content, or seed 000's AltaVista features (words plus HREF and IMG URLs)."
 )
 @click.option("--url-a", help="The page of A (a web archive) to compare [default: its first].")
 @click.option("--url-b", help="The page of B (a web archive) to compare [default: its first].")

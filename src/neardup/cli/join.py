@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from neardup.cli.options import html_extract_option
 from neardup.io.output import check_output_path
 from neardup.kinds import METRICS
 from neardup.params import JoinSpec
@@ -60,13 +61,9 @@ Examples:
     "often as its whole-number rating (MMDS 3.1.3).",
 )
 @click.option("--text-field", help="edit: the field holding each string [default: text].")
-@click.option(
-    "--html-extract",
-    type=click.Choice(["text", "main", "altavista"]),
-    default="text",
-    show_default=True,
-    help="Web archives (.warc/.arc): what is taken of each page (jaccard joins the pages' word "
-    "5-shingle sets, edit their texts).",
+@html_extract_option(
+    "Web archives (.warc/.arc): what is taken of each page (jaccard joins the pages' word "
+    "5-shingle sets, edit their texts)."
 )
 @click.option(
     "--exact",

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from neardup.cli.options import html_extract_option
+
 __all__ = ["mirrors_command"]
 
 
@@ -33,13 +35,9 @@ Examples:
 @click.option("--url-field", help="Tables (JSONL, Parquet, CSV): the field holding each URL.")
 @click.option("--html-field", help="Tables: the field holding each page's HTML.")
 @click.option("--text-field", help="Tables: the field holding each page's text (no links).")
-@click.option(
-    "--html-extract",
-    type=click.Choice(["text", "main", "altavista"]),
-    default="text",
-    show_default=True,
-    help="What is compared of each page: all its text, its main content, or seed 000's "
-    "features (words plus HREF and IMG URLs).",
+@html_extract_option(
+    "What is compared of each page: all its text, its main content, or seed 000's "
+    "features (words plus HREF and IMG URLs)."
 )
 @click.option(
     "--threshold",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
@@ -13,10 +13,11 @@ from neardup.params import (
     STEM_LANGUAGES,
     STOPWORD_LANGUAGES,
     DedupConfig,
+    HtmlExtract,
     ShingleSpec,
 )
 
-__all__ = ["apply_flags", "input_options", "sketch_options"]
+__all__ = ["apply_flags", "html_extract_option", "input_options", "sketch_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,6 +29,17 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
         return f
 
     return apply
+
+
+def html_extract_option(help_text: str, *, default: str | None = "text") -> Callable[[F], F]:
+    """The ``--html-extract`` option (its choices from :data:`~neardup.params.HtmlExtract`)."""
+    return click.option(
+        "--html-extract",
+        type=click.Choice(get_args(HtmlExtract)),
+        default=default,
+        show_default=default is not None,
+        help=help_text,
+    )
 
 
 input_options = _stack(
@@ -42,12 +54,11 @@ input_options = _stack(
         "--html-field",
         help="Field or column holding HTML, turned into text (instead of --text-field).",
     ),
-    click.option(
-        "--html-extract",
-        type=click.Choice(["text", "main", "altavista"]),
-        help="What is taken of HTML pages: text (all visible text), main (the main content, "
+    html_extract_option(
+        "What is taken of HTML pages: text (all visible text), main (the main content, "
         "boilerplate removed) or altavista (seed 000's features: words plus HREF and IMG "
         "URLs) [default: text].",
+        default=None,
     ),
     click.option(
         "--id-field",

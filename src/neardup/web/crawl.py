@@ -17,7 +17,6 @@ from neardup.io.readers import ReadOptions, detect_format, open_sources
 from neardup.io.warc import ArchiveStats, PayloadCache, read_web_records
 from neardup.params import HtmlExtract
 from neardup.text.html import parse_page
-from neardup.text.urls import url_host
 
 __all__ = ["Crawl", "read_crawl"]
 
@@ -28,8 +27,8 @@ class Crawl:
 
     Attributes
     ----------
-    urls, hosts, texts
-        Each page's URL as crawled, its host (``www.example.org``) and its text.
+    urls, texts
+        Each page's URL as crawled, and its text.
     links
         Each page's out-links: absolute URLs in document order (empty without HTML).
     stats
@@ -39,7 +38,6 @@ class Crawl:
     """
 
     urls: list[str] = field(default_factory=list)
-    hosts: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     links: list[tuple[str, ...]] = field(default_factory=list)
     stats: ArchiveStats = field(default_factory=ArchiveStats)
@@ -51,7 +49,6 @@ class Crawl:
     def add(self, url: str, text: str, links: tuple[str, ...] = ()) -> None:
         """Append one page."""
         self.urls.append(url)
-        self.hosts.append(url_host(url))
         self.texts.append(text)
         self.links.append(links)
 
