@@ -65,7 +65,10 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
     aliases = learn_alias_parameters([crawl.urls[i] for i in with_text], fingerprints[with_text])
     canonical = canonical_urls(crawl.urls, aliases)
     hosts = [url_host(url) for url in canonical]
-    links = [tuple(canonical_urls(list(out), aliases)) for out in crawl.links]
+    # A site's navigation links repeat on every page: canonicalise each distinct link once.
+    distinct = list(dict.fromkeys(url for out in crawl.links for url in out))
+    canonical_of = dict(zip(distinct, canonical_urls(distinct, aliases), strict=True))
+    links = [tuple(canonical_of[url] for url in out) for out in crawl.links]
     # One page per canonical URL, the one with the most text, in crawl order.
     _, by_url = np.unique(np.asarray(canonical, dtype=object), return_inverse=True)
     order = np.lexsort((np.arange(len(crawl)), -lengths, by_url))
