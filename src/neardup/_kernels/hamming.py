@@ -15,56 +15,86 @@ def popcount64(x):  # type: ignore[no-untyped-def]
     return (x * uint64(0x0101010101010101)) >> uint64(56)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _permuted(v, sources, shifts, masks):  # type: ignore[no-untyped-def]
+    """``v`` with block ``b`` (``(v >> sources[b]) & masks[b]``) moved to ``shifts[b]``."""
+    acc = uint64(0)
+    for b in range(sources.shape[0]):
+        acc |= ((v >> sources[b]) & masks[b]) << shifts[b]
+    return acc
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def permute_blocks(values, sources, shifts, masks, out):  # type: ignore[no-untyped-def]
-    """Move bit blocks: block ``b`` (``(v >> sources[b]) & masks[b]``) to ``shifts[b]``."""
+    """``out[i]``: ``values[i]`` with its blocks moved as :func:`_permuted` says (BPHS's pi_i)."""
     for i in prange(values.shape[0]):
-        v = values[i]
-        acc = uint64(0)
-        for b in range(sources.shape[0]):
-            acc |= ((v >> sources[b]) & masks[b]) << shifts[b]
-        out[i] = acc
+        out[i] = _permuted(values[i], sources, shifts, masks)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _first_table_for(x, lower_shifts, lower_masks):  # type: ignore[no-untyped-def]
+def _first_table_for(x, lower_masks):  # type: ignore[no-untyped-def]
     """Whether no block outside this table's leading ones, below its last, agrees.
 
-    ``x`` is the xor of the (permuted) fingerprints; ``lower_*`` locate the blocks that come
-    before the table's last leading block and are not leading. The first table (in the order
-    of ``itertools.combinations``) whose leading blocks all agree is the one whose leading
-    blocks are the smallest agreeing ones, so each pair is reported by exactly one table.
+    ``x`` is the xor of the (permuted) fingerprints; ``lower_masks`` are the bits, where they
+    sit once permuted, of each block that comes before the table's last leading block and is
+    not leading (0: padding). The first table (in the order of ``itertools.combinations``)
+    whose leading blocks all agree is the one whose leading blocks are the ``g`` smallest
+    agreeing ones, so each pair is reported by exactly one table.
     """
-    for b in range(lower_shifts.shape[0]):
-        if ((x >> lower_shifts[b]) & lower_masks[b]) == uint64(0):
+    for b in range(lower_masks.shape[0]):
+        mask = lower_masks[b]
+        if mask != uint64(0) and (x & mask) == uint64(0):
             return False
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def table_matches(  # type: ignore[no-untyped-def]
-    table, rows, queries, prefix_bits, max_distance, lower_shifts, lower_masks, count_only,
-    counts, offsets, out_query, out_row,
+    tables, rows, sources, shifts, masks, prefix_shifts, lower_masks, queries, max_distance,
+    first_only, count_only, starts, counts, offsets, out_row,
 ):  # fmt: skip
-    """Matches of each query in one sorted table that no earlier table reports.
+    """BPHS lookups (seed 004 §3): each query's rows within ``max_distance``, parallel over queries.
 
-    Entries sharing the query's top ``prefix_bits`` bits are scanned (``table`` is sorted) and
-    kept within ``max_distance``. With ``count_only`` only ``counts[q]`` is written; otherwise
-    the matches go to ``out_query``/``out_row`` from ``offsets[q]`` on.
+    For each table ``t`` in order (``tables[t]`` sorted, ``rows[t]`` the row of each entry,
+    ``sources/shifts/masks[t]`` its block permutation), each query is permuted, its header (the
+    top ``64 - prefix_shifts[t]`` bits) binary-searched and the entries sharing it scanned;
+    an entry within ``max_distance`` counts if this is the first table whose leading blocks
+    agree (``lower_masks[t]``, see :func:`_first_table_for`). With ``first_only`` (BPHSF) a
+    query's search stops at its first match.
+
+    Two passes: with ``count_only``, ``counts[q]`` and the runs' starts ``starts[t, q]`` are
+    written; then the rows go to ``out_row[offsets[q]:offsets[q + 1]]``, sorted, the runs
+    scanned again from ``starts`` (one binary search per query and table in all). Tables are
+    taken one at a time (one table's entries in cache, not ``T``'s). Cost per query: ``T``
+    permutations, binary searches and runs scanned (seed eq. 9).
     """
-    shift = uint64(64 - prefix_bits)
-    for q in range(queries.shape[0]):
-        v = queries[q]
-        low = v >> shift << shift if prefix_bits > 0 else uint64(0)
-        i = np.searchsorted(table, low, side="left")
-        k = 0 if count_only else offsets[q]
-        while i < table.shape[0] and (prefix_bits == 0 or (table[i] >> shift) == (v >> shift)):
-            x = table[i] ^ v
-            if popcount64(x) <= max_distance and _first_table_for(x, lower_shifts, lower_masks):
-                if not count_only:
-                    out_query[k] = q
-                    out_row[k] = rows[i]
-                k += 1
-            i += 1
+    num_tables, size = tables.shape
+    within = uint64(max_distance)
+    end = np.zeros(queries.shape[0], dtype=np.int64) if count_only else offsets[:-1].copy()
+    for t in range(num_tables):
+        table, table_rows, shift, lower = tables[t], rows[t], prefix_shifts[t], lower_masks[t]
+        source, to, mask = sources[t], shifts[t], masks[t]
+        for q in prange(queries.shape[0]):
+            k = end[q]
+            if first_only and k > (0 if count_only else offsets[q]):
+                continue
+            v = _permuted(queries[q], source, to, mask)
+            header = v >> shift
+            if count_only:
+                starts[t, q] = np.searchsorted(table, header << shift, side="left")
+            i = starts[t, q]
+            while i < size and (table[i] >> shift) == header:
+                x = table[i] ^ v
+                if popcount64(x) <= within and _first_table_for(x, lower):
+                    if not count_only:
+                        out_row[k] = table_rows[i]
+                    k += 1
+                    if first_only:
+                        break
+                i += 1
+            end[q] = k
+    for q in prange(queries.shape[0]):
         if count_only:
-            counts[q] = k
+            counts[q] = end[q]
+        else:
+            out_row[offsets[q] : end[q]].sort()
