@@ -20,6 +20,7 @@ from neardup.errors import (
     StoreError,
 )
 from neardup.hamming import index as index_module
+from neardup.hamming.pairs import Search
 from tests import reference
 
 SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1))
@@ -48,19 +49,26 @@ def _brute_force(
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), bits=st.sampled_from([64, 128]), h=st.integers(0, 4))
-def test_adds_removes_and_queries_equal_brute_force(seed: int, bits: int, h: int) -> None:
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    bits=st.sampled_from([64, 128]),
+    h=st.integers(0, 4),
+    search=st.sampled_from(["tables", "psm"]),
+)
+def test_adds_removes_and_queries_equal_brute_force(
+    seed: int, bits: int, h: int, search: Search
+) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(index_module, "MIN_REBUILD", 8)  # rebuild often
         patch.setattr(index_module, "SCAN_CELLS", 16)  # scan the tail a few queries at a time
-        _exercise(seed, bits, h)
+        _exercise(seed, bits, h, search)
 
 
-def _exercise(seed: int, bits: int, h: int) -> None:
+def _exercise(seed: int, bits: int, h: int, search: Search) -> None:
     rng = np.random.default_rng(seed)
     words = bits // 64
     spec = SketchSpec.from_dict({**SPEC.to_dict(), "simhash_bits": bits})
-    index = HammingIndex(spec, max_distance=h)
+    index = HammingIndex(spec, max_distance=h, search=search)  # PSM: every flip set, exact
     stored: dict[str, np.ndarray] = {}
     base = rng.integers(0, 2**64, size=(6, words), dtype=np.uint64)
     for step in range(12):
@@ -95,6 +103,38 @@ def test_texts_in_and_near_copies_out(licenses: list[dict[str, object]]) -> None
     assert matches[0][0] == Match(id=f"d{longest}", similarity=1.0, distance=0)
     assert f"d{longest}" in [m.id for m in matches[1]]
     assert all(m.similarity == np.cos(np.pi * m.distance / 64) for m in matches[1])
+
+
+def test_a_psm_index_fits_its_flip_model_and_keeps_it(
+    licenses: list[dict[str, object]], tmp_path: Path
+) -> None:
+    texts = [str(r["text"]) for r in licenses[:600]]
+    ids = [f"d{i}" for i in range(600)]
+    edited = [" ".join(t.split()[1:]) for t in texts[:100]]  # the first word dropped
+    exact = HammingIndex(SPEC, max_distance=3)
+    exact.add(ids, texts)
+    truth = exact.query(edited)
+    with HammingIndex(SPEC, max_distance=3, search="psm", budget=8) as index:
+        index.add(ids, texts)
+        assert index.flips is not None
+        found = index.query(edited)
+    assert all(set(f) <= set(t) for f, t in zip(found, truth, strict=True))  # never a false hit
+    reached = sum(len(f) for f in found) / sum(len(t) for t in truth)
+    assert reached > 0.8, reached  # 8 of the 176 sets of <= 3 of 10 header bits
+    index.save(tmp_path / "psm.npz")
+    loaded = HammingIndex.load(tmp_path / "psm.npz", SPEC)
+    assert (loaded.search, loaded.budget) == ("psm", 8)
+    assert loaded.flips is not None
+    assert np.array_equal(loaded.flips.changes, index.flips.changes)
+    assert loaded.query(edited) == found
+    with np.load(tmp_path / "psm.npz") as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(str(arrays["parameters"]))
+    header["flips"]["version"] = 0
+    arrays["parameters"] = np.array(json.dumps(header))
+    np.savez(tmp_path / "old.npz", **arrays)
+    with pytest.raises(IncompatibleError, match="old.npz.*fit the model again"):
+        HammingIndex.load(tmp_path / "old.npz", SPEC)
 
 
 def test_upsert_replaces_and_get_returns_the_fingerprint() -> None:

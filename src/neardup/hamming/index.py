@@ -5,10 +5,12 @@ It speaks the vocabulary of :class:`~neardup.index.LSHIndex` (see :mod:`neardup.
 answers with a list of :class:`~neardup.lookup.Match`, each with the ``distance`` in bits
 and, as ``similarity``, the cosine that distance estimates, ``cos(π distance / bits)``.
 
-Fingerprints live in one array. Most of them are covered by block-permuted tables
-(:class:`~neardup.hamming.pairs.FingerprintTables`); the ones added since the tables were
-built are scanned by popcount, and the tables are rebuilt once that tail outgrows half the
-indexed part (amortised O(log n) sorts per fingerprint). Deleted documents are masked until
+Fingerprints live in one array. Most of them are covered by a search structure
+(:class:`~neardup.hamming.pairs.FingerprintTables`): block-permuted tables (exact), or with
+``search="psm"`` seed 004's single sorted copy searched by likely bit flips (a quarter of the
+memory; exact with every flip set, faster and approximate with a ``budget``). The ones added
+since it was built are scanned by popcount, and the search is rebuilt once that tail outgrows
+half the indexed part (amortised O(log n) sorts per fingerprint). Deleted documents are masked until
 the next rebuild. The index saves to one ``.npz`` file with every parameter that made its
 fingerprints, the IDF weights included, and refuses a file made differently.
 """
@@ -26,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from neardup._types import I64Array, U64Array
+from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
 from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
-from neardup.hamming.pairs import FingerprintTables
+from neardup.hamming.flips import FlipModel
+from neardup.hamming.pairs import FingerprintTables, Search
 from neardup.lookup import Match, check_ids, ids_exist
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
@@ -59,6 +62,15 @@ class HammingIndex:
         ``h``: the default radius of :meth:`query`.
     idf
         The fitted IDF weights of ``weighting="tfidf"``; saved with the index.
+    search
+        ``"tables"`` (block-permuted tables) or ``"psm"`` (probabilistic SimHash matching).
+    budget
+        PSM's flip sets per query (and 64-bit word): ``None`` tries every set of at most ``h``
+        header bits, an exact search; a small budget (8 on RFC paragraphs at ``h = 3``) finds
+        some 95% of the neighbours much faster (docs/simhash.md).
+    flips
+        PSM's :class:`~neardup.hamming.flips.FlipModel`; ``None`` fits one from the first
+        documents added as text (their bit weights), and it is saved with the index.
 
     Examples
     --------
@@ -75,10 +87,18 @@ class HammingIndex:
         *,
         max_distance: int = 7,
         idf: IDFWeights | None = None,
+        search: Search = "tables",
+        budget: int | None = None,
+        flips: FlipModel | None = None,
     ) -> None:
         self.spec = spec if spec is not None else SketchSpec(kind="simhash")
         self.max_distance = max_distance
         self.idf = idf
+        if search not in ("tables", "psm"):
+            raise ParameterError(f"search must be 'tables' or 'psm'; got {search!r}.")
+        self.search = search
+        self.budget = budget
+        self.flips = flips
         self._hasher = SimHasher(self.spec, idf)
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
@@ -139,10 +159,15 @@ class HammingIndex:
         return present
 
     def _sketch(self, ids: Sequence[str], texts: Sequence[str]) -> U64Array:
-        """The fingerprints of ``texts``, one for each of ``ids``."""
+        """The fingerprints of ``texts``, one for each of ``ids``; PSM's model fitted first."""
         if len(ids) != len(texts):
             raise ParameterError(f"got {len(texts)} texts for {len(ids)} ids.")
-        return self._hasher.sketch(texts).values
+        if self.search != "psm" or self.flips is not None or len(texts) < 2:
+            return self._hasher.sketch(texts).values
+        signatures, weights = self._hasher.sketch_with_bit_weights(texts)
+        self.flips = FlipModel.fit(signatures.values[:, 0], weights[:, :64],
+                                   max_distance=self.max_distance)  # fmt: skip
+        return signatures.values
 
     def _insert(self, ids: Sequence[str], values: U64Array, *, replace: bool) -> None:
         """Store fingerprint rows under ``ids``; all of them, or (on an error) none."""
@@ -178,9 +203,12 @@ class HammingIndex:
         nearest when given. Each :class:`~neardup.lookup.Match` has the ``distance`` in bits
         and the cosine it estimates as ``similarity``, ``cos(π distance / simhash_bits)``.
         """
-        return self.query_signatures(
-            self._hasher.sketch(texts), max_distance=max_distance, top_k=top_k
-        )
+        if self.search != "psm" or self.flips is None:
+            return self.query_signatures(
+                self._hasher.sketch(texts), max_distance=max_distance, top_k=top_k
+            )
+        signatures, weights = self._hasher.sketch_with_bit_weights(texts)
+        return self._query(signatures, max_distance, top_k, self.flips.probabilities(weights))
 
     def query_signatures(
         self,
@@ -189,13 +217,25 @@ class HammingIndex:
         max_distance: int | None = None,
         top_k: int | None = None,
     ) -> list[list[Match]]:
-        """:meth:`query` for signatures made with this index's spec (by ``SimHasher.sketch``)."""
+        """:meth:`query` for signatures made with this index's spec (by ``SimHasher.sketch``).
+
+        Without the bit weights, PSM takes every header bit as equally likely to flip.
+        """
+        return self._query(signatures, max_distance, top_k, None)
+
+    def _query(
+        self,
+        signatures: Signatures,
+        max_distance: int | None,
+        top_k: int | None,
+        probabilities: F64Array | None,
+    ) -> list[list[Match]]:
         self._check_spec(signatures)
         if top_k is not None and top_k < 1:
             raise ParameterError(f"top_k must be a positive int; got {top_k}.")
         queries = self._rows(signatures.values)
         h = self.max_distance if max_distance is None else max_distance
-        query, row = self._search(queries, h)
+        query, row = self._search(queries, h, probabilities)
         distance = hamming_distance(queries[query], self._values[row])
         similarity = estimate_cosine(distance, self.spec.simhash_bits)
         found: list[list[tuple[int, str, float]]] = [[] for _ in range(queries.shape[0])]
@@ -217,13 +257,15 @@ class HammingIndex:
                 + " (the signatures' first)"
             )
 
-    def _search(self, queries: U64Array, h: int) -> tuple[I64Array, I64Array]:
-        """``(query, row)`` of live rows within ``h`` bits (tables for the indexed part)."""
+    def _search(
+        self, queries: U64Array, h: int, probabilities: F64Array | None
+    ) -> tuple[I64Array, I64Array]:
+        """``(query, row)`` of live rows within ``h`` bits (the search for the indexed part)."""
         found_q: list[I64Array] = []
         found_r: list[I64Array] = []
         indexed = self._indexed
         if self._tables is not None and h == self.max_distance:
-            query, row = self._tables.query(queries)
+            query, row = self._tables.query(queries, probabilities)
             found_q.append(query)
             found_r.append(row)
         else:
@@ -259,7 +301,11 @@ class HammingIndex:
         self._row_of = {doc_id: i for i, doc_id in enumerate(self._ids)}
         self._values = self._values[keep]
         self._live = np.ones(len(self._ids), dtype=bool)
-        self._tables = FingerprintTables(self._values, self.max_distance) if len(keep) else None
+        self._tables = None
+        if len(keep):
+            self._tables = FingerprintTables(
+                self._values, self.max_distance, search=self.search, budget=self.budget
+            )
         self._indexed = len(self._ids)
 
     def _check(self) -> None:
@@ -284,6 +330,9 @@ class HammingIndex:
             "provenance": provenance_of(self.spec),
             "max_distance": self.max_distance,
             "idf": self.idf.describe() if self.idf is not None else None,
+            "search": self.search,
+            "budget": self.budget,
+            "flips": self.flips.to_dict() if self.flips is not None else None,
         }
 
     def info(self) -> dict[str, Any]:
@@ -379,6 +428,11 @@ class HammingIndex:
                     arrays["idf_features"], arrays["idf_values"], header["idf"]["num_docs"]
                 )
             ids, values = arrays["ids"].tolist(), arrays["values"]
+            search = header.get("search", "tables")  # files from before PSM have none
+            budget = header.get("budget")
+            flips = None if header.get("flips") is None else FlipModel.from_dict(header["flips"])
+        except IncompatibleError as exc:
+            raise IncompatibleError(f"{path}: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
             raise _damaged(path, exc) from None
         if spec is not None and spec != stored:
@@ -395,7 +449,8 @@ class HammingIndex:
                 "index's first); rebuild the index."
             )
         try:
-            index = cls(stored, max_distance=max_distance, idf=idf)
+            index = cls(stored, max_distance=max_distance, idf=idf, search=search, budget=budget,
+                        flips=flips)  # fmt: skip
             index._insert(ids, values, replace=False)
         except (ParameterError, InputError) as exc:  # rows of another width, ids repeated
             raise _damaged(path, exc) from None

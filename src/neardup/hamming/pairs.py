@@ -11,59 +11,99 @@ one of their 64-bit halves; the full distance is then checked.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
-from neardup._types import BoolArray, I64Array, U64Array
+from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.bphs import BlockPermutedIndex, choose_blocks
+from neardup.hamming.psm import PSMIndex
 from neardup.lsh.banding import candidate_pairs
 from neardup.pairs import CandidatePairs
 from neardup.sketch.simhash import hamming_distance
 
-__all__ = ["FingerprintTables", "near_pairs"]
+__all__ = ["FingerprintTables", "Search", "near_pairs"]
+
+Search = Literal["tables", "psm"]
+"""How fingerprints within ``h`` are found: block-permuted tables (exact, ``C(G, g)`` copies),
+or PSM (one copy; exact with every flip set, approximate with a budget)."""
 
 
 class FingerprintTables:
-    """Block-permuted tables over fingerprints of one or two 64-bit words: exact within ``h``.
+    """A search over fingerprints of one or two 64-bit words for every row within ``h`` bits.
 
     Two words are searched half by half with radius ``h // 2`` (pigeonhole), then the full
-    distance is checked. ``num_blocks`` ``None`` chooses ``G`` from the number of rows.
+    distance is checked. ``search`` picks block-permuted tables (``num_blocks`` ``None``
+    chooses ``G`` from the number of rows) or PSM (``budget`` flip sets per query and word,
+    ``None`` for all of them).
     """
 
-    def __init__(self, rows: U64Array, max_distance: int, num_blocks: int | None = None) -> None:
+    def __init__(
+        self,
+        rows: U64Array,
+        max_distance: int,
+        num_blocks: int | None = None,
+        *,
+        search: Search = "tables",
+        budget: int | None = None,
+    ) -> None:
         if rows.ndim != 2 or rows.shape[1] not in (1, 2):
             raise ParameterError(
                 f"fingerprints must be rows of 1 or 2 uint64 words; got shape {rows.shape}."
             )
         self.rows = rows
         self.max_distance = max_distance
+        self.budget = budget
         words = rows.shape[1]
-        per_word = max_distance if words == 1 else max_distance // 2
-        blocks = num_blocks if num_blocks is not None else choose_blocks(rows.shape[0], per_word)
-        self.tables = [
-            BlockPermutedIndex(
-                np.ascontiguousarray(rows[:, word]), max_distance=per_word, num_blocks=blocks
-            )
-            for word in range(words)
-        ]
+        self.per_word = max_distance if words == 1 else max_distance // 2
+        self.tables: list[BlockPermutedIndex | PSMIndex]
+        if search == "psm":
+            self.tables = [PSMIndex(np.ascontiguousarray(rows[:, w])) for w in range(words)]
+        else:
+            g = choose_blocks(rows.shape[0], self.per_word) if num_blocks is None else num_blocks
+            self.tables = [
+                BlockPermutedIndex(
+                    np.ascontiguousarray(rows[:, w]), max_distance=self.per_word, num_blocks=g
+                )
+                for w in range(words)
+            ]
 
     def memory_bytes(self) -> int:
         """Bytes of every table."""
         return sum(table.memory_bytes() for table in self.tables)
 
-    def query(self, queries: U64Array) -> tuple[I64Array, I64Array]:
-        """Every ``(query, row)`` within ``max_distance`` bits, sorted by query, then row."""
+    def query(
+        self, queries: U64Array, probabilities: F64Array | None = None
+    ) -> tuple[I64Array, I64Array]:
+        """Every ``(query, row)`` within ``max_distance`` bits, sorted by query, then row.
+
+        ``probabilities`` (``float64[num_queries, 64 * words]``) are the queries' flip
+        probabilities for PSM (:class:`~neardup.hamming.flips.FlipModel`); ``None``: all alike.
+        """
         if len(self.tables) == 1:
-            return self.tables[0].query(queries[:, 0])
+            return self._search(0, queries, probabilities)
         num_rows = max(self.rows.shape[0], 1)
         codes = []
-        for word, table in enumerate(self.tables):
-            query, row = table.query(np.ascontiguousarray(queries[:, word]))
+        for word in range(len(self.tables)):
+            query, row = self._search(word, queries, probabilities)
             codes.append(query * num_rows + row)
         code = np.unique(np.concatenate(codes))
         query, row = code // num_rows, code % num_rows
         close = hamming_distance(queries[query], self.rows[row]) <= self.max_distance
         return query[close], row[close]
+
+    def _search(
+        self, word: int, queries: U64Array, probabilities: F64Array | None
+    ) -> tuple[I64Array, I64Array]:
+        """``(query, row)`` within ``h`` (or ``h // 2``) bits on one word."""
+        table = self.tables[word]
+        values = np.ascontiguousarray(queries[:, word])
+        if isinstance(table, BlockPermutedIndex):
+            return table.query(values)
+        p = None if probabilities is None else probabilities[:, 64 * word : 64 * (word + 1)]
+        found = table.query(values, p, max_distance=self.per_word, budget=self.budget)
+        return found.query, found.row
 
 
 def near_pairs(
