@@ -1,210 +1,344 @@
-"""Hamming search side by side: BPHS (4 and 10 tables), PSM (first and all match), faiss.
+"""Hamming search on real near copies: PSM (seed 004) against BPHS, online and batch, and faiss.
 
-Data: 64-bit weighted SimHashes (word 3-shingles, TF-IDF learned from the paragraphs) of real
-RFC text: the distinct paragraphs of 20+ words, then (for ``--n`` beyond them) distinct windows
-of 4 consecutive lines, then random fingerprints if still short. Queries: ``--queries`` stored
-paragraphs with one random word deleted (a real near copy: its bits flip as real edits flip
-them; some 13% of them stay within h = 3 of their original), hashed with their per-bit
-weights. Truth: every stored fingerprint within h = 3 (BPHS, which the tests prove equal to
-brute force). PSM's flip probabilities come from the weight changes of 10,000 other edited
-paragraphs. Printed: queries/s, RAM per stored fingerprint, and recall relative to the exact
-answer; PSM's budget is the smallest power of two reaching 95% relative recall (PSMF: queries
-with a neighbour that find one; PSMA: pairs), then the recall knob (``recall=0.95`` of the
-model's probability) and batch mode (the collection on disk, read in chunks). Then seed 004's
-Figure 3: attempts until the nearest neighbour's flip set comes up, VOSH against random order.
+Data (seed 004's setting on RFC text): every RFC that obsoletes another is a *new revision*; the
+collection ``H`` is the distinct paragraphs (``--min-words`` words or more) of all the other RFCs
+(the previous revisions among them), the queries are the paragraphs of the new revisions that
+are not exact copies of a stored one (exact copies are found by hashing the bytes; the seed
+removed them too). Fingerprints: 64-bit SimHash of the words, stop words removed and stemmed,
+TF-IDF weighted (IDF from ``H``), Gaussian hyperplanes; ``h = 3``. Truth: BPHS (equal to brute
+force by the tests). PSM's flip model is fitted from ``H`` (:meth:`FlipModel.fit`: the weight
+changes of ``H``'s own pairs within ``h``), and each query's flip probabilities are computed
+from its SimHash weights inside the timed call. Budgets ``k`` are the smallest powers of two
+reaching 95% of BPHS's matches on the tuning queries (the first ``--tune`` share); every row
+is then measured on the other queries. Relative recall as the seed defines it: PSMA, pairs found
+over BPHS's pairs; PSMF, queries with a match found over queries BPHS finds one for.
 
-Run: ``.venv/bin/python bench/hamming.py [--n 1000000] [--queries 100000]``.
+Every search runs on all cores (numba); queries/s are medians of ``--repeat`` runs.
+Run: ``.venv/bin/python bench/hamming.py [--min-words 10] [--repeat 5]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
+from typing import Any
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.corpora import line_windows, load_rfcs, paragraphs  # noqa: E402
-from neardup import ShingleSpec, SketchSpec  # noqa: E402
+from bench.corpora import RFC_ARCHIVE, load_rfcs, paragraphs  # noqa: E402
+from neardup import NormalizeSpec, ShingleSpec, SketchSpec  # noqa: E402
 from neardup.hamming import (  # noqa: E402
     BlockPermutedIndex,
+    FlipModel,
     PSMIndex,
-    flip_probabilities,
+    SortedRuns,
+    bphs_batch_query,
     psm_batch_query,
-    save_sorted,
     vosh_masks,
 )
 from neardup.sketch.simhash import SimHasher  # noqa: E402
 from neardup.sketch.weighted import IDFWeights  # noqa: E402
 
 H = 3
+RELATIONS = RFC_ARCHIVE.parent / "rfc_relations.tsv"
+SPEC = SketchSpec(
+    kind="simhash",
+    shingle=ShingleSpec(k=1),
+    weighting="tfidf",
+    normalize=NormalizeSpec(stopwords="english", stem="english"),
+)
 
 
-def _edit(texts: list[str], rng: np.random.Generator) -> list[str]:
-    out = []
-    for text in texts:
-        words = text.split()
-        drop = int(rng.integers(0, len(words)))
-        out.append(" ".join(words[:drop] + words[drop + 1 :]))
-    return out
+def revisions(min_words: int) -> tuple[list[str], list[str]]:
+    """``(stored, queries)``: paragraphs of the other RFCs, and new ones of the new revisions."""
+    with open(RELATIONS, newline="") as file:
+        newer = {
+            f"rfc{r['rfc']}"
+            for r in csv.DictReader(file, delimiter="\t")
+            if r["relation"] == "obsoletes" and r["target_series"] == "RFC"
+        }
+    ids, texts = load_rfcs()
+    stored: dict[str, None] = {}
+    asked: dict[str, None] = {}
+    for rfc, text in zip(ids, texts, strict=True):
+        (asked if rfc in newer else stored).update(
+            dict.fromkeys(paragraphs([text], min_words=min_words))
+        )
+    return list(stored), [p for p in asked if p not in stored]
 
 
-def _chunks(items: list[str], size: int):  # type: ignore[no-untyped-def]
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _timed(run, repeat: int = 3):  # type: ignore[no-untyped-def]
-    best, result = None, None
+def median_time(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The median wall time of ``repeat`` runs, and the last result."""
+    times, result = [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = run()
-        elapsed = time.perf_counter() - start
-        best = elapsed if best is None else min(best, elapsed)
-    return best, result
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)), result
 
 
-def vosh_versus_random(
-    values: np.ndarray, queries: np.ndarray, probabilities: np.ndarray, rng: np.random.Generator
+def hash_all(hasher: SimHasher, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Fingerprints and bit weights, 200,000 texts at a time."""
+    values, weights = [], []
+    for start in range(0, len(texts), 200_000):
+        signatures, w = hasher.sketch_with_bit_weights(texts[start : start + 200_000])
+        values.append(signatures.values[:, 0])
+        weights.append(w)
+    return np.concatenate(values), np.concatenate(weights)
+
+
+def flip_order(
+    values: np.ndarray,
+    queries: np.ndarray,
+    p: np.ndarray,
+    q_truth: np.ndarray,
+    r_truth: np.ndarray,
+    t: int,
+    rng: np.random.Generator,
 ) -> None:
-    """Attempts until the nearest neighbour's flip set comes up: VOSH order vs random order.
-
-    Seed 004's Figure 3: for queries whose nearest stored fingerprint is 1..h bits away, the
-    rank of the flip set leading to it among the non-empty sets of at most h bits, in VOSH
-    order and in a random order; the attempts needed for 50/80/95/100% of the queries.
-    """
-    total = sum(comb(64, i) for i in range(1, H + 1))
-    index = BlockPermutedIndex(values, max_distance=H, num_blocks=4)
-    query, row = index.query(queries)
-    distance = np.bitwise_count(queries[query] ^ values[row])
-    nearest = {}
-    for q, r, d in zip(query.tolist(), row.tolist(), distance.tolist(), strict=True):
-        if q not in nearest or d < nearest[q][1]:
-            nearest[q] = (r, d)
+    """Seed 004's Figure 3 on the header: VOSH rank of each true match's header flip set."""
+    shift = np.uint64(64 - t)
+    diff = (queries[q_truth] ^ values[r_truth]) >> shift
+    moved = diff != 0
+    total = sum(comb(t, i) for i in range(1, H + 1))
+    every = sum(comb(64, i) for i in range(H + 1))
     ranks = []
-    for q, (r, d) in nearest.items():
-        if d == 0:
-            continue
-        masks = vosh_masks(probabilities[q], H, total + 1)[1:]  # without the empty set
-        ranks.append(int(np.flatnonzero(masks == (queries[q] ^ values[r]))[0]) + 1)
+    sample = rng.permutation(np.flatnonzero(moved))[:2000]
+    for q, d in zip(q_truth[sample].tolist(), diff[sample].tolist(), strict=True):
+        header = np.full(64, 1e-9)  # VOSH over the header: the other bits' sets are left out
+        header[:t] = p[q, 64 - t :]
+        masks = vosh_masks(header, H, every)
+        masks = masks[(masks >> np.uint64(t)) == 0]
+        ranks.append(int(np.flatnonzero(masks == d)[0]))
     vosh = np.array(ranks)
-    shuffled = rng.integers(1, total + 1, size=vosh.shape[0])  # uniform rank among all sets
-    print(f"\nflips until the nearest neighbour ({vosh.shape[0]:,} queries with one 1-{H} bits "
-          "away):\n")  # fmt: skip
-    print("| share of queries | VOSH | random order | ratio |\n|---:|---:|---:|---:|")
+    uniform = rng.integers(1, total + 1, size=vosh.shape[0])
+    print(
+        f"\nheader flip sets tried until a match with a flipped header bit comes up "
+        f"({vosh.shape[0]:,} sampled of {moved.sum():,} such matches, of {q_truth.shape[0]:,}; "
+        f"{total:,} sets of 1-{H} of {t} bits):\n"
+    )
+    print("| share of those matches | VOSH | random order | ratio |\n|---:|---:|---:|---:|")
     for share in (0.5, 0.8, 0.95, 1.0):
-        a, b = np.quantile(vosh, share), np.quantile(shuffled, share)
+        a, b = np.quantile(vosh, share), np.quantile(uniform, share)
         print(f"| {share:.0%} | {a:,.0f} | {b:,.0f} | {b / a:,.0f}x |")
+
+
+def budget_for(
+    psm: PSMIndex,
+    queries: np.ndarray,
+    p: np.ndarray,
+    first_only: bool,
+    reached: Callable[[np.ndarray], float],
+) -> int:
+    """The smallest power of two reaching 95% relative recall on the tuning queries."""
+    k = 1
+    while k < sum(comb(psm.header_bits, i) for i in range(H + 1)):
+        found = psm.query(queries, p, max_distance=H, budget=k, first_only=first_only)
+        if reached(found.found_per_query()) >= 0.95:
+            break
+        k *= 2
+    return k
+
+
+def scaling(
+    values: np.ndarray,
+    queries: np.ndarray,
+    p: np.ndarray,
+    tune: np.ndarray,
+    sizes: list[int],
+    repeat: int,
+) -> None:
+    """Seed 004's Figure 7: the same queries as the collection grows (random fingerprints
+    added; none is within h of a query), BPHS with 4 tables against PSM with t = log2 n."""
+    rng = np.random.default_rng(1)
+    test = ~tune
+    print(
+        "\n| fingerprints | BPHSA-4 q/s | PSMA q/s (k) | x | BPHSF-4 q/s | PSMF q/s (k) | x | "
+        "RAM PSM / BPHS |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    for n in sizes:
+        padded = np.concatenate(
+            [values, rng.integers(0, 2**64, size=max(0, n - values.shape[0]), dtype=np.uint64)]
+        )
+        bphs = BlockPermutedIndex(padded, max_distance=H, num_blocks=4)
+        q_truth, _ = bphs.query(queries)
+        found_by = np.bincount(q_truth, minlength=queries.shape[0])
+        psm = PSMIndex(padded)
+        cells = []
+        for first_only in (False, True):
+
+            def reached(
+                found: np.ndarray, f: bool = first_only, found_by: np.ndarray = found_by
+            ) -> float:
+                if f:  # PSM never reports a pair BPHS does not
+                    return float((found > 0).sum() / (found_by[tune] > 0).sum())
+                return float(found.sum() / found_by[tune].sum())
+
+            k = budget_for(psm, queries[tune], p[tune], first_only, reached)
+            base, _ = median_time(
+                lambda f=first_only, b=bphs: b.query(queries[test], first_only=f), repeat
+            )
+            seconds, _ = median_time(
+                lambda k=k, f=first_only, s=psm: s.query(
+                    queries[test], p[test], max_distance=H, budget=k, first_only=f
+                ),
+                repeat,
+            )
+            m = test.sum()
+            cells.append(f"{m / base:,.0f} | {m / seconds:,.0f} ({k}) | {base / seconds:.2f}")
+        ram = psm.memory_bytes() / bphs.memory_bytes()
+        print(f"| {n:,} | {' | '.join(cells)} | {ram:.2f} |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--queries", type=int, default=100_000)
-    parser.add_argument("--header-bits", type=int, default=20, help="PSM header table: 2^t")
+    parser.add_argument("--min-words", type=int, default=10)
+    parser.add_argument("--tune", type=float, default=0.2, help="share of queries for tuning k")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--scale",
+        default="8000000,32000000",
+        help="collection sizes (commas) for the scaling table; empty: none",
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    _, texts = load_rfcs()
-    paras = list(dict.fromkeys(paragraphs(texts, min_words=20)))
-    docs = paras[: args.n]
-    if len(docs) < args.n:
-        seen = set(docs)
-        docs += [w for w in dict.fromkeys(line_windows(texts)) if w not in seen][
-            : args.n - len(docs)
-        ]
-    spec = SketchSpec(kind="simhash", weighting="tfidf", shingle=ShingleSpec(k=3))
-    hasher = SimHasher(spec, IDFWeights(spec).fit_batches(_chunks(paras, 200_000)))
-    real = np.concatenate([hasher.sketch(chunk).values[:, 0] for chunk in _chunks(docs, 500_000)])
-    real = np.unique(real)  # distinct fingerprints: boilerplate would otherwise swamp PSMA's recall
-    padding = rng.integers(0, 2**64, size=max(0, args.n - real.shape[0]), dtype=np.uint64)
-    values = np.concatenate([real, padding])
-    stored = min(len(paras), args.n)
-    print(f"{stored:,} paragraphs + {len(docs) - stored:,} line windows -> {real.shape[0]:,} "
-          f"distinct SimHashes + {padding.shape[0]:,} random = {values.shape[0]:,} "
-          f"fingerprints; {args.queries:,} queries, h = {H}")  # fmt: skip
-    del docs
+    start = time.perf_counter()
+    stored, asked = revisions(args.min_words)
+    idf = IDFWeights(SPEC).fit_batches(
+        stored[i : i + 200_000] for i in range(0, len(stored), 200_000)
+    )
+    hasher = SimHasher(SPEC, idf)
+    values, weights = hash_all(hasher, stored)
+    queries, query_weights = hash_all(hasher, asked)
+    n, m = values.shape[0], queries.shape[0]
+    print(
+        f"{n:,} stored paragraphs ({np.unique(values).shape[0]:,} distinct fingerprints), "
+        f"{m:,} query paragraphs, h = {H}, {numba.get_num_threads()} threads; data "
+        f"{time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
+    fit_s, model = median_time(lambda: FlipModel.fit(values, weights, max_distance=H), 1)
+    print(f"flip model: {model.source}, {model.pairs:,} pairs, fitted in {fit_s:.1f} s", flush=True)
 
-    picks = rng.choice(stored, size=args.queries + 10_000, replace=False)
-    chosen = [paras[i] for i in picks]
-    edited = _edit(chosen, rng)
-    query_hashes, query_weights = hasher.sketch_with_bit_weights(edited[: args.queries])
-    queries = query_hashes.values[:, 0]
-    _, sample_before = hasher.sketch_with_bit_weights(chosen[args.queries :])
-    _, sample_after = hasher.sketch_with_bit_weights(edited[args.queries :])
-    probabilities = flip_probabilities(query_weights, sample_after - sample_before)
+    tune = np.arange(m) < int(args.tune * m)
+    test = ~tune
+    bphs = {
+        g: BlockPermutedIndex(values, max_distance=H, num_blocks=g + H, leading_blocks=g)
+        for g in (1, 2)
+    }
+    q_truth, r_truth = bphs[1].query(queries)
+    found_by = np.bincount(q_truth, minlength=m)
+    has = found_by > 0
+    distances = np.bincount(np.bitwise_count(queries[q_truth] ^ values[r_truth])).tolist()
+    print(
+        f"BPHS: {q_truth.shape[0]:,} pairs within {H}; {has.sum():,} queries "
+        f"({has.mean():.1%}) have one; pairs at distance 0..{H}: {distances}",
+        flush=True,
+    )
 
-    rows = []
-    build_s, bphs4 = _timed(lambda: BlockPermutedIndex(values, max_distance=H, num_blocks=4), 1)
-    seconds, (q_truth, _) = _timed(lambda: bphs4.query(queries))
-    truth = np.bincount(q_truth, minlength=args.queries)
-    has = truth > 0
-    rows.append(("BPHS, 4 tables", seconds, bphs4.memory_bytes(), 1.0))
-    print(f"  done: BPHS, 4 tables: {args.queries / seconds:,.0f} queries/s", flush=True)
-    bphs10 = BlockPermutedIndex(values, max_distance=H, num_blocks=5)
-    seconds, _ = _timed(lambda: bphs10.query(queries))
-    rows.append(("BPHS, 10 tables", seconds, bphs10.memory_bytes(), 1.0))
-
-    def recall_of(found: np.ndarray, first_only: bool, part: slice = slice(None)) -> float:
+    def recall(found: np.ndarray, first_only: bool, part: np.ndarray) -> float:
         if first_only:
-            return float(((found > 0) & has[part]).sum() / has[part].sum())
-        return float(np.minimum(found, truth[part]).sum() / truth[part].sum())
+            return float(((found > 0) & has & part).sum() / (has & part).sum())
+        return float(found[part].sum() / found_by[part].sum())
 
-    def report(row: tuple[str, float, float, float]) -> None:
-        rows.append(row)
-        print(f"  done: {row[0]}: {args.queries / row[1]:,.0f} queries/s, recall {row[3]:.3f}",
-              flush=True)  # fmt: skip
+    rows: list[tuple[str, float, int, float]] = []
 
-    # Budgets are tuned on the first 10,000 queries, then timed once on all of them.
-    tune = slice(0, min(10_000, args.queries))
-    psm = PSMIndex(values, header_bits=args.header_bits)
+    def row(name: str, seconds: float, ram: int, rec: float) -> None:
+        rows.append((name, seconds, ram, rec))
+        print(f"  {name}: {test.sum() / seconds:,.0f} queries/s, recall {rec:.3f}", flush=True)
+
+    q_test, w_test = queries[test], query_weights[test]
+    for g, index in bphs.items():
+        tables = f"BPHS{{}}, {index.num_tables} tables (G = {g + H}, g = {g})"
+        seconds, _ = median_time(lambda i=index: i.query(q_test), args.repeat)
+        row(tables.format("A"), seconds, index.memory_bytes(), 1.0)
+        seconds, _ = median_time(lambda i=index: i.query(q_test, first_only=True), args.repeat)
+        row(tables.format("F"), seconds, index.memory_bytes(), 1.0)
+
+    psm = PSMIndex(values)
+    t = psm.header_bits
+    p_all = model.probabilities(query_weights)
     budgets = {}
-    for first_only, name in ((True, "PSMF"), (False, "PSMA")):
-        budget = 1
-        while budget < 43745:
-            matches = psm.query(queries[tune], probabilities[tune], max_distance=H,
-                                budget=budget, first_only=first_only)  # fmt: skip
-            if recall_of(matches.found_per_query(), first_only, tune) >= 0.95:
-                break
-            budget *= 2
-        budgets[name] = budget
-        seconds, matches = _timed(
-            lambda b=budget, f=first_only: psm.query(
-                queries, probabilities, max_distance=H, budget=b, first_only=f
-            ),
-            1,
+    for name, first_only in (("PSMF", True), ("PSMA", False)):
+        k = budget_for(
+            psm,
+            queries[tune],
+            p_all[tune],
+            first_only,
+            lambda found, f=first_only: recall(_spread(found, tune), f, tune),
         )
-        label = f"{name}, budget {budget} (mean {matches.attempts.mean():,.0f} lookups)"
-        report((label, seconds, psm.memory_bytes(),
-                recall_of(matches.found_per_query(), first_only)))  # fmt: skip
-        seconds, knob = _timed(
-            lambda f=first_only: psm.query(
-                queries, probabilities, max_distance=H, budget=43745, recall=0.95, first_only=f
-            ),
-            1,
+        budgets[name] = k
+
+        def search(k: int = k, first_only: bool = first_only, recall: float = 1.0) -> Any:
+            p = model.probabilities(w_test)
+            return psm.query(
+                q_test, p, max_distance=H, budget=k, first_only=first_only, recall=recall
+            )
+
+        seconds, found = median_time(search, args.repeat)
+        mean = found.attempts.mean()
+        row(
+            f"{name}, k = {k} (mean {mean:.1f} buckets), t = {t}",
+            seconds,
+            psm.memory_bytes(),
+            recall(_spread(found.found_per_query(), test), first_only, test),
         )
-        label = f"{name}, recall knob 0.95 (mean {knob.attempts.mean():,.0f} lookups)"
-        report((label, seconds, psm.memory_bytes(),
-                recall_of(knob.found_per_query(), first_only)))  # fmt: skip
+        seconds, found = median_time(lambda s=search: s(k=2**20, recall=0.95), args.repeat)
+        mean = found.attempts.mean()
+        row(
+            f"{name}, recall knob 0.95 (mean {mean:.1f} buckets)",
+            seconds,
+            psm.memory_bytes(),
+            recall(_spread(found.found_per_query(), test), first_only, test),
+        )
+
+    chunk = 1 << 20
     with tempfile.TemporaryDirectory(dir=ROOT) as work:
-        on_disk = Path(work) / "sorted"
-        save_sorted(values, on_disk)
-        options = {"max_distance": H, "budget": budgets["PSMA"], "chunk_rows": 1 << 20}
-        seconds, batch = _timed(
-            lambda: psm_batch_query(on_disk, queries[tune], probabilities[tune], **options), 1
+        runs = SortedRuns.create(Path(work) / "h", values)
+        for name, first_only in (("PSMF", True), ("PSMA", False)):
+            k = budgets[name]
+            seconds, found = median_time(
+                lambda k=k, f=first_only: psm_batch_query(
+                    runs,
+                    q_test,
+                    model.probabilities(w_test),
+                    max_distance=H,
+                    budget=k,
+                    first_only=f,
+                    chunk_rows=chunk,
+                ),
+                args.repeat,
+            )
+            row(
+                f"{name} batch, k = {k}, {chunk:,}-row chunks from disk",
+                seconds,
+                q_test.shape[0] * (8 + 8 * 64) + 16 * chunk + 4 * 2**20,  # Q with its p, a chunk
+                recall(_spread(found.found_per_query(), test), first_only, test),
+            )
+        seconds, (q, _) = median_time(
+            lambda: bphs_batch_query(
+                runs.chunks(chunk), q_test, max_distance=H, num_blocks=4, leading_blocks=1
+            ),
+            args.repeat,
         )
-        share = args.queries / queries[tune].shape[0]
-        label = (f"PSMA batch mode, budget {budgets['PSMA']}, 1M-row chunks from disk "
-                 f"({queries[tune].shape[0]:,} queries; RAM: a chunk)")  # fmt: skip
-        report((label, seconds * share, 16 * min(1 << 20, values.shape[0]),
-                recall_of(batch.found_per_query(), False, tune)))  # fmt: skip
+        row(
+            f"BPHS batch, 4 tables over the queries, {chunk:,}-row chunks",
+            seconds,
+            4 * 16 * q_test.shape[0] + 16 * chunk,
+            float(q.shape[0] / found_by[test].sum()),
+        )
 
     import faiss
 
@@ -212,29 +346,52 @@ def main() -> None:
     multi = faiss.IndexBinaryMultiHash(64, 4, 16)
     multi.nflip = 0
     multi.add(as_bytes)
-    query_bytes = queries.view(np.uint8).reshape(-1, 8)
-    seconds, (lims, _, _) = _timed(lambda: multi.range_search(query_bytes, H + 1), 1)
-    faiss_found = np.diff(lims)
-    faiss_recall = float(np.minimum(faiss_found, truth).sum() / truth.sum())
-    # RAM: faiss keeps the codes (8 B) plus, per hash table, a map entry per code (~12 B).
-    rows.append(("faiss IndexBinaryMultiHash (4 x 16 bits)", seconds,
-                 values.nbytes + 4 * 12 * values.shape[0], faiss_recall))  # fmt: skip
-    flat = faiss.IndexBinaryFlat(64)
-    flat.add(as_bytes)
-    few = min(args.queries, 2000)
-    seconds, (lims, _, _) = _timed(lambda: flat.range_search(query_bytes[:few], H + 1), 1)
-    flat_recall = float(np.minimum(np.diff(lims), truth[:few]).sum() / truth[:few].sum())
-    rows.append((f"brute force (faiss IndexBinaryFlat, {few:,} queries)",
-                 seconds * args.queries / few, values.nbytes, flat_recall))  # fmt: skip
+    seconds, (lims, _, _) = median_time(
+        lambda: multi.range_search(q_test.view(np.uint8).reshape(-1, 8), H + 1), args.repeat
+    )
+    # RAM: the codes (8 B) plus, per hash table, a map entry per code (~12 B).
+    row(
+        "faiss IndexBinaryMultiHash (4 x 16 bits)",
+        seconds,
+        values.nbytes + 48 * n,
+        float(np.diff(lims).sum() / found_by[test].sum()),
+    )
 
-    vosh_versus_random(values, queries[:5000], probabilities[:5000], rng)
-    print(f"\nBPHS build (4 tables): {build_s:.1f} s; queries with a neighbour within {H}: "
-          f"{has.mean():.1%}\n")  # fmt: skip
-    print("| method | queries/s | RAM bytes per fingerprint | recall (vs exact) |")
-    print("|---|---:|---:|---:|")
-    for name, secs, ram, recall in rows:
-        print(f"| {name} | {args.queries / secs:,.0f} | {ram / values.shape[0]:.1f} "
-              f"| {recall:.3f} |")  # fmt: skip
+    buckets = np.diff(psm.header)
+    print(
+        f"\nPSM header: t = {t}, {buckets.shape[0]:,} buckets, {(buckets > 0).mean():.1%} "
+        f"non-empty, mean {buckets[buckets > 0].mean():.2f} and max {buckets.max():,} "
+        "fingerprints in a non-empty one"
+    )
+    flip_order(values, queries, p_all, q_truth, r_truth, t, rng)
+    if args.scale:
+        order = np.concatenate([np.flatnonzero(tune), np.flatnonzero(test)])
+        scaling(
+            values,
+            queries[order],
+            p_all[order],
+            np.arange(m) < tune.sum(),
+            [n] + [int(size) for size in args.scale.split(",")],
+            args.repeat,
+        )
+    base = rows[0]
+    print(f"\n{test.sum():,} timed queries; ratios against {base[0]}\n")
+    print(
+        "| method | queries/s | x BPHSA-4 | RAM bytes per fingerprint | x BPHS-4 | recall vs BPHS |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, secs, ram, rec in rows:
+        print(
+            f"| {name} | {test.sum() / secs:,.0f} | {base[1] / secs:.2f} | {ram / n:.1f} | "
+            f"{ram / base[2]:.2f} | {rec:.3f} |"
+        )
+
+
+def _spread(found_in_test: np.ndarray, test: np.ndarray) -> np.ndarray:
+    """Counts of the timed queries placed back among all queries (zeros elsewhere)."""
+    out = np.zeros(test.shape[0], dtype=np.int64)
+    out[test] = found_in_test
+    return out
 
 
 if __name__ == "__main__":

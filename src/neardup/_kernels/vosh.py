@@ -32,7 +32,7 @@ QUERIES_PER_TASK = 256
 
 
 @njit(cache=True, nogil=True)
-def mass_within(log_odds, max_bits):  # type: ignore[no-untyped-def]
+def mass_within(odds, max_bits):  # type: ignore[no-untyped-def]
     """The sum, over the sets ``S`` of at most ``max_bits`` bits, of ``prod_{i in S} r_i``.
 
     Elementary symmetric sums of the odds ``r_i`` (the empty set counts 1), by dynamic
@@ -41,8 +41,8 @@ def mass_within(log_odds, max_bits):  # type: ignore[no-untyped-def]
     """
     e = np.zeros(max_bits + 1, dtype=np.float64)
     e[0] = 1.0
-    for i in range(log_odds.shape[0]):
-        r = np.exp(log_odds[i])
+    for i in range(odds.shape[0]):
+        r = odds[i]
         for k in range(min(max_bits, i + 1), 0, -1):
             e[k] += e[k - 1] * r
     return e.sum()
@@ -105,153 +105,192 @@ def heap_capacity(max_bits, budget):  # type: ignore[no-untyped-def]
     return max_bits + 2 * budget + 2
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _log_odds(p):  # type: ignore[no-untyped-def]
-    p = min(max(p, MIN_PROBABILITY), MAX_PROBABILITY)
-    return np.log(p) - np.log1p(-p)
+@njit(cache=True, nogil=True)
+def ranks_needed(num_bits, max_bits, budget, recall):  # type: ignore[no-untyped-def]
+    """How many of the likeliest bits the first ``budget`` sets can reach.
+
+    A set whose last rank is ``r`` has at least ``r - size + 1`` ancestors, all popped before
+    it, so the sets popped within the budget, and the children they push, stay below rank
+    ``budget + max_bits - 1``; the recall knob weighs every set, so it needs every bit.
+    """
+    if recall < 1.0:
+        return num_bits
+    return min(num_bits, budget + max_bits - 1)
 
 
 @njit(cache=True, nogil=True)
-def vosh(  # type: ignore[no-untyped-def]
-    probabilities, bits, max_bits, budget, recall, out_masks, out_sizes, order, log_odds,
-    keys, packs, masks, sizes,
-):  # fmt: skip
-    """Write the first flip sets (the empty set first) as masks; return how many.
+def rank_bits(probabilities, ranks, order, odds):  # type: ignore[no-untyped-def]
+    """``order[:ranks]``: the ``ranks`` likeliest bits (ties by position); ``odds[r]`` theirs.
 
-    ``probabilities[i]`` is candidate bit ``i``'s flip probability, ``bits[i]`` its mask in the
-    fingerprint. At most ``budget`` sets; with ``recall < 1``, stop as soon as the sets emitted
-    hold that share of the probability of all sets of at most ``max_bits`` bits (the model's
-    chance that a near copy's flip set is among them). ``out_sizes`` gets each set's size.
-    ``order`` and ``log_odds`` (one slot per bit) and ``keys``, ``packs``, ``masks``, ``sizes``
-    (:func:`heap_capacity` slots) are scratch. Bits are ranked by an insertion sort (ties by
-    position) and a rank's log odds computed when a set first reaches it.
+    An insertion sort that keeps the top ``ranks`` only: once they are full, most bits are
+    turned away by one comparison with the last kept.
     """
-    if budget == 0:
-        return 0
-    m = probabilities.shape[0]
-    max_bits = min(max_bits, m)
-    for i in range(m):  # order: bits by decreasing probability, ties by position
-        j = i
-        while j > 0 and probabilities[order[j - 1]] < probabilities[i]:
+    kept = 0
+    for i in range(probabilities.shape[0]):
+        p = probabilities[i]
+        if kept == ranks:
+            if ranks == 0 or probabilities[order[ranks - 1]] >= p:
+                continue
+            j = ranks - 1
+        else:
+            j = kept
+            kept += 1
+        while j > 0 and probabilities[order[j - 1]] < p:
             order[j] = order[j - 1]
             j -= 1
         order[j] = i
-    known = 0
-    target = np.inf
-    if recall < 1.0:
-        for r in range(m):
-            log_odds[r] = _log_odds(probabilities[order[r]])
-        known = m
-        target = recall * mass_within(log_odds[:m], max_bits)
-    out_masks[0] = uint64(0)
-    out_sizes[0] = 0
-    count = 1
-    mass = 1.0
+    for r in range(kept):
+        p = min(max(probabilities[order[r]], MIN_PROBABILITY), MAX_PROBABILITY)
+        odds[r] = p / (1.0 - p)
+
+
+@njit(cache=True, nogil=True)
+def vosh_roots(order, odds, bits, max_bits, keys, packs, masks, sizes):  # type: ignore[no-untyped-def]
+    """Seed ``M`` with the root ``(0, .., s - 1)`` of each size's tree; return the heap size."""
     n = 0
-    root_key = 0.0
-    root_pack = uint64(0)
-    root_mask = uint64(0)
-    for s in range(max_bits):  # the root (0, .., s) of the tree of sets of s + 1 bits
-        if known <= s:
-            log_odds[s] = _log_odds(probabilities[order[s]])
-            known = s + 1
-        root_key += log_odds[s]
-        root_pack |= uint64(s) << uint64(8 * s)
-        root_mask |= bits[order[s]]
-        n = _push(keys, packs, masks, sizes, n, root_key, root_pack, root_mask, s + 1)
-    while n > 0 and count < budget and mass < target:
-        key, packed, mask, size = keys[0], packs[0], masks[0], sizes[0]
-        n = _drop_top(keys, packs, masks, sizes, n)
-        out_masks[count] = mask
-        out_sizes[count] = size
-        count += 1
-        mass += np.exp(key)
-        last = _rank(packed, size - 1)
-        if last <= m - 2:  # left child: the last bit one rank down
-            if known <= last + 1:
-                log_odds[last + 1] = _log_odds(probabilities[order[last + 1]])
-                known = last + 2
-            n = _push(keys, packs, masks, sizes, n, key - log_odds[last] + log_odds[last + 1],
-                      _moved(packed, size - 1), mask ^ bits[order[last]] ^ bits[order[last + 1]],
-                      size)  # fmt: skip
-        for j in range(size - 2, -1, -1):  # right child: the first gap from the right
-            here = _rank(packed, j)
-            gap = _rank(packed, j + 1) - here
-            if gap >= 2:
-                if gap == 2:  # rank here + 1 is below the set's last: its log odds are known
-                    n = _push(keys, packs, masks, sizes, n,
-                              key - log_odds[here] + log_odds[here + 1], _moved(packed, j),
-                              mask ^ bits[order[here]] ^ bits[order[here + 1]], size)  # fmt: skip
-                break
-    return count
+    key = 1.0
+    packed = uint64(0)
+    mask = uint64(0)
+    for s in range(max_bits):
+        key *= odds[s]
+        packed |= uint64(s) << uint64(8 * s)
+        mask |= bits[order[s]]
+        n = _push(keys, packs, masks, sizes, n, key, packed, mask, s + 1)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def vosh_pop(order, odds, ranked, bits, keys, packs, masks, sizes, n):  # type: ignore[no-untyped-def]
+    """Take the likeliest set from ``M`` and push its children (Algorithm 2).
+
+    Returns ``(mask, size, odds product, heap size)``. A key is the product of the set's odds
+    (``p(u, S)`` up to a constant factor); ranks at or beyond ``ranked`` are not pushed.
+    """
+    key, packed, mask, size = keys[0], packs[0], masks[0], sizes[0]
+    n = _drop_top(keys, packs, masks, sizes, n)
+    last = _rank(packed, size - 1)
+    if last + 1 < ranked:  # left child: the last bit one rank down
+        n = _push(keys, packs, masks, sizes, n, key / odds[last] * odds[last + 1],
+                  _moved(packed, size - 1), mask ^ bits[order[last]] ^ bits[order[last + 1]],
+                  size)  # fmt: skip
+    for j in range(size - 2, -1, -1):  # right child: the first gap from the right
+        here = _rank(packed, j)
+        gap = _rank(packed, j + 1) - here
+        if gap >= 2:
+            if gap == 2:
+                n = _push(keys, packs, masks, sizes, n, key / odds[here] * odds[here + 1],
+                          _moved(packed, j), mask ^ bits[order[here]] ^ bits[order[here + 1]],
+                          size)  # fmt: skip
+            break
+    return mask, size, key, n
 
 
 @njit(cache=True, nogil=True)
 def vosh_masks(probabilities, max_bits, budget, recall, out):  # type: ignore[no-untyped-def]
-    """:func:`vosh` over all 64 bits (bit ``i`` flips with ``probabilities[i]``): how many sets."""
+    """The first flip sets over all 64 bits (the empty set first) as masks; return how many.
+
+    Bit ``i`` flips with ``probabilities[i]``. At most ``budget`` sets; with ``recall < 1``,
+    stop as soon as the sets emitted hold that share of the probability of all sets of at most
+    ``max_bits`` bits (the model's chance that a near copy's flip set is among them).
+    """
     bits = np.empty(64, dtype=np.uint64)
     for i in range(64):
         bits[i] = uint64(1) << uint64(i)
     max_bits = min(max_bits, 64)
-    sizes = np.empty(budget, dtype=np.int64)
+    ranked = ranks_needed(64, max_bits, budget, recall)
+    order, odds = np.empty(64, np.int64), np.empty(64, np.float64)
+    rank_bits(probabilities, ranked, order, odds)
     cap = heap_capacity(max_bits, budget)
-    order, log_odds = np.empty(64, np.int64), np.empty(64, np.float64)
     keys, packs = np.empty(cap, np.float64), np.empty(cap, np.uint64)
-    masks, set_sizes = np.empty(cap, np.uint64), np.empty(cap, np.int64)
-    return vosh(probabilities, bits, max_bits, budget, recall, out, sizes, order, log_odds,
-                keys, packs, masks, set_sizes)  # fmt: skip
+    masks, sizes = np.empty(cap, np.uint64), np.empty(cap, np.int64)
+    target = recall * mass_within(odds, max_bits) if recall < 1.0 else np.inf
+    out[0] = uint64(0)
+    count = 1
+    mass = 1.0
+    n = vosh_roots(order, odds, bits, max_bits, keys, packs, masks, sizes)
+    while n > 0 and count < budget and mass < target:
+        mask, _, key, n = vosh_pop(order, odds, ranked, bits, keys, packs, masks, sizes, n)
+        out[count] = mask
+        count += 1
+        mass += key
+    return count
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def psm_search(  # type: ignore[no-untyped-def]
-    values, header, header_bits, queries, probabilities, active, max_bits, budget, recall,
+    values, rows, header, header_bits, queries, probabilities, active, max_bits, budget, recall,
     first_only, found, attempts, hits,
 ):  # fmt: skip
     """PSM over one sorted collection with its header table (``2^t + 1`` bucket offsets).
 
-    For each active query, the VOSH sets over its ``t`` header bits (``probabilities[q]`` holds
-    all 64 bits' flip probabilities; the header is the top ``t``), each visiting its header
-    bucket and keeping the fingerprints within ``max_bits`` of the query. ``found[q]`` gets
-    the hits (the first stops the query when ``first_only``), ``attempts[q]`` the buckets
-    visited, and ``hits[q, :found[q]]`` the positions hit, as far as its columns reach.
+    For each active query: its own bucket, then the VOSH sets over its ``t`` header bits
+    (``probabilities[q]`` holds all 64 bits' flip probabilities; the header is the top ``t``),
+    each visiting its header bucket and keeping the fingerprints within ``max_bits`` of the
+    query. ``found[q]`` gets the hits (the first stops the query when ``first_only``),
+    ``attempts[q]`` the buckets visited, and ``hits[q, :found[q]]`` the ``rows`` of the
+    fingerprints hit, ascending, as far as its columns reach.
     """
     shift = 64 - header_bits
     bits = np.empty(header_bits, dtype=np.uint64)
     for i in range(header_bits):
         bits[i] = uint64(1) << uint64(shift + i)
     set_bits = min(max_bits, header_bits, MAX_SET_BITS)
-    cap = hits.shape[1]
+    ranked = ranks_needed(header_bits, set_bits, budget, recall)
     num_queries = queries.shape[0]
     for task in prange((num_queries + QUERIES_PER_TASK - 1) // QUERIES_PER_TASK):
-        masks = np.empty(budget, dtype=np.uint64)
-        set_sizes = np.empty(budget, dtype=np.int64)
         slots = heap_capacity(set_bits, budget)
         keys = np.empty(slots, dtype=np.float64)
         packs = np.empty(slots, dtype=np.uint64)
-        heap_masks = np.empty(slots, dtype=np.uint64)
-        heap_sizes = np.empty(slots, dtype=np.int64)
+        masks = np.empty(slots, dtype=np.uint64)
+        sizes = np.empty(slots, dtype=np.int64)
         order = np.empty(header_bits, dtype=np.int64)
-        log_odds = np.empty(header_bits, dtype=np.float64)
+        odds = np.empty(header_bits, dtype=np.float64)
+        low = np.empty(budget, dtype=np.int64)
+        high = np.empty(budget, dtype=np.int64)
         for q in range(task * QUERIES_PER_TASK, min(num_queries, (task + 1) * QUERIES_PER_TASK)):
             if not active[q]:
                 continue
             x = queries[q]
-            n = vosh(probabilities[q, shift:], bits, set_bits, budget, recall, masks, set_sizes,
-                     order, log_odds, keys, packs, heap_masks, heap_sizes)  # fmt: skip
+            own = x >> uint64(shift) if header_bits > 0 else uint64(0)
             count = 0
-            made = 0
-            for i in range(n):
-                made += 1
-                bucket = (x ^ masks[i]) >> uint64(shift) if header_bits > 0 else uint64(0)
-                for at in range(header[bucket], header[bucket + 1]):
-                    if popcount64(values[at] ^ x) <= max_bits:
-                        if count < cap:
-                            hits[q, count] = at
-                        count += 1
-                        if first_only:
-                            break
-                if first_only and count > 0:
-                    break
+            for at in range(header[own], header[own + 1]):
+                if popcount64(values[at] ^ x) <= max_bits:
+                    if count < hits.shape[1]:
+                        hits[q, count] = rows[at]
+                    count += 1
+                    if first_only:
+                        break
+            made = 1
+            if budget > 1 and set_bits > 0 and not (first_only and count > 0):
+                rank_bits(probabilities[q, shift:], ranked, order, odds)
+                target = recall * mass_within(odds, set_bits) if recall < 1.0 else np.inf
+                mass = 1.0
+                n = vosh_roots(order, odds, bits, set_bits, keys, packs, masks, sizes)
+                sets = 0
+                while n > 0 and sets + 1 < budget and mass < target:
+                    flip, _, key, n = vosh_pop(order, odds, ranked, bits, keys, packs, masks,
+                                               sizes, n)  # fmt: skip
+                    mass += key
+                    low[sets] = (x ^ flip) >> uint64(shift)  # the bucket, for now
+                    sets += 1
+                for i in range(sets):  # independent loads: the memory system overlaps them
+                    bucket = low[i]
+                    low[i] = header[bucket]
+                    high[i] = header[bucket + 1]
+                for i in range(sets):
+                    made += 1
+                    for at in range(low[i], high[i]):
+                        if popcount64(values[at] ^ x) <= max_bits:
+                            if count < hits.shape[1]:
+                                hits[q, count] = rows[at]
+                            count += 1
+                            if first_only:
+                                break
+                    if first_only and count > 0:
+                        break
+            kept = min(count, hits.shape[1])
+            if kept > 1:
+                hits[q, :kept].sort()  # rows ascending
             found[q] = count
             attempts[q] = made
 
@@ -270,6 +309,7 @@ def flip_probabilities(weights, step, table, out):  # type: ignore[no-untyped-de
         for j in range(width):
             squares += weights[d, j] * weights[d, j]
         scale = np.sqrt(squares / width) * step
+        inverse = 1.0 / scale if scale > 0.0 else 0.0
         for j in range(width):
-            cell = 0 if scale == 0.0 else int(min(abs(weights[d, j]) / scale, last))
-            out[d, j] = table[cell]
+            cell = abs(weights[d, j]) * inverse
+            out[d, j] = table[last] if cell >= last else table[int(cell)]

@@ -445,7 +445,7 @@ class HammingIndex:
         if made != provenance_of(stored):
             diffs = "; ".join(differences(made, provenance_of(stored)))
             raise IncompatibleError(
-                f"{path}: made by another fingerprint scheme or Unicode version: {diffs} (the "
+                f"{path}: made by another fingerprint scheme, SimHash rule or Unicode version: {diffs} (the "
                 "index's first); rebuild the index."
             )
         try:

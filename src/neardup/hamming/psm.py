@@ -169,15 +169,15 @@ class PSMIndex:
         budget = all_sets(self.header_bits, max_distance) if budget is None else budget
         _check_search(max_distance, budget, recall)
         active = np.ones(queries.shape[0], dtype=bool)
-        query, at, attempts = _search(self.values, self.header, self.header_bits, queries, p,
-                                      active, max_distance, budget, recall, first_only)  # fmt: skip
-        row = self.rows[at].astype(np.int64)
-        order = np.lexsort((row, query))
-        return PSMMatches(query=query[order], row=row[order], attempts=attempts)
+        query, row, attempts = _search(self.values, self.rows, self.header, self.header_bits,
+                                       queries, p, active, max_distance, budget, recall,
+                                       first_only)  # fmt: skip
+        return PSMMatches(query=query, row=row, attempts=attempts)
 
 
 def _search(
     values: U64Array,
+    rows: I64Array,
     header: I64Array,
     header_bits: int,
     queries: U64Array,
@@ -188,7 +188,7 @@ def _search(
     recall: float,
     first_only: bool,
 ) -> tuple[I64Array, I64Array, I64Array]:
-    """``(query, position, attempts)`` of the PSM kernel's hits, grouped by query.
+    """``(query, row, attempts)``: the PSM kernel's hits, sorted by query, then row.
 
     Each query has :data:`INITIAL_HITS` columns for its hits; the few with more (a fingerprint
     repeated many times, boilerplate) are searched again, alone, with room for all of them.
@@ -198,24 +198,24 @@ def _search(
     attempts = np.zeros(queries.shape[0], dtype=np.int64)
     hits = np.empty((queries.shape[0], cap), dtype=np.int64)
     with parallel_section:
-        kernels.psm_search(values, header, header_bits, queries, probabilities, active,
+        kernels.psm_search(values, rows, header, header_bits, queries, probabilities, active,
                            max_distance, budget, recall, first_only, found, attempts,
                            hits)  # fmt: skip
-    query = np.repeat(np.arange(queries.shape[0], dtype=np.int64), np.minimum(found, cap))
-    at = hits[np.arange(cap) < found[:, None]]
+    starts = np.concatenate([[0], np.cumsum(found)])
+    row = np.empty(int(starts[-1]), dtype=np.int64)
+    query, column = np.nonzero(np.arange(cap) < found[:, None])
+    row[starts[query] + column] = hits[query, column]
     more = np.flatnonzero(found > cap)
     if more.shape[0]:
         wide = np.empty((more.shape[0], int(found[more].max())), dtype=np.int64)
         again = np.zeros(more.shape[0], dtype=np.int64)  # the same counts, once more
         with parallel_section:
-            kernels.psm_search(values, header, header_bits, queries[more], probabilities[more],
-                               active[more], max_distance, budget, recall, first_only, again,
-                               np.zeros_like(again), wide)  # fmt: skip
-        keep = np.isin(query, more, invert=True)
-        extra = np.arange(wide.shape[1]) < found[more][:, None]
-        query = np.concatenate([query[keep], np.repeat(more, found[more])])
-        at = np.concatenate([at[keep], wide[extra]])
-    return query, at, attempts
+            kernels.psm_search(values, rows, header, header_bits, queries[more],
+                               probabilities[more], active[more], max_distance, budget, recall,
+                               first_only, again, np.zeros_like(again), wide)  # fmt: skip
+        query, column = np.nonzero(np.arange(wide.shape[1]) < again[:, None])
+        row[starts[more[query]] + column] = wide[query, column]
+    return np.repeat(np.arange(queries.shape[0], dtype=np.int64), found), row, attempts
 
 
 def psm_batch_query(
@@ -252,13 +252,13 @@ def psm_batch_query(
     for values, rows in runs.chunks(chunk_rows):
         if not active.any():
             break
-        query, at, made = _search(values, _header_table(values, t), t, queries, p, active,
-                                  max_distance, budget, recall, first_only)  # fmt: skip
+        query, row, made = _search(values, rows, _header_table(values, t), t, queries, p,
+                                   active, max_distance, budget, recall, first_only)  # fmt: skip
         attempts += made
         if first_only:
             active[query] = False
         found_q.append(query)
-        found_r.append(rows[at])
+        found_r.append(row)
     if append:
         runs.append(queries)
     query = np.concatenate(found_q) if found_q else np.empty(0, np.int64)
