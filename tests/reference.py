@@ -13,9 +13,10 @@ arguments: they are draws, not behaviour.
 from __future__ import annotations
 
 import math
+import statistics
 import unicodedata
-from collections import defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Protocol
 
@@ -32,6 +33,7 @@ FOLD_B = 0xC4CEB9FE1A85EC53
 BAND_SALT = 0x2545F4914F6CDD1D  # band keys: band j starts from fmix64(j + BAND_SALT)
 ICWS_STEP = 0x9E3779B97F4A7C15  # ICWS: stream s of sample i hashes key + (8 i + s) * ICWS_STEP
 ICWS_T_MIX = 0x632BE59BD9B4E019  # ICWS: a sample (k, t) is fmix64(k ^ t * ICWS_T_MIX)
+SIMHASH_DRAW = 0x9E3779B97F4A7C15  # Gaussian SimHash: draw q of a word hashes phi ^ (q + 1) * it
 
 
 class NormalizeOptions(Protocol):
@@ -355,6 +357,50 @@ def icws_signature(
                 best[i] = a
                 chosen[i] = fmix64(feature ^ ((t * ICWS_T_MIX) & MASK))
     return chosen
+
+
+def feature_weights(
+    hashes: Iterable[int], idf: Mapping[int, float] | None = None, missing_idf: float = 1.0
+) -> dict[int, float]:
+    """A document's features ``F(u)`` and weights ``w_i(u)``: each distinct shingle, weighted
+    by its count (TF), times its IDF when ``idf`` is given (``missing_idf`` for one it lacks)."""
+    counts = Counter(hashes)
+    if idf is None:
+        return {x: float(n) for x, n in counts.items()}
+    return {x: n * idf.get(x, missing_idf) for x, n in counts.items()}
+
+
+def simhash(
+    features: Mapping[int, float], keys: Sequence[int], bits: int, *, gaussian: bool = False
+) -> tuple[list[int], list[float]]:
+    """Weighted SimHash as seed 004 writes it: Algorithm 1, or equation (4) when ``gaussian``.
+
+    Each feature ``i`` of weight ``w_i`` has a uniformly random hash ``phi_i``, whose 64-bit
+    word ``m`` is ``fmix64((i ^ keys[2m]) * keys[2m + 1])``. Algorithm 1: for each bit ``j``,
+    ``W_j += w_i`` when bit ``j`` of ``phi_i`` is 1, ``W_j -= w_i`` when it is 0. Equation
+    (4): ``W_j = sum_i nu_ij w_i``, with ``nu_ij`` a standard normal permanently associated
+    with the feature: bit ``j = 4q + t`` of word ``m`` takes the normal quantile at
+    ``(v + 0.5) / 65536``, ``v`` the 16-bit field ``t`` of ``fmix64(phi ^ (q + 1) *
+    SIMHASH_DRAW)`` (``phi`` the word's hash). Then "bits of simhash with non-negative W_j are
+    set to 1 and the remaining bits are set to 0". Returns the fingerprint's 64-bit words and
+    the ``W_j``, each an exact sum (``math.fsum``): an exactly cancelling ``W_j`` is 0, not a
+    rounding error of either sign.
+    """
+    quantile = statistics.NormalDist().inv_cdf
+    terms: list[list[float]] = [[] for _ in range(bits)]
+    for i, w in features.items():
+        for m in range(bits // 64):
+            phi = fmix64(((i ^ keys[2 * m]) * keys[2 * m + 1]) & MASK)
+            for j in range(64):
+                if gaussian:
+                    draw = fmix64(phi ^ ((j // 4 + 1) * SIMHASH_DRAW & MASK))
+                    nu = quantile(((draw >> (16 * (j % 4)) & 0xFFFF) + 0.5) / 65536)
+                    terms[64 * m + j].append(nu * w)
+                else:
+                    terms[64 * m + j].append(w if phi >> j & 1 else -w)
+    weights = [math.fsum(t) for t in terms]
+    words = [sum(1 << j for j in range(64) if weights[64 * m + j] >= 0) for m in range(bits // 64)]
+    return words, weights
 
 
 def band_keys(row: Sequence[int], num_bands: int, num_rows: int) -> list[int]:

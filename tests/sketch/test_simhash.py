@@ -1,8 +1,10 @@
-"""Weighted SimHash against a plain-Python reference, and its relation to cosine similarity."""
+"""Weighted SimHash against seed 004's text (tests/reference.py), its sign rule (W_j >= 0) and the
+refusal of files made by the old one, and its relation to cosine similarity."""
 
 from __future__ import annotations
 
-from statistics import NormalDist
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,45 +14,29 @@ from hypothesis.extra import numpy as hnp
 
 from neardup import ShingleSpec, SketchSpec
 from neardup.compare import compare
-from neardup.errors import ParameterError
+from neardup.errors import IncompatibleError, ParameterError
+from neardup.hamming import HammingIndex
+from neardup.params import Projection
 from neardup.sketch import IDFWeights, make_sketcher
 from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from tests import reference
 from tests.strategies import words_texts
 
 SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=2), seed=5)
-GOLDEN = 0x9E3779B97F4A7C15
-
-
-def _gaussians(h: int) -> list[float]:
-    """The 64 normals of shingle hash ``h``: 16-bit quantiles, as the kernel draws them."""
-    out = []
-    for m in range(16):
-        r = reference.fmix64(h ^ ((m + 1) * GOLDEN & reference.MASK))
-        out += [NormalDist().inv_cdf(((r >> (16 * t) & 0xFFFF) + 0.5) / 65536) for t in range(4)]
-    return out
 
 
 def _reference(
     text: str, hasher: SimHasher, idf: dict[int, float] | None = None
 ) -> tuple[list[int], list[float]]:
-    """Fingerprint words and per-bit weights, one shingle occurrence at a time."""
+    """Seed 004's SimHash of ``text`` (tests/reference.py), with the hasher's random keys."""
     spec = hasher.spec
-    keys = hasher.keys.tolist()
-    words = spec.simhash_bits // 64
-    weights = [0.0] * spec.simhash_bits
-    for x in reference.shingle_fingerprints(text, spec.shingle):
-        w = 1.0 if idf is None else idf.get(x, float(np.log(hasher.idf.num_docs_ + 1)))
-        for word in range(words):
-            h = reference.fmix64(((x ^ keys[2 * word]) * keys[2 * word + 1]) & reference.MASK)
-            if spec.projection == "gaussian":
-                for j, g in enumerate(_gaussians(h)):
-                    weights[64 * word + j] += w * g
-            else:
-                for j in range(64):
-                    weights[64 * word + j] += w if h >> j & 1 else -w
-    values = [sum(1 << j for j in range(64) if weights[64 * word + j] > 0) for word in range(words)]
-    return values, weights
+    missing = hasher.idf.missing_idf_ if hasher.idf is not None else 1.0
+    features = reference.feature_weights(
+        reference.shingle_fingerprints(text, spec.shingle), idf, missing
+    )
+    return reference.simhash(
+        features, hasher.keys.tolist(), spec.simhash_bits, gaussian=spec.projection == "gaussian"
+    )
 
 
 @pytest.mark.parametrize("changes", [{}, {"simhash_bits": 128}, {"projection": "sign"}], ids=str)
@@ -66,6 +52,55 @@ def test_fingerprints_and_bit_weights_equal_the_reference(
         values, weights = _reference(text, hasher)
         assert signatures.values[d].tolist() == values
         assert np.allclose(bit_weights[d], weights)
+
+
+def _bits(words: np.ndarray) -> np.ndarray:
+    """Bit ``64 m + j`` of a fingerprint: bit ``j`` of its word ``m``."""
+    return ((words[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).ravel()
+
+
+def test_a_bit_whose_weight_is_exactly_zero_is_set() -> None:
+    # Seed 004, Algorithm 1: "bits of simhash with non-negative W_j are set to 1". Two features
+    # of weight 1 give W_j = 0 exactly where their hash bits differ, so a document of the two
+    # has the OR of the two one-feature fingerprints (a rule of W_j > 0 gives their AND).
+    spec = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1), projection="sign", seed=3)
+    hasher = SimHasher(spec)
+    texts = ["alpha", "beta", "alpha beta", "beta alpha alpha beta"]
+    signatures, weights = hasher.sketch_with_bit_weights(texts)
+    alpha, beta, both, twice = signatures.values
+    assert int(np.bitwise_count(alpha ^ beta).sum()) > 10  # there are such bits
+    assert np.array_equal(both, alpha | beta)
+    assert np.array_equal(twice, alpha | beta)
+    assert np.array_equal(weights[2] == 0, _bits(alpha ^ beta) == 1)
+    assert _reference("alpha beta", hasher)[0] == (alpha | beta).tolist()
+
+
+@pytest.mark.parametrize("projection", ["sign", "gaussian"])
+def test_a_document_without_a_shingle_is_all_ones(projection: str) -> None:
+    # No feature: every W_j is 0, so every bit is 1 (the empty text, and one word with k = 2).
+    hasher = SimHasher(SketchSpec.from_dict({**SPEC.to_dict(), "projection": projection}))
+    signatures, weights = hasher.sketch_with_bit_weights(["", "word"])
+    assert signatures.values.tolist() == [[2**64 - 1]] * 2
+    assert not weights.any()
+    assert _reference("", hasher)[0] == [2**64 - 1]
+
+
+def test_an_index_saved_under_the_old_sign_rule_is_refused(tmp_path: Path) -> None:
+    # Files written before the seed's rule (W_j >= 0) have no "sketch_scheme" in their
+    # provenance: their fingerprints differ wherever some W_j was 0, so they must be rebuilt.
+    index = HammingIndex(SPEC)
+    index.add(["a", "b"], ["the cat sat on the mat", "a dog barked at the moon"])
+    path = tmp_path / "index.npz"
+    index.save(path)
+    assert HammingIndex.load(path).info() == index.info()
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(str(arrays["parameters"]))
+    assert header["provenance"]["sketch_scheme"] == "simhash-v2"
+    del header["provenance"]["sketch_scheme"]
+    np.savez(path, **{**arrays, "parameters": np.array(json.dumps(header))})
+    with pytest.raises(IncompatibleError, match=r"sketch_scheme \(None != 'simhash-v2'\).*rebuild"):
+        HammingIndex.load(path)
 
 
 def test_tf_idf_weights_equal_the_reference(licenses: list[dict[str, object]]) -> None:
@@ -102,7 +137,7 @@ def test_weighting_and_idf_must_agree() -> None:
 
 @pytest.mark.parametrize(("projection", "bias"), [("sign", 1.0), ("gaussian", 0.75)])
 def test_distance_tracks_the_angle_of_the_count_vectors(
-    licences_by_id: list[str], projection: str, bias: float
+    licences_by_id: list[str], projection: Projection, bias: float
 ) -> None:
     # Charikar: P(bit differs) = angle / pi, so distance ~ Binomial(64, theta / pi). Gaussian
     # hyperplanes make that exact (mean error over 30 seeds: standard error about 0.25 bits);
@@ -138,7 +173,7 @@ def test_hamming_distance_equals_the_reference(rows: np.ndarray) -> None:
 def test_estimate_cosine_inverts_the_expected_distance() -> None:
     cosines = np.array([1.0, 0.99, 0.9, 0.5, 0.0])
     distances = 128 * np.arccos(cosines) / np.pi
-    assert np.allclose(estimate_cosine(distances, 128), cosines)  # type: ignore[arg-type]
+    assert np.allclose(estimate_cosine(distances, 128), cosines)
 
 
 @pytest.fixture

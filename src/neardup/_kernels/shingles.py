@@ -924,8 +924,10 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     weight is added to ``W_j`` where bit ``j`` of ``h`` is set and subtracted where it is
     clear. Gaussian projection: ``gaussians`` holds the 65,536 quantiles of the standard
     normal; bit ``j = 4m + t`` adds the weight times ``gaussians[16 bits t of
-    fmix64(h ^ (m + 1) * golden)]``. Bit ``j`` is ``W_j > 0``; ``bit_weights[d]`` keeps the
-    ``W_j`` (seed 004: they predict which bits flip) when it has a column per bit.
+    fmix64(h ^ (m + 1) * golden)]``. Bit ``j`` is ``W_j >= 0`` (seed 004, Algorithm 1: "bits of
+    simhash with non-negative W_j are set to 1"), so a document without a shingle is all ones;
+    ``bit_weights[d]`` keeps the ``W_j`` (seed 004: they predict which bits flip) when it has a
+    column per bit.
     Cost: O(bits) per shingle occurrence (16 more hashes per 64 bits when Gaussian).
     """
     words = fingerprint_out.shape[1]
@@ -971,7 +973,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
         for word in range(words):
             out = uint64(0)
             for j in range(64):
-                if weights[64 * word + j] > 0:
+                if weights[64 * word + j] >= 0:
                     out |= uint64(1) << uint64(j)
             fingerprint_out[d, word] = out
         if keep_weights:

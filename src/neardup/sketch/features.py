@@ -50,13 +50,16 @@ class FeaturePreset:
 
 
 PRESETS: dict[str, FeaturePreset] = {
-    # AltaVista: 84 samples in 6 groups of 14, fungible at 2 common features (seed 003).
+    # AltaVista, seed 003: "Sketch size t = 84, divided into k = 6 groups of s = 14 samples",
+    # "Threshold r = 2" (its formula sums from i = r: at least 2 common features).
     "altavista": FeaturePreset(num_groups=6, group_size=14, min_shared=2),
-    # The variant: 200 samples in 8 groups of 25, fungible at 1 (seed 003).
+    # Seed 003: "Variant: 200 samples, divided into 8 groups of 25. Threshold r = 1."
     "altavista-variant": FeaturePreset(num_groups=8, group_size=25, min_shared=1),
-    # Bing: groups of about 5 samples, at least 4 matches (seed 000); 25 groups of 5 here.
-    "bing": FeaturePreset(num_groups=25, group_size=5, min_shared=4),
-    # "8 bytes are enough": 8 one-byte samples, 3 of 8 at small scale, 7 of 8 at large scale.
+    # Seed 000: "For Bing, we shortened the 14 down to about 5, and lengthened the 2 to 4": the
+    # six groups of AltaVista, of 5 samples, at least 4 matching.
+    "bing": FeaturePreset(num_groups=6, group_size=5, min_shared=4),
+    # Seed 003, "8 bytes are enough!": "threshold = 3 common bytes out of 8" ("Works only on
+    # small scale"); "On a large scale we can use 7 out of 8 bytes". One byte per sample.
     "8bytes-small": FeaturePreset(num_groups=8, group_size=1, min_shared=3, feature_bits=8),
     "8bytes-large": FeaturePreset(num_groups=8, group_size=1, min_shared=7, feature_bits=8),
 }

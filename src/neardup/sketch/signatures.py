@@ -4,6 +4,8 @@ Byte layout when stored (format version 1): ``values`` is a C-ordered ``uint64``
 ``num_docs x num_perm`` slots, little-endian; ``num_shingles`` is ``int64[num_docs]``;
 ``fingerprints`` is ``uint64[num_docs, 2]`` (high half, low half of the 128-bit exact
 fingerprint). The provenance dict (:meth:`Signatures.provenance`) is stored beside them as JSON.
+A kind whose kernel has changed what it writes for the same spec names its rule's version there
+(:data:`SKETCH_SCHEMES`), so that files of the old rule are refused.
 A slot of a document without any shingle holds :data:`EMPTY_SLOT`.
 """
 
@@ -21,10 +23,21 @@ from neardup.params import SketchSpec
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
 
-__all__ = ["EMPTY_SLOT", "FORMAT_VERSION", "Signatures", "differences", "provenance_of"]
+__all__ = [
+    "EMPTY_SLOT",
+    "FORMAT_VERSION",
+    "SKETCH_SCHEMES",
+    "Signatures",
+    "differences",
+    "provenance_of",
+]
 
 FORMAT_VERSION = 1
 EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+SKETCH_SCHEMES: dict[str, str] = {"simhash": "simhash-v2"}
+"""The rule's version of each kind whose kernel has changed: ``"simhash-v2"`` sets bit ``j``
+when ``W_j >= 0`` (seed 004), where v1 (unnamed in older files) set it when ``W_j > 0``. A kind
+not listed is at its first rule, and its provenance has no ``"sketch_scheme"`` entry."""
 
 
 def provenance_of(
@@ -33,13 +46,24 @@ def provenance_of(
     unicode_version: str = UNICODE_VERSION,
     format_version: int = FORMAT_VERSION,
 ) -> dict[str, Any]:
-    """How signatures made with ``spec`` by this neardup are described (see ``provenance``)."""
-    return {
+    """How signatures made with ``spec`` by this neardup are described (see ``provenance``).
+
+    Examples
+    --------
+    >>> provenance_of(SketchSpec(kind="simhash"))["sketch_scheme"]
+    'simhash-v2'
+    >>> "sketch_scheme" in provenance_of(SketchSpec(kind="minhash"))
+    False
+    """
+    provenance: dict[str, Any] = {
         "format_version": format_version,
         "fingerprint_scheme": fingerprint_scheme(spec.shingle),
         "unicode_version": unicode_version,
         "sketch": spec.to_dict(),
     }
+    if spec.kind in SKETCH_SCHEMES:
+        provenance["sketch_scheme"] = SKETCH_SCHEMES[spec.kind]
+    return provenance
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -96,7 +120,7 @@ class Signatures:
         return np.equal(self.num_shingles, 0)
 
     def provenance(self) -> dict[str, Any]:
-        """How these signatures were made: spec, fingerprint scheme, Unicode and format version."""
+        """How these signatures were made: spec, scheme and versions (:func:`provenance_of`)."""
         return dict(self._provenance)
 
     def check_compatible(self, other: Signatures) -> None:

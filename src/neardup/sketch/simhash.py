@@ -4,12 +4,14 @@ Charikar (2002); Manku, Jain and Das Sarma (2007); seed 004 (Sood and Loguinov).
 the shingles of :class:`~neardup.params.ShingleSpec` (``k=1``: words), weighted by term
 frequency, or by TF-IDF with a fitted :class:`~neardup.sketch.weighted.IDFWeights`. Each of the
 ``simhash_bits`` bits is the side of a random hyperplane the weighted vector falls on: a
-hash-sign hyperplane (Manku et al.) or a Gaussian one (Charikar, seed 004 equation (4), with
-normals quantised to 16 bits); two vectors at angle ``θ`` differ in each bit with probability
-``θ / π`` for Gaussian hyperplanes. Sign hyperplanes only approach that: a feature heavier
-than all others together fixes every bit (see docs/simhash.md). The per-bit sums ``W_j``,
-which SimHash normally discards, are kept on request: their magnitudes say which bits a small
-edit is likely to flip (seed 004's PSM searches those first).
+hash-sign hyperplane (Manku et al.; seed 004 Algorithm 1) or a Gaussian one (Charikar, seed 004
+equation (4), with normals quantised to 16 bits); bit ``j`` is set when the sum ``W_j`` is
+non-negative (seed 004), so a document without shingles is all ones. Two vectors at angle ``θ``
+differ in each bit with probability ``θ / π`` for Gaussian hyperplanes. Sign hyperplanes only
+approach that: a feature heavier than all others together fixes every bit (see
+docs/simhash.md). The per-bit sums ``W_j``, which SimHash normally discards, are kept on
+request: their magnitudes say which bits a small edit is likely to flip (seed 004's PSM
+searches those first).
 """
 
 from __future__ import annotations
