@@ -133,7 +133,7 @@ def test_a_psm_index_fits_its_flip_model_and_keeps_it(
     header["flips"]["version"] = 0
     arrays["parameters"] = np.array(json.dumps(header))
     np.savez(tmp_path / "old.npz", **arrays)
-    with pytest.raises(IncompatibleError, match="old.npz.*fit the model again"):
+    with pytest.raises(IncompatibleError, match=r"old\.npz.*fit the model again"):
         HammingIndex.load(tmp_path / "old.npz", SPEC)
 
 

@@ -445,8 +445,8 @@ class HammingIndex:
         if made != provenance_of(stored):
             diffs = "; ".join(differences(made, provenance_of(stored)))
             raise IncompatibleError(
-                f"{path}: made by another fingerprint scheme, SimHash rule or Unicode version: {diffs} (the "
-                "index's first); rebuild the index."
+                f"{path}: made by another fingerprint scheme, SimHash rule or Unicode version: "
+                f"{diffs} (the index's first); rebuild the index."
             )
         try:
             index = cls(stored, max_distance=max_distance, idf=idf, search=search, budget=budget,
