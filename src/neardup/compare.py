@@ -86,6 +86,8 @@ def compare(a: str, b: str, spec: SketchSpec | None = None) -> Comparison:
                 estimates[f"bbit{bits}"] = sketch(kind, bbits=bits)[0]
         elif kind == "simhash":
             estimates[kind], simhashes = sketch(kind, weighting="tf")
+        elif kind == "canonical":
+            continue  # one fingerprint, equal or not: no estimate of a similarity
         else:
             estimates[kind] = sketch(kind)[0]
     estimates["bottomk-containment"] = float(containment(sketch("bottomk")[1], pair)[0][0])

@@ -64,7 +64,11 @@ class SketchKind:
     index, spark
         Whether the persistent LSH index, and the Spark engine, take it.
     uses_idf
-        Whether its maker takes learned IDF weights (``SketchSpec.weighting="tfidf"``).
+        Whether its maker takes learned IDF weights (``SketchSpec.weighting="tfidf"`` of
+        ``"simhash"``; the IDF band of ``"canonical"``).
+    num_slots
+        The slots of a kind whose signature has a fixed size (``"canonical"``: one
+        fingerprint), which ``SketchSpec.num_perm`` is set to; ``None``: ``num_perm`` slots.
     """
 
     name: str
@@ -78,6 +82,7 @@ class SketchKind:
     index: bool = False
     spark: bool = False
     uses_idf: bool = False
+    num_slots: int | None = None
 
     @property
     def family(self) -> str:
@@ -197,6 +202,19 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             options=("simhash_bits", "weighting", "projection"),
             tag=9,
             uses_idf=True,
+        ),
+        SketchKind(
+            name="canonical",
+            summary="I-Match: one fingerprint of the distinct terms in a middle IDF band "
+            "(--idf-low, --idf-high); equal fingerprints are candidates",
+            maker="neardup.sketch.canonical:CanonicalSketcher",
+            families=("bands",),
+            exact="jaccard",
+            estimator=_AGREEMENT,
+            options=("idf_low", "idf_high"),
+            tag=10,
+            uses_idf=True,
+            num_slots=1,
         ),
     )
 }

@@ -399,8 +399,18 @@ class SketchSpec(_Spec):
         angle exactly) or ``"sign"`` (adds or subtracts it by a hash bit, Manku et al.; 1.3x as
         fast, but a feature heavier than all others together fixes every bit, which
         ruins precision on text with repeated boilerplate: ``docs/simhash.md``).
+    idf_low, idf_high
+        The band of normalised IDF ``log(N / df) / log(N)`` (0: a term of every document, 1:
+        of one) whose terms make a ``"canonical"`` fingerprint (I-Match, seed 004 [9]): terms
+        below ``idf_low`` are too common, above ``idf_high`` too rare to count. The default
+        keeps the terms of between ``N^-0.2`` and ``N^-0.1`` of the documents (21% to 46% of
+        2,310 licences), the band that found the most near copies on our licence and RFC
+        studies (``docs/sketches.md``).
     shingle, normalize
         The shingling and normalisation the signature was made from.
+
+    ``num_perm`` of a kind with a fixed number of slots
+    (:attr:`neardup.kinds.SketchKind.num_slots`: ``"canonical"``) is that number.
     """
 
     kind: str = "oph"
@@ -411,6 +421,8 @@ class SketchSpec(_Spec):
     simhash_bits: int = 64
     weighting: Weighting = "tf"
     projection: Projection = "gaussian"
+    idf_low: float = 0.1
+    idf_high: float = 0.2
     shingle: ShingleSpec = field(default_factory=ShingleSpec)
     normalize: NormalizeSpec = field(default_factory=NormalizeSpec)
 
@@ -423,11 +435,21 @@ class SketchSpec(_Spec):
         "simhash_bits": Rule("one of 64, 128", lambda v: _is_int(v) and v in (64, 128)),
         "weighting": one_of("tf", "tfidf"),
         "projection": one_of("sign", "gaussian"),
+        "idf_low": real(0.0, 1.0),
+        "idf_high": real(0.0, 1.0),
     }
 
     def __post_init__(self) -> None:
         self._validate()
         _check_options(self, "kind", SKETCH_KINDS, _KIND_OPTION_DEFAULTS)
+        if self.idf_low > self.idf_high:
+            raise ParameterError(
+                "SketchSpec.idf_low must not exceed idf_high (the band of kept terms); got "
+                f"idf_low={self.idf_low!r}, idf_high={self.idf_high!r}."
+            )
+        num_slots = SKETCH_KINDS[self.kind].num_slots
+        if num_slots is not None:
+            object.__setattr__(self, "num_perm", num_slots)
 
     def to_dict(self) -> dict[str, Any]:
         """The common fields and this kind's options (:attr:`neardup.kinds.SketchKind.options`).

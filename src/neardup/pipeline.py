@@ -2,7 +2,8 @@
 
 ::
 
-    fit_idf          for a TF-IDF SimHash only: a first pass learning document frequencies
+    fit_idf          for a TF-IDF SimHash and canonical forms: a first pass learning document
+                     frequencies
     sketch_batches   normalise → shingle → sketch, batch by batch (BatchSketcher); keeps per
                      document only the id, the length, the exact fingerprint and the lookup keys
                      (spilled by column), and a way back to the text (the text store)
@@ -46,6 +47,7 @@ from neardup.cluster import Clusters, representatives, union_pairs
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.spill import KeyColumns
+from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
@@ -331,8 +333,13 @@ def _emptied(parts: list[Any]) -> list[Any]:
 
 
 def fit_idf(batches: Iterable[RecordBatch], config: DedupConfig) -> IDFWeights | None:
-    """The IDF of the corpus when ``config`` asks for TF-IDF weights (a first pass), else None."""
-    if config.sketch.weighting != "tfidf" or config.sketch.kind != "simhash":
+    """The IDF of the corpus when ``config``'s sketch uses it (a first pass), else None.
+
+    A TF-IDF SimHash weighs its shingles by it; canonical forms keep the terms of a band of it.
+    """
+    kind = SKETCH_KINDS[config.sketch.kind]
+    weighs_by_tf = "weighting" in kind.options and config.sketch.weighting == "tf"
+    if not kind.uses_idf or weighs_by_tf:
         return None
     normalized = (normalize_bytes(b.texts, config.sketch.normalize) for b in batches)
     return IDFWeights(config.sketch).fit_batches(normalized)

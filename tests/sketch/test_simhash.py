@@ -131,7 +131,7 @@ def test_weighting_and_idf_must_agree() -> None:
         SimHasher(SketchSpec.from_dict({**SPEC.to_dict(), "weighting": "tfidf"}))
     with pytest.raises(ParameterError, match="needs a fitted IDFWeights"):
         SimHasher(SPEC, IDFWeights(SPEC).fit(["a b c"]))
-    with pytest.raises(ParameterError, match="simhash only"):
+    with pytest.raises(ParameterError, match="used by simhash, canonical only"):
         make_sketcher(SketchSpec(), IDFWeights(SPEC).fit(["a b c"]))
 
 

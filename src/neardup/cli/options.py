@@ -168,6 +168,18 @@ sketch_options = _stack(
         help="SimHash hyperplanes: Gaussian (Charikar; distance tracks the angle) or hash "
         "signs (Manku et al.; faster, fooled by dominant features) [default: gaussian].",
     ),
+    click.option(
+        "--idf-low",
+        type=float,
+        help="Canonical form (I-Match): terms of normalised IDF log(N/df)/log(N) below this "
+        "are too common to count [default: 0.1].",
+    ),
+    click.option(
+        "--idf-high",
+        type=float,
+        help="Canonical form (I-Match): terms of normalised IDF above this are too rare to "
+        "count (1: those of one document) [default: 0.2].",
+    ),
     click.option("--num-perm", type=int, help="Signature slots [default: 128]."),
     click.option("--seed", type=int, help="Seed of every random choice [default: 42]."),
     click.option(
@@ -193,6 +205,8 @@ _FLAG_PLACES = [
     ("preset", ("sketch", "preset")),
     ("weighting", ("sketch", "weighting")),
     ("projection", ("sketch", "projection")),
+    ("idf_low", ("sketch", "idf_low")),
+    ("idf_high", ("sketch", "idf_high")),
     ("hamming", ("lsh", "hamming")),
     ("hamming_blocks", ("lsh", "hamming_blocks")),
     ("threshold", ("lsh", "threshold")),
