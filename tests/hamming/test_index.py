@@ -137,6 +137,17 @@ def test_a_psm_index_fits_its_flip_model_and_keeps_it(
         HammingIndex.load(tmp_path / "old.npz", SPEC)
 
 
+def test_psm_parameters_it_cannot_search_are_refused_at_once() -> None:
+    with pytest.raises(ParameterError, match=r"max_distance <= 8.*search='tables'"):
+        HammingIndex(SPEC, max_distance=9, search="psm")
+    wide = SketchSpec.from_dict({**SPEC.to_dict(), "simhash_bits": 128})
+    HammingIndex(wide, max_distance=17, search="psm")  # 8 bits per half
+    with pytest.raises(ParameterError, match="max_distance <= 17"):
+        HammingIndex(wide, max_distance=18, search="psm")
+    with pytest.raises(ParameterError, match="budget of at least 1"):
+        HammingIndex(SPEC, search="psm", budget=0)
+
+
 def test_upsert_replaces_and_get_returns_the_fingerprint() -> None:
     index = HammingIndex(SPEC)
     index.add(["a", "b"], ["some words here", "other words there"])

@@ -188,6 +188,13 @@ def test_flip_probabilities_follow_the_distribution_of_weight_changes() -> None:
     assert (np.diff(p) < 0).all()
 
 
+def test_a_model_of_no_change_gives_the_least_probability_everywhere() -> None:
+    model = FlipModel.from_random_pairs(np.ones((3, 64)))  # identical documents
+    weights = np.zeros((1, 64))
+    weights[0, 0] = 1e-5
+    assert (model.probabilities(weights) == 1e-9).all()
+
+
 def test_a_flip_model_is_fitted_from_the_collection_and_stored(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     w = rng.normal(size=(4000, 64))

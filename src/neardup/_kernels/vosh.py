@@ -312,4 +312,4 @@ def flip_probabilities(weights, step, table, out):  # type: ignore[no-untyped-de
         inverse = 1.0 / scale if scale > 0.0 else 0.0
         for j in range(width):
             cell = abs(weights[d, j]) * inverse
-            out[d, j] = table[last] if cell >= last else table[int(cell)]
+            out[d, j] = table[int(cell)] if cell < last else table[last]  # NaN: the last

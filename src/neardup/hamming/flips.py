@@ -71,7 +71,7 @@ class FlipModel:
     _step: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        step = max(float(self.changes[-1]), 1e-300) / (GRID - 2)
+        step = max(float(self.changes[-1]), 1e-12) / (GRID - 2)
         below = np.searchsorted(self.changes, np.arange(GRID) * step, side="right")
         p = np.clip(0.5 * (1.0 - below / self.changes.shape[0]), kernels.MIN_PROBABILITY,
                     kernels.MAX_PROBABILITY)  # fmt: skip

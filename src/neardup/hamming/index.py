@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._kernels.vosh import MAX_SET_BITS
 from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
 from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
@@ -96,6 +97,13 @@ class HammingIndex:
         self.idf = idf
         if search not in ("tables", "psm"):
             raise ParameterError(f"search must be 'tables' or 'psm'; got {search!r}.")
+        widest = MAX_SET_BITS if self.spec.simhash_bits == 64 else 2 * MAX_SET_BITS + 1
+        if search == "psm" and (max_distance > widest or (budget is not None and budget < 1)):
+            raise ParameterError(
+                f"search='psm' with {self.spec.simhash_bits}-bit fingerprints needs max_distance "
+                f"<= {widest} and a budget of at least 1 (or None); got max_distance="
+                f"{max_distance}, budget={budget}: lower them, or use search='tables'."
+            )
         self.search = search
         self.budget = budget
         self.flips = flips
