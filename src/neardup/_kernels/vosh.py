@@ -216,6 +216,23 @@ def vosh_masks(probabilities, max_bits, budget, recall, out):  # type: ignore[no
     return count
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _scan(values, rows, start, stop, x, max_bits, first_only, hits, q, count):  # type: ignore[no-untyped-def]
+    """Record the rows of ``values[start:stop]`` within ``max_bits`` of ``x``: the new count.
+
+    They become query ``q``'s hits, as far as its columns reach (the first only, when
+    ``first_only``).
+    """
+    for at in range(start, stop):
+        if popcount64(values[at] ^ x) <= max_bits:
+            if count < hits.shape[1]:
+                hits[q, count] = rows[at]
+            count += 1
+            if first_only:
+                break
+    return count
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def psm_search(  # type: ignore[no-untyped-def]
     values, rows, header, header_bits, queries, probabilities, active, max_bits, budget, recall,
@@ -252,14 +269,8 @@ def psm_search(  # type: ignore[no-untyped-def]
                 continue
             x = queries[q]
             own = x >> uint64(shift) if header_bits > 0 else uint64(0)
-            count = 0
-            for at in range(header[own], header[own + 1]):
-                if popcount64(values[at] ^ x) <= max_bits:
-                    if count < hits.shape[1]:
-                        hits[q, count] = rows[at]
-                    count += 1
-                    if first_only:
-                        break
+            count = _scan(values, rows, header[own], header[own + 1], x, max_bits, first_only,
+                          hits, q, 0)  # fmt: skip
             made = 1
             if budget > 1 and set_bits > 0 and not (first_only and count > 0):
                 rank_bits(probabilities[q, shift:], ranked, order, odds)
@@ -279,13 +290,8 @@ def psm_search(  # type: ignore[no-untyped-def]
                     high[i] = header[bucket + 1]
                 for i in range(sets):
                     made += 1
-                    for at in range(low[i], high[i]):
-                        if popcount64(values[at] ^ x) <= max_bits:
-                            if count < hits.shape[1]:
-                                hits[q, count] = rows[at]
-                            count += 1
-                            if first_only:
-                                break
+                    count = _scan(values, rows, low[i], high[i], x, max_bits, first_only, hits,
+                                  q, count)  # fmt: skip
                     if first_only and count > 0:
                         break
             kept = min(count, hits.shape[1])
