@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: demo test lint typecheck pytest java bench clean coverage-kernels
+.PHONY: demo test lint typecheck pytest java browser bench clean coverage-kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,7 @@ $(VENV)/.installed-bench: pyproject.toml $(VENV)/.installed
 demo: $(VENV)/.installed
 	rm -rf out/demo
 	$(BIN)/neardup dedup data/sample/licenses.jsonl.gz --output out/demo --keep longest
+	$(BIN)/neardup report out/demo
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench
@@ -32,7 +33,10 @@ typecheck: $(VENV)/.installed
 java:  # Spark's tests need a Java runtime (17): from the system, or from apt when missing
 	command -v java >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
 
-pytest: $(VENV)/.installed java
+browser:  # the report's browser test drives Chromium: from the system, or Debian's from apt
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+
+pytest: $(VENV)/.installed java browser
 	$(BIN)/pytest
 
 test: lint typecheck pytest

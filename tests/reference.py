@@ -16,7 +16,7 @@ import math
 import statistics
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, Protocol
 
@@ -478,3 +478,50 @@ def hamming(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     )
     distance: np.ndarray = BITS_IN_BYTE[differ.view(np.uint8)].sum(axis=-1)
     return distance
+
+
+def center_clusters(
+    num_items: int,
+    edges: Iterable[tuple[int, int]],
+    similarity: Callable[[int, int], float],
+    threshold: float,
+) -> tuple[list[int], list[bool], list[float]]:
+    """Center clustering as its docstring states it, by the first-document keep rule.
+
+    Components of ``edges`` with their smallest member as representative; a member at
+    ``threshold`` or above stays; the others, in document order, join the center they share an
+    edge with at the threshold with the highest similarity (ties to the smaller center) or
+    become centers. Returns labels (smallest member), keep flags and similarities to centers.
+    """
+    edges = list(edges)
+    labels = components(num_items, edges)
+    center: list[int | None] = []
+    to_center: list[float] = []
+    for d in range(num_items):
+        rep = labels[d]
+        s = 1.0 if d == rep else similarity(d, rep)
+        center.append(rep if s >= threshold else None)
+        to_center.append(s)
+    neighbours: dict[int, set[int]] = {d: set() for d in range(num_items)}
+    for a, b in edges:
+        if a != b:
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+    for d in range(num_items):
+        if center[d] is not None:
+            continue
+        options = [
+            (similarity(d, c), -c)
+            for c in neighbours[d]
+            if center[c] == c and similarity(d, c) >= threshold
+        ]
+        if options:
+            s, negative = max(options)
+            center[d], to_center[d] = -negative, s
+        else:
+            center[d], to_center[d] = d, 1.0
+    members: dict[int | None, list[int]] = {}
+    for d in range(num_items):
+        members.setdefault(center[d], []).append(d)
+    result = [min(members[center[d]]) for d in range(num_items)]
+    return result, [center[d] == d for d in range(num_items)], to_center

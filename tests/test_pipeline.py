@@ -143,3 +143,29 @@ def test_near_identical_groups_give_linear_spanning_pairs() -> None:
     everything = dedup(texts, config=DedupConfig(pairs="all"))
     assert len(everything.pairs) > 10 * 599
     assert len(dedup(texts, config=DedupConfig(pairs="none")).pairs) == 0
+
+
+@pytest.mark.parametrize("mode", ["components", "center"])
+def test_each_document_carries_its_exact_similarity_to_its_representative(
+    licenses: list[dict[str, object]], mode: str
+) -> None:
+    texts = [str(r["text"]) for r in licenses]
+    config = DedupConfig(keep="longest", cluster=mode)  # type: ignore[arg-type]
+    clusters = dedup(texts, [str(r["id"]) for r in licenses], config).clusters
+    shingle = config.sketch.shingle
+    representative = clusters.representative_of()
+    members = np.flatnonzero(clusters.sizes()[clusters.labels] > 1)
+    for doc in members.tolist():
+        rep = int(representative[doc])
+        expected = reference.jaccard(
+            set(reference.shingles(texts[doc], shingle)),
+            set(reference.shingles(texts[rep], shingle)),
+        )
+        assert clusters.similarity[doc] == pytest.approx(expected, abs=1e-12), (doc, rep)
+    least = clusters.min_similarity()
+    chained = np.unique(clusters.labels[least < config.lsh.threshold])
+    if mode == "center":
+        assert chained.shape[0] == 0
+    else:  # the licences chain: variants joined through intermediate variants
+        assert chained.shape[0] >= 10
+    assert (clusters.similarity[np.setdiff1d(np.arange(len(texts)), members)] == 1.0).all()

@@ -1,4 +1,9 @@
-"""Clustering: verified pairs become connected components, each with one representative."""
+"""Clustering: verified pairs become clusters, each with one representative.
+
+Connected components (single link) are the first step; :func:`center_clusters` then keeps in
+each cluster only the documents verified against its representative, so that a chain
+A ~ B ~ C does not join A and C when they share little.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,17 @@ from typing import Literal
 
 import numpy as np
 
-from neardup._kernels.cluster import component_roots
-from neardup._types import BoolArray, I64Array
+from neardup._kernels.cluster import assign_to_centers, component_roots
+from neardup._types import BoolArray, F64Array, I64Array
 
-__all__ = ["Clusters", "connected_components", "representatives", "union_pairs"]
+__all__ = [
+    "Clusters",
+    "center_clusters",
+    "connected_components",
+    "preference_order",
+    "representatives",
+    "union_pairs",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +36,15 @@ class Clusters:
         whatever the order of the pairs.
     keep
         ``keep[d]`` is true for exactly one document per cluster, its representative.
+    similarity
+        ``similarity[d]``: the similarity of ``d`` to its cluster's representative (1 for the
+        representative), in the measure verification used; NaN where it was not measured
+        (:func:`connected_components` measures nothing).
     """
 
     labels: I64Array
     keep: BoolArray
+    similarity: F64Array
 
     @property
     def num_docs(self) -> int:
@@ -47,6 +64,23 @@ class Clusters:
     def num_duplicate_clusters(self) -> int:
         """Clusters of two or more documents."""
         return int(np.count_nonzero(self.sizes() > 1))
+
+    def representative_of(self) -> I64Array:
+        """``representative_of()[d]``: the kept document of ``d``'s cluster."""
+        by_label = np.zeros(self.num_docs, dtype=np.int64)
+        kept = np.flatnonzero(self.keep)
+        by_label[self.labels[kept]] = kept
+        return by_label[self.labels]
+
+    def min_similarity(self) -> F64Array:
+        """``min_similarity()[d]``: the least similarity to the representative in ``d``'s cluster.
+
+        Below the threshold, the cluster chained: some member joined through others, not on its
+        own likeness to the representative. NaN where a similarity was not measured.
+        """
+        least = np.ones(self.num_docs)
+        np.minimum.at(least, self.labels, self.similarity)
+        return least[self.labels]
 
 
 def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Array, BoolArray]:
@@ -70,6 +104,20 @@ def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Ar
     return labels, joined
 
 
+def preference_order(
+    num_docs: int, keep: Literal["first", "longest"] = "first", lengths: I64Array | None = None
+) -> I64Array:
+    """The documents, those ``keep`` prefers as representatives first.
+
+    ``"first"``: in input order; ``"longest"``: by decreasing ``lengths``, ties in input order.
+    """
+    if keep == "first":
+        return np.arange(num_docs, dtype=np.int64)
+    if lengths is None:
+        raise ValueError('keep="longest" needs lengths.')
+    return np.lexsort((np.arange(num_docs), -np.asarray(lengths))).astype(np.int64)
+
+
 def representatives(
     labels: I64Array, keep: Literal["first", "longest"] = "first", lengths: I64Array | None = None
 ) -> BoolArray:
@@ -81,9 +129,9 @@ def representatives(
     num_docs = labels.shape[0]
     if keep == "first":
         return np.asarray(labels == np.arange(num_docs))
-    if lengths is None:
-        raise ValueError('representatives(keep="longest") needs lengths.')
-    order = np.lexsort((np.arange(num_docs), -np.asarray(lengths), labels))
+    rank = np.empty(num_docs, dtype=np.int64)
+    rank[preference_order(num_docs, keep, lengths)] = np.arange(num_docs)
+    order = np.lexsort((rank, labels))
     is_first = np.ones(num_docs, dtype=bool)
     is_first[1:] = labels[order][1:] != labels[order][:-1]
     is_kept = np.zeros(num_docs, dtype=bool)
@@ -118,4 +166,77 @@ def connected_components(
     [True, False, True, False, True]
     """
     labels, _ = union_pairs(num_docs, first, second)
-    return Clusters(labels=labels, keep=representatives(labels, keep, lengths))
+    return Clusters(
+        labels=labels,
+        keep=representatives(labels, keep, lengths),
+        similarity=np.full(num_docs, np.nan),
+    )
+
+
+def center_clusters(
+    components: Clusters,
+    first: I64Array,
+    second: I64Array,
+    pair_similarity: F64Array,
+    threshold: float,
+    *,
+    order: I64Array | None = None,
+    follows: I64Array | None = None,
+) -> Clusters:
+    """Clusters that do not chain: each member verified against its representative.
+
+    A member of ``components`` whose similarity to its representative
+    (``components.similarity``) reaches ``threshold`` stays. The others are taken in ``order``
+    (the keep rule's preference, :func:`preference_order`; default input order): each joins
+    the center it has a verified pair with (``first``, ``second``, ``pair_similarity``) at the
+    threshold with the highest similarity, or becomes the center of a new cluster that later
+    ones may join. Centers are the representatives; a cluster's label is its smallest member.
+
+    ``components.similarity`` must be measured for every document that is not a copy
+    (``follows[d] == d``). ``follows[d]`` (default ``d``) names the document whose place ``d``
+    takes: an exact duplicate follows the first of its group, with its similarity, so exact
+    copies are never split. The result depends on the documents' numbers, never on the order
+    of the pairs.
+
+    Examples
+    --------
+    A chain 0 ~ 1 ~ 2 where 2 is far from 0, and 3 ~ 2:
+
+    >>> chain = Clusters(labels=np.zeros(4, dtype=np.int64),
+    ...                  keep=np.array([True, False, False, False]),
+    ...                  similarity=np.array([1.0, 0.9, 0.4, 0.3]))
+    >>> c = center_clusters(chain, np.array([0, 1, 2]), np.array([1, 2, 3]),
+    ...                     np.array([0.9, 0.85, 0.95]), 0.8)
+    >>> c.labels.tolist(), c.keep.tolist(), c.similarity.tolist()
+    ([0, 0, 2, 2], [True, False, True, False], [1.0, 0.9, 1.0, 0.95])
+    """
+    num_docs = components.num_docs
+    docs = np.arange(num_docs, dtype=np.int64)
+    follows = docs if follows is None else np.asarray(follows, dtype=np.int64)
+    order = docs if order is None else np.asarray(order, dtype=np.int64)
+    similarity = components.similarity.astype(np.float64, copy=True)
+    center = components.representative_of().copy()
+    is_leader = follows == docs
+    left = is_leader & (similarity < threshold)
+    center[left] = -1
+    source = np.concatenate([first, second]).astype(np.int64)
+    target = np.concatenate([second, first]).astype(np.int64)
+    weight = np.concatenate([pair_similarity, pair_similarity]).astype(np.float64)
+    mine = np.flatnonzero(left[source])
+    by_source = mine[np.argsort(source[mine], kind="stable")]
+    adj_offsets = np.zeros(num_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(source[by_source], minlength=num_docs), out=adj_offsets[1:])
+    assign_to_centers(
+        np.ascontiguousarray(order[left[order]]),
+        center,
+        similarity,
+        adj_offsets,
+        np.ascontiguousarray(target[by_source]),
+        np.ascontiguousarray(weight[by_source]),
+        float(threshold),
+    )
+    center = center[follows]
+    similarity = similarity[follows]
+    smallest = np.full(num_docs, num_docs, dtype=np.int64)
+    np.minimum.at(smallest, center, docs)
+    return Clusters(labels=smallest[center], keep=center == docs, similarity=similarity)

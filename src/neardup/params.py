@@ -40,6 +40,7 @@ FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
 PairsMode = Literal["all", "spanning", "none"]
+ClusterMode = Literal["components", "center"]
 Compression = Literal["none", "gzip", "zstd"]
 InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt", "warc"]
 HtmlExtract = Literal["text", "main", "altavista"]
@@ -814,6 +815,12 @@ class DedupConfig(_Spec):
     keep
         The representative of each cluster: the ``"first"`` document in input order, or the
         ``"longest"`` (ties go to the first).
+    cluster
+        ``"components"``: the connected components of the verified pairs (single link: A ~ B
+        ~ C joins A and C even when they share little); ``"center"``: clusters that do not
+        chain, every member verified against its representative at the threshold
+        (:func:`~neardup.cluster.center_clusters`). Either way each document's similarity to
+        its representative is measured and written.
     batch_bytes
         Text bytes read per batch; memory is bounded by this, not by the corpus.
     text_field
@@ -861,6 +868,7 @@ class DedupConfig(_Spec):
     lsh: LSHSpec = field(default_factory=LSHSpec)
     verify: VerifyMode | None = None
     keep: KeepRule = "first"
+    cluster: ClusterMode = "components"
     batch_bytes: int = 32 * 2**20
     text_field: str = "text"
     id_field: str | None = None
@@ -879,6 +887,7 @@ class DedupConfig(_Spec):
             lambda v: v is None or v in ("exact", "signature", "none"),
         ),
         "keep": one_of("first", "longest"),
+        "cluster": one_of("components", "center"),
         "batch_bytes": integer(1, 2**40),
         "text_field": text(),
         "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),

@@ -15,8 +15,10 @@
                      sketched again for the estimate, shingled for the exact similarity
                      (Jaccard, weighted Jaccard, or cosine for SimHash); accepted by the
                      verification mode's rule (accepted)
-    cluster_pairs    union-find over exact and verified pairs; one representative each; the
-                     pairs that joined two clusters (a spanning forest)
+    cluster_pairs    union-find over exact and verified pairs; one representative each, every
+                     member's similarity to it measured; with ``cluster="center"``, members
+                     below the threshold moved to another center or their own (no chaining);
+                     the pairs that joined two clusters (a spanning forest)
 
 Each stage is timed; the :class:`~neardup.summary.Summary` reports every parameter, count and
 timing (:func:`summarize`). The Spark engine takes the same steps on its partitions
@@ -43,7 +45,13 @@ from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup.candidates import PrefixFilter, candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
-from neardup.cluster import Clusters, representatives, union_pairs
+from neardup.cluster import (
+    Clusters,
+    center_clusters,
+    preference_order,
+    representatives,
+    union_pairs,
+)
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.spill import KeyColumns
@@ -53,7 +61,14 @@ from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import Signatures, provenance_of
-from neardup.summary import ClusterSize, Counts, StageTimes, Summary
+from neardup.summary import (
+    ClusterSize,
+    Counts,
+    SimilarityHistogram,
+    StageTimes,
+    Summary,
+    histogram_counts,
+)
 from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler
 from neardup.text.spans import pack_strings
@@ -75,6 +90,8 @@ __all__ = [
     "find_candidates",
     "find_duplicates",
     "fit_idf",
+    "measured",
+    "score_pairs",
     "sketch_batches",
     "summarize",
     "verify_candidates",
@@ -177,6 +194,8 @@ class VerifiedPairs:
     second: I64Array
     estimate: F64Array
     jaccard: F64Array
+    candidate_counts: I64Array | None = None
+    """The candidates verified, by similarity (:func:`histogram_counts`); None for a subset."""
 
     def __len__(self) -> int:
         return int(self.first.shape[0])
@@ -431,32 +450,32 @@ def warn_of_giant_buckets(num_giant: int, largest: int, config: DedupConfig) -> 
         )
 
 
-def verify_candidates(
-    candidates: CandidatePairs,
+def score_pairs(
+    pairs: CandidatePairs,
     texts: TextStore,
     config: DedupConfig,
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
-) -> VerifiedPairs:
-    """Estimate every candidate's similarity and keep the pairs ``config.verify_mode`` accepts.
+) -> tuple[F64Array, F64Array]:
+    """The estimated and (``verify="exact"``) exact similarity of each pair.
 
-    Candidates are taken in chunks whose documents (texts, signature rows and shingle sets)
-    fit in ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are
-    sketched again for the estimate (with OPH and exact verification, only the accepted
-    pairs' rows, from their shingle sets; the estimates of rejected pairs are NaN). With
-    ``"exact"`` the exact similarity (:func:`~neardup.verify.exact_similarity`, weighing by
-    ``idf`` for a TF-IDF SimHash) must reach the threshold.
+    Pairs are taken in chunks whose documents (texts, signature rows and shingle sets) fit in
+    ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are sketched
+    again for the estimate (with OPH and exact verification, only for the pairs at the
+    threshold, from their shingle sets; the other estimates are NaN). The exact similarity
+    (:func:`~neardup.verify.exact_similarity`, weighing by ``idf`` for a TF-IDF SimHash) is NaN
+    under the other verification modes.
     """
     sketcher = make_sketcher(config.sketch, idf)
     mode = config.verify_mode
-    num = len(candidates)
+    num = len(pairs)
     estimate = np.full(num, np.nan)
     jaccard = np.full(num, np.nan)
     sizes = texts.sizes()
     from_sets = sketcher if mode == "exact" and isinstance(sketcher, OPHSketcher) else None
     bounds = pair_chunks(
-        candidates.first,
-        candidates.second,
+        pairs.first,
+        pairs.second,
         sizes,
         64 if from_sets is not None else 8 * sketcher.width + 64,
         VERIFY_BYTES_PER_BYTE,
@@ -464,7 +483,7 @@ def verify_candidates(
         np.full(sizes.shape[0], -1, dtype=np.int64),
     )
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        first, second = candidates.first[lo:hi], candidates.second[lo:hi]
+        first, second = pairs.first[lo:hi], pairs.second[lo:hi]
         docs = np.unique(np.concatenate([first, second]))
         batch = texts.take(docs)
         local = CandidatePairs(
@@ -472,7 +491,7 @@ def verify_candidates(
         )
         if from_sets is not None:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
-            # accepted (no second pass over the text, no row matrix; other estimates unused).
+            # at the threshold (no second pass over the text, no row matrix).
             sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(batch)
             exact = exact_jaccard(sets, local)
             jaccard[lo:hi] = exact
@@ -486,12 +505,33 @@ def verify_candidates(
                 jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
         if progress is not None:
             progress(hi)
+    return estimate, jaccard
+
+
+def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
+    """The similarity verification goes by: exact under ``verify="exact"``, else the estimate."""
+    return jaccard if config.verify_mode == "exact" else estimate
+
+
+def verify_candidates(
+    candidates: CandidatePairs,
+    texts: TextStore,
+    config: DedupConfig,
+    idf: IDFWeights | None = None,
+    progress: ProgressCallback | None = None,
+) -> VerifiedPairs:
+    """Score every candidate (:func:`score_pairs`) and keep those ``config.verify_mode`` accepts.
+
+    The result's ``histogram`` counts the candidates by their :func:`measured` similarity.
+    """
+    estimate, jaccard = score_pairs(candidates, texts, config, idf, progress)
     passed = accepted(estimate, jaccard, config)
     return VerifiedPairs(
         first=candidates.first[passed],
         second=candidates.second[passed],
         estimate=estimate[passed],
         jaccard=jaccard[passed],
+        candidate_counts=histogram_counts(measured(estimate, jaccard, config)),
     )
 
 
@@ -518,24 +558,56 @@ def accepted(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> Bool
 
 
 def cluster_pairs(
-    num_docs: int,
-    exact_first: I64Array,
-    pairs: VerifiedPairs,
-    config: DedupConfig,
-    lengths: I64Array,
+    sketched: Sketched, exact_first: I64Array, pairs: VerifiedPairs, config: DedupConfig
 ) -> tuple[Clusters, BoolArray]:
-    """Connected components of the exact links and the verified pairs; one kept per cluster.
+    """Clusters of the exact links and the verified pairs, as ``config.cluster`` says.
 
-    Returns the clusters and, per verified pair, whether it joined two clusters when the
-    exact links and then the pairs (in their order) were merged: a spanning forest.
+    ``"components"``: connected components; ``"center"``: :func:`~neardup.cluster.center_clusters`
+    on them. Each document's similarity to its representative is measured (for the first of
+    each exact group, by :func:`score_pairs`; its copies share it). Returns the clusters and,
+    per verified pair, whether it joined two clusters when the exact links and then the pairs
+    within one cluster (in their order) were merged: a spanning forest.
     """
+    num_docs = sketched.num_docs
     docs = np.arange(num_docs, dtype=np.int64)
     linked = exact_first != docs
     first = np.concatenate([exact_first[linked], pairs.first])
     second = np.concatenate([docs[linked], pairs.second])
     labels, joined = union_pairs(num_docs, first, second)
-    clusters = Clusters(labels=labels, keep=representatives(labels, config.keep, lengths))
-    return clusters, joined[int(linked.sum()) :]
+    keep = representatives(labels, config.keep, sketched.lengths)
+    similarity = np.ones(num_docs)
+    representative = Clusters(labels=labels, keep=keep, similarity=similarity).representative_of()
+    members = np.flatnonzero(~linked & ~keep)
+    if members.shape[0]:
+        estimate, jaccard = score_pairs(
+            CandidatePairs(first=representative[members], second=members),
+            sketched.texts,
+            config,
+            sketched.idf,
+        )
+        similarity[members] = measured(estimate, jaccard, config)
+    similarity = similarity[exact_first]
+    clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
+    if config.cluster == "components":
+        return clusters, joined[int(linked.sum()) :]
+    clusters = center_clusters(
+        clusters,
+        pairs.first,
+        pairs.second,
+        measured(pairs.estimate, pairs.jaccard, config),
+        config.lsh.threshold,
+        order=preference_order(num_docs, config.keep, sketched.lengths),
+        follows=exact_first,
+    )
+    inside = clusters.labels[pairs.first] == clusters.labels[pairs.second]
+    _, joined_inside = union_pairs(
+        num_docs,
+        np.concatenate([exact_first[linked], pairs.first[inside]]),
+        np.concatenate([docs[linked], pairs.second[inside]]),
+    )
+    joined = np.zeros(len(pairs), dtype=bool)
+    joined[inside] = joined_inside[int(linked.sum()) :]
+    return clusters, joined
 
 
 def find_duplicates(
@@ -558,7 +630,7 @@ def find_duplicates(
     ):
         verified = verify_candidates(candidates, sketched.texts, config, sketched.idf, bar)
     with timings.stage("cluster"):
-        clusters, joined = cluster_pairs(num_docs, group_first, verified, config, sketched.lengths)
+        clusters, joined = cluster_pairs(sketched, group_first, verified, config)
     reported = verified.subset(_reported(joined, config))
     docs = np.arange(num_docs, dtype=np.int64)
     linked = group_first != docs
@@ -673,6 +745,7 @@ def summarize(
     *,
     idf: IDFWeights | None = None,
     spark_master: str | None = None,
+    histogram: SimilarityHistogram | None = None,
 ) -> Summary:
     """The summary of a run (of either engine) with these parameters, counts and times."""
     return Summary(
@@ -684,6 +757,7 @@ def summarize(
         times=times,
         idf=idf.describe() if idf is not None else None,
         spark_master=spark_master,
+        similarity_histogram=histogram,
     )
 
 
@@ -721,4 +795,17 @@ def _summary(
         for label in np.argsort(-sizes, kind="stable")[:5].tolist()
         if sizes[label] > 1
     )
-    return summarize(config, counts, biggest, timings.report(sketched.num_bytes), idf=sketched.idf)
+    histogram = None
+    if verified.candidate_counts is not None:
+        histogram = SimilarityHistogram.of(
+            verified.candidate_counts,
+            histogram_counts(measured(verified.estimate, verified.jaccard, config)),
+        )
+    return summarize(
+        config,
+        counts,
+        biggest,
+        timings.report(sketched.num_bytes),
+        idf=sketched.idf,
+        histogram=histogram,
+    )

@@ -11,10 +11,64 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+
+from neardup._types import F64Array, I64Array
 from neardup._version import __version__
 from neardup.params import DedupConfig, VerifyMode
 
-__all__ = ["ClusterSize", "Counts", "StageTimes", "Summary"]
+__all__ = [
+    "HISTOGRAM_BINS",
+    "ClusterSize",
+    "Counts",
+    "SimilarityHistogram",
+    "StageTimes",
+    "Summary",
+    "histogram_counts",
+]
+
+HISTOGRAM_BINS = 50
+"""Bins of the similarity histogram, each 1/50 wide over [0, 1]."""
+
+
+def histogram_counts(similarity: F64Array) -> I64Array:
+    """Pairs per bin ``min(floor(50 s), 49)`` of their similarity ``s`` clipped to [0, 1].
+
+    NaN (not measured) is left out. The Spark engine bins with the same arithmetic.
+
+    Examples
+    --------
+    >>> histogram_counts(np.array([0.0, 0.019, 0.02, 1.0, np.nan]))[[0, 1, 49]].tolist()
+    [2, 1, 1]
+    """
+    values = similarity[~np.isnan(similarity)]
+    bins = np.minimum(np.floor(np.clip(values, 0.0, 1.0) * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)
+    return np.bincount(bins.astype(np.int64), minlength=HISTOGRAM_BINS).astype(np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityHistogram:
+    """How many candidate and verified pairs fell in each similarity bin (:data:`HISTOGRAM_BINS`).
+
+    The similarity is the one verification went by: exact, or the estimate under
+    ``verify="signature"`` (and ``"none"``).
+    """
+
+    candidates: tuple[int, ...]
+    verified: tuple[int, ...]
+
+    @classmethod
+    def of(cls, candidates: I64Array, verified: I64Array) -> SimilarityHistogram:
+        """The histogram of two arrays of counts (:func:`histogram_counts`)."""
+        return cls(tuple(candidates.tolist()), tuple(verified.tolist()))
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """``edges`` (``HISTOGRAM_BINS + 1`` bin edges), ``candidates`` and ``verified``."""
+        return {
+            "edges": [round(i / HISTOGRAM_BINS, 2) for i in range(HISTOGRAM_BINS + 1)],
+            "candidates": list(self.candidates),
+            "verified": list(self.verified),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +185,8 @@ class Summary:
         The input files, where the run read files.
     outputs
         The files written, by role, where the run wrote them.
+    similarity_histogram
+        The candidate and verified pairs by similarity, where the run measured them.
     """
 
     config: DedupConfig
@@ -144,6 +200,7 @@ class Summary:
     against: Mapping[str, Any] | None = None
     inputs: tuple[str, ...] | None = None
     outputs: Mapping[str, str] | None = None
+    similarity_histogram: SimilarityHistogram | None = None
     neardup_version: str = __version__
 
     @property
@@ -173,6 +230,11 @@ class Summary:
             **({"idf": dict(self.idf)} if self.idf is not None else {}),
             "counts": self.counts.to_dict(),
             "biggest_clusters": [c._asdict() for c in self.biggest_clusters],
+            **(
+                {"similarity_histogram": self.similarity_histogram.to_dict()}
+                if self.similarity_histogram is not None
+                else {}
+            ),
             "timings_s": dict(times.seconds),
             "total_s": times.total,
             "throughput_mb_s": times.throughput_mb_s,

@@ -63,11 +63,15 @@ def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
     assert local["counts"].pop("bad_records_skipped") == 0
     assert written["counts"] == local["counts"]
     assert written["biggest_clusters"] == local["biggest_clusters"]
+    assert written["similarity_histogram"] == local["similarity_histogram"]
     kept = spark.read.parquet(str(tmp_path / "spark" / "kept.parquet"))
     assert kept.count() == summary.counts.kept
 
 
-def test_rfc_sample_equals_the_local_engine_across_files(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["components", "center"])
+def test_rfc_sample_equals_the_local_engine_across_files(
+    spark: Any, tmp_path: Path, mode: str
+) -> None:
     texts = read_rfcs(limit=400)
     if not texts:
         pytest.skip("the RFC corpus is not in ../shared/data")
@@ -80,11 +84,22 @@ def test_rfc_sample_equals_the_local_engine_across_files(spark: Any, tmp_path: P
         ).encode()
         path.write_bytes(gzip.compress(lines) if part else lines)
         paths.append(path)
-    config = DedupConfig(lsh=LSHSpec(threshold=0.5), pairs="all")
+    config = DedupConfig(
+        lsh=LSHSpec(threshold=0.5),
+        keep="longest",
+        cluster=mode,  # type: ignore[arg-type]
+        pairs="all" if mode == "components" else "spanning",
+    )
     dedup_files(paths, tmp_path / "local", config)
     dedup_files_spark(spark, [str(p) for p in paths], str(tmp_path / "spark"), config)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     assert (tmp_path / "local" / "pairs.jsonl").read_text().count("\n") > 20
+    lines = (tmp_path / "local" / "clusters.jsonl").read_text().splitlines()
+    least = [json.loads(line)["min_similarity"] for line in lines]
+    if mode == "center":  # the revisions chain at 0.5; centers do not
+        assert min(least) >= 0.5
+    else:
+        assert min(least) < 0.5
 
 
 @pytest.mark.parametrize(

@@ -39,10 +39,13 @@ def test_clusters_lines_are_what_json_dumps_writes(
     n = len(ids)
     labels = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n)))
     keep = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    similarity = np.array(data.draw(st.lists(JACCARDS, min_size=n, max_size=n)))
+    least = np.array(data.draw(st.lists(JACCARDS, min_size=n, max_size=n)))
     path = tmp_path_factory.mktemp("out") / "clusters.jsonl"
-    results.write_clusters(path, Ids.of(ids), labels, keep)
+    results.write_clusters(path, Ids.of(ids), labels, keep, similarity, least)
     expected = "".join(
-        cluster_line(ids[d], ids[int(labels[d])], bool(keep[d])) for d in range(n)
+        cluster_line(ids[d], ids[int(labels[d])], bool(keep[d]), similarity[d], least[d])
+        for d in range(n)
     ).encode("utf-8", "surrogatepass")
     assert path.read_bytes() == expected
 
@@ -114,8 +117,14 @@ def test_long_ids_are_formatted_in_bounded_chunks(
     ids = [f"{i}:" + "é" * (i * 37 % 200) for i in range(60)]  # lines of 40 to 450 bytes
     rng = np.random.default_rng(2)
     labels, keep = rng.integers(0, 60, size=60), rng.random(60) < 0.5
-    results.write_clusters(tmp_path / "clusters.jsonl", Ids.of(ids), labels, keep)
-    expected = "".join(cluster_line(ids[d], ids[labels[d]], bool(keep[d])) for d in range(60))
+    similarity = rng.random(60)
+    results.write_clusters(
+        tmp_path / "clusters.jsonl", Ids.of(ids), labels, keep, similarity, similarity / 2
+    )
+    expected = "".join(
+        cluster_line(ids[d], ids[labels[d]], bool(keep[d]), similarity[d], similarity[d] / 2)
+        for d in range(60)
+    )
     assert (tmp_path / "clusters.jsonl").read_text() == expected
     a, b = rng.integers(0, 60, size=(2, 50))
     estimates = rng.random(50)

@@ -35,3 +35,40 @@ def component_roots(num_items, first, second, joined):  # type: ignore[no-untype
     for x in range(num_items):
         parent[x] = _find(parent, x)
     return parent
+
+
+@njit(cache=True, nogil=True)
+def assign_to_centers(order, center, similarity, adj_offsets, adj_docs, adj_similarity, threshold):  # type: ignore[no-untyped-def]
+    """Give each document left without a center one: the best center it is verified against.
+
+    ``center[d]`` is ``d``'s center, ``d`` itself for a center, or -1; the documents of
+    ``order`` with -1 are taken in that order. Each joins the center ``c`` (``center[c] == c``)
+    of its edges (``adj_docs[adj_offsets[d]:adj_offsets[d + 1]]``, similarities
+    ``adj_similarity``) with the highest similarity at or above ``threshold`` (ties to the
+    smaller ``c``), or else becomes a center itself, so that documents after it may join it.
+    ``similarity[d]`` is set to the similarity to its center (1 for a center).
+    The CENTER rule of Haveliwala et al. (2000), run on what verification already measured.
+    Cost: O(len(order) + edges of those documents).
+    """
+    for i in range(order.shape[0]):
+        d = order[i]
+        if center[d] != -1:
+            continue
+        best = -1
+        best_similarity = -1.0
+        for e in range(adj_offsets[d], adj_offsets[d + 1]):
+            c = adj_docs[e]
+            s = adj_similarity[e]
+            if (
+                center[c] == c
+                and s >= threshold
+                and (s > best_similarity or (s == best_similarity and c < best))
+            ):
+                best = c
+                best_similarity = s
+        if best >= 0:
+            center[d] = best
+            similarity[d] = best_similarity
+        else:
+            center[d] = d
+            similarity[d] = 1.0

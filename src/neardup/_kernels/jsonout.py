@@ -93,14 +93,19 @@ def string_sizes(data, offsets, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def cluster_lines(data, offsets, labels, keep, first_doc, parts, out, out_offsets):  # type: ignore[no-untyped-def]
+def cluster_lines(  # type: ignore[no-untyped-def]
+    data, offsets, labels, keep, numbers, number_sizes, first_doc, parts, out, out_offsets
+):
     """Lines of ``clusters.jsonl`` for documents ``first_doc .. first_doc + len(labels) - 1``.
 
-    Line ``i`` is ``head id middle cluster-id kept|dropped``: ``parts`` holds those four
-    constant pieces (``{"id": ``, ``, "cluster": ``, ``, "keep": true}`` + newline, and the
-    same with ``false``). ``out_offsets[i]`` (prefix sums of the line sizes) places line ``i``.
+    Line ``i`` is ``head id middle cluster-id kept|dropped similarity least-key least tail``:
+    ``parts`` holds those constant pieces (``{"id": ``, ``, "cluster": ``,
+    ``, "keep": true, "similarity": `` and the same with ``false``, ``, "min_similarity": ``,
+    ``}`` + newline); ``numbers[i, 0]`` / ``numbers[i, 1]`` the formatted similarity and
+    cluster minimum (sizes in ``number_sizes``). ``out_offsets[i]`` (prefix sums of the line
+    sizes) places line ``i``.
     """
-    head, middle, kept, dropped = parts
+    head, middle, kept, dropped, least_key, tail = parts
     for i in prange(labels.shape[0]):
         doc = first_doc + i
         label = labels[i]
@@ -108,7 +113,13 @@ def cluster_lines(data, offsets, labels, keep, first_doc, parts, out, out_offset
         o = _put_string(data, offsets[doc], offsets[doc + 1], out, o, _HEX)
         o = _put_bytes(middle, out, o)
         o = _put_string(data, offsets[label], offsets[label + 1], out, o, _HEX)
-        _put_bytes(kept if keep[i] else dropped, out, o)
+        o = _put_bytes(kept if keep[i] else dropped, out, o)
+        for j in range(number_sizes[i, 0]):
+            out[o + j] = numbers[i, 0, j]
+        o = _put_bytes(least_key, out, o + number_sizes[i, 0])
+        for j in range(number_sizes[i, 1]):
+            out[o + j] = numbers[i, 1, j]
+        _put_bytes(tail, out, o + number_sizes[i, 1])
 
 
 @njit(cache=True, nogil=True)

@@ -53,6 +53,14 @@ Examples:
     help="Which document represents a cluster [default: first].",
 )
 @click.option(
+    "--cluster",
+    type=click.Choice(["components", "center"]),
+    help="components: every chain of verified pairs is one cluster (single link); center: "
+    "every member is verified against its cluster's representative at the threshold, so "
+    "clusters do not chain [default: components]. clusters.jsonl gives each document's "
+    "similarity to its representative and the cluster's minimum either way.",
+)
+@click.option(
     "--pairs",
     type=click.Choice(["spanning", "all", "none"]),
     help="Near-duplicate pairs written to pairs.jsonl: spanning (those that join two "

@@ -215,6 +215,7 @@ _FLAG_PLACES = [
     ("max_bucket_size", ("lsh", "max_bucket_size")),
     ("verify", ("verify",)),
     ("keep", ("keep",)),
+    ("cluster", ("cluster",)),
     ("compress", ("compress",)),
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),

@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
-from neardup.cluster import Clusters
 from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
@@ -243,7 +242,10 @@ def _write_outputs(
             texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
         )
         written = {"clusters": "clusters.jsonl"}
-        write_clusters(directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep)
+        write_clusters(
+            directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep,
+            clusters.similarity, clusters.min_similarity(),
+        )  # fmt: skip
         if config.pairs != "none":
             pairs = result.pairs
             write_pairs(
@@ -306,7 +308,7 @@ def _drop_indexed(
         removed=keep.shape[0] - num_kept,
     )
     summary = dataclasses.replace(result.summary, counts=counts, against=index.info()["header"])
-    clusters = Clusters(labels=result.clusters.labels, keep=keep)
+    clusters = dataclasses.replace(result.clusters, keep=keep)
     return dataclasses.replace(result, clusters=clusters, summary=summary), found
 
 

@@ -8,9 +8,12 @@
     candidates  a shuffle on (band, key); each partition's buckets through bucket_pairs (the
                 bucket cap included), then the distinct pairs
     verify      mapInArrow over pairs joined to their signatures (estimate) and texts (exact);
-                the pairs that the accept rule passes
+                the pairs that the accept rule passes; the similarity histogram
     cluster     large-star / small-star connected components (:mod:`.spark_components`)
-    keep        a shuffle on the label; each partition's clusters through representatives
+    keep        a shuffle on the label; each partition's clusters through representatives;
+                each member scored against its representative as pairs are verified; with
+                cluster="center", a shuffle of documents and pairs on the label, each
+                partition's components through center_clusters
     pairs       all verified pairs, none, or the spanning ones: each cluster's pairs in one task,
                 sorted, through the local union-find kernel
 
@@ -39,7 +42,13 @@ import numpy as np
 from neardup._types import Batch
 from neardup.candidates import candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
-from neardup.cluster import representatives, union_pairs
+from neardup.cluster import (
+    Clusters,
+    center_clusters,
+    preference_order,
+    representatives,
+    union_pairs,
+)
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
 from neardup.io.spark import (
@@ -53,10 +62,24 @@ from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import bucket_pairs
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig, KeepRule
-from neardup.pipeline import BatchSketcher, accepted, exact_groups, summarize, warn_of_giant_buckets
+from neardup.pipeline import (
+    BatchSketcher,
+    accepted,
+    exact_groups,
+    measured,
+    summarize,
+    warn_of_giant_buckets,
+)
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
-from neardup.summary import ClusterSize, Counts, StageTimes, Summary
+from neardup.summary import (
+    HISTOGRAM_BINS,
+    ClusterSize,
+    Counts,
+    SimilarityHistogram,
+    StageTimes,
+    Summary,
+)
 from neardup.text.spans import pack_strings
 from neardup.verify import exact_similarity
 
@@ -71,6 +94,10 @@ _SKETCH_SCHEMA = (
 )
 _BUCKETS_SCHEMA = "first long, second long, giant_buckets long, largest_bucket long"
 _VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
+_SCORED_SCHEMA = (
+    "first long, second long, estimate double, jaccard double, similarity double, accepted boolean"
+)
+_CENTER_SCHEMA = "doc long, label long, keep boolean, similarity double"
 
 
 def _require_pyspark() -> None:
@@ -291,10 +318,12 @@ def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
     return pairs, int(giant or 0), int(largest or 0)
 
 
-def _verify_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: candidate pairs with both signatures (and texts) → accepted.
+def _score_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: pairs with both signatures (and texts) → their similarities.
 
-    The pairs that :func:`~neardup.pipeline.accepted` passes, with their similarities.
+    Each pair's estimate, exact similarity (``verify="exact"``), the similarity verification
+    goes by (:func:`~neardup.pipeline.measured`) and whether :func:`~neardup.pipeline.accepted`
+    passes it.
     """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
@@ -321,15 +350,16 @@ def _verify_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
             if config.verify_mode == "exact" and count:
                 texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
                 jaccard = exact_similarity(texts, local, config.sketch)
-            verified = pa.RecordBatch.from_pydict(
+            yield pa.RecordBatch.from_pydict(
                 {
                     "first": batch.column("first"),
                     "second": batch.column("second"),
                     "estimate": pa.array(estimate, pa.float64()),
                     "jaccard": pa.array(jaccard, pa.float64()),
+                    "similarity": pa.array(measured(estimate, jaccard, config), pa.float64()),
+                    "accepted": pa.array(accepted(estimate, jaccard, config)),
                 }
             )
-            yield verified.filter(pa.array(accepted(estimate, jaccard, config)))
 
     return run
 
@@ -427,17 +457,18 @@ def dedup_dataframe(
     num_candidates = candidates.count()
     now = lap("candidates", now, "verify")
 
-    verified = _verified(candidates, sketched, docs, config)
-    verified = verified.localCheckpoint(eager=True)
+    scored = _scored(candidates, sketched, docs, config).localCheckpoint(eager=True)
+    verified = scored.where("accepted").drop("accepted").localCheckpoint(eager=True)
+    histogram = _similarity_histogram(scored, verified)
     now = lap("verify", now, "cluster")
 
     edges = exact_links.union(verified.select("first", "second")).toDF("src", "dst")
     labels = component_labels(edges, reliable_checkpoints=reliable_checkpoints)
-    clusters = _clusters(docs, sketched, labels, config)
+    clusters = _clusters(docs, sketched, labels, verified, config)
     clusters = clusters.localCheckpoint(eager=True)
     now = lap("cluster", now, "write")
 
-    reported = _reported(verified, labels, config)
+    reported = _reported(verified, clusters.select("doc", "label"), config)
     pairs = _pairs(docs, exact_links, reported)
     sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
     multi = sizes.agg(F.count("*"), F.sum("count")).first()
@@ -462,7 +493,12 @@ def dedup_dataframe(
     kept = numbered.join(clusters.where("keep").select("doc"), "doc")
     times = StageTimes.measured(seconds, num_bytes, total=time.perf_counter() - started)
     summary = summarize(
-        config, counts, _biggest_clusters(sizes), times, spark_master=spark.sparkContext.master
+        config,
+        counts,
+        _biggest_clusters(sizes),
+        times,
+        spark_master=spark.sparkContext.master,
+        histogram=histogram,
     )
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
 
@@ -478,10 +514,10 @@ def _numbered(frame: Any, order_column: str | None) -> Any:
     )
 
 
-def _verified(candidates: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
-    """The candidate pairs that verification accepts, with their estimate and exact similarity."""
+def _scored(pairs: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
+    """The pairs ``(first, second)`` with their similarities (:func:`_score_batches`)."""
     signature = sketched.select("doc", "signature")
-    joined = candidates.join(signature.toDF("first", "a_signature"), "first").join(
+    joined = pairs.join(signature.toDF("first", "a_signature"), "first").join(
         signature.toDF("second", "b_signature"), "second"
     )
     if config.verify_mode == "exact":
@@ -489,42 +525,154 @@ def _verified(candidates: Any, sketched: Any, docs: Any, config: DedupConfig) ->
         joined = joined.join(text.toDF("first", "a_text"), "first").join(
             text.toDF("second", "b_text"), "second"
         )
-    return joined.mapInArrow(_verify_batches(config), _VERIFIED_SCHEMA)
+    return joined.mapInArrow(_score_batches(config), _SCORED_SCHEMA)
 
 
-def _clusters(docs: Any, sketched: Any, labels: Any, config: DedupConfig) -> Any:
-    """One row per document: its cluster (the label and its id), its keep flag and its line."""
+def _similarity_histogram(scored: Any, verified: Any) -> SimilarityHistogram:
+    """The candidates and verified pairs by similarity, binned as :func:`histogram_counts` bins."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def counts(frame: Any) -> np.ndarray:
+        column = F.col("similarity")
+        binned = F.least(
+            F.floor(F.greatest(F.least(column, F.lit(1.0)), F.lit(0.0)) * 50), F.lit(49)
+        )
+        rows = frame.where(~F.isnan(column)).groupBy(binned.alias("bin")).count().collect()
+        out = np.zeros(HISTOGRAM_BINS, dtype=np.int64)
+        for row in rows:
+            out[int(row["bin"])] = row["count"]
+        return out
+
+    return SimilarityHistogram.of(counts(scored), counts(verified))
+
+
+def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: DedupConfig) -> Any:
+    """One row per document: its cluster (the label and its id), keep flag, similarities, line.
+
+    The local engine's :func:`~neardup.pipeline.cluster_pairs`: representatives by the keep
+    rule, each exact group's first scored against its representative (copies share it), and
+    with ``cluster="center"`` :func:`~neardup.cluster.center_clusters` cluster by cluster.
+    """
     from pyspark.sql import functions as F  # noqa: N812
 
     labelled = (
-        sketched.select("doc", "length")
+        sketched.select("doc", "length", "group_first")
         .join(labels.withColumnRenamed("node", "doc"), "doc", "left")
         .withColumn("label", F.coalesce("label", "doc"))
     )
     kept = labelled.repartition("label").mapInArrow(
         _keep_batches(config.keep), "doc long, label long, keep boolean"
     )
+    kept = labelled.join(kept.drop("label"), "doc").localCheckpoint(eager=True)
+    representative = kept.where("keep").select("label", F.col("doc").alias("first"))
+    members = kept.where(~F.col("keep") & (F.col("doc") == F.col("group_first")))
+    pairs = members.join(representative, "label").select("first", F.col("doc").alias("second"))
+    scored = _scored(pairs, sketched, docs, config).select(
+        F.col("second").alias("group_first"), F.col("similarity")
+    )
+    measured_docs = kept.join(scored, "group_first", "left").withColumn(
+        "similarity", F.coalesce("similarity", F.lit(1.0))
+    )
+    if config.cluster == "center":
+        measured_docs = _centers(measured_docs, verified, config)
+    least = measured_docs.groupBy("label").agg(F.min("similarity").alias("min_similarity"))
     ids = docs.select("doc", "id")
-    named = kept.join(ids, "doc").join(ids.toDF("label", "cluster"), "label")
-    return named.select(
-        "doc", "id", "label", "cluster", "keep",
-        cluster_lines(F.col("id"), F.col("cluster"), F.col("keep")).alias("line"),
+    named = (
+        measured_docs.select("doc", "label", "keep", "similarity")
+        .join(least, "label")
+        .join(ids, "doc")
+        .join(ids.toDF("label", "cluster"), "label")
+    )
+    line = cluster_lines(
+        *(F.col(c) for c in ("id", "cluster", "keep", "similarity", "min_similarity"))
+    )
+    return named.select("doc", "id", "label", "cluster", "keep", line.alias("line"))
+
+
+def _centers(measured_docs: Any, verified: Any, config: DedupConfig) -> Any:
+    """Each component through :func:`~neardup.cluster.center_clusters`, whole in one task.
+
+    Document rows and the component's verified pairs travel in one frame (``other`` is null
+    on a document's row), shuffled on the component's label.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    doc_rows = measured_docs.select(
+        "label", "doc", "keep", "similarity", "length", F.col("group_first").alias("follows"),
+        F.lit(None).cast("long").alias("other"),
     )  # fmt: skip
+    edge_rows = verified.join(
+        measured_docs.select(F.col("doc").alias("first"), "label"), "first"
+    ).select(
+        "label", F.col("first").alias("doc"), F.lit(None).cast("boolean").alias("keep"),
+        "similarity", F.lit(None).cast("long").alias("length"),
+        F.lit(None).cast("long").alias("follows"), F.col("second").alias("other"),
+    )  # fmt: skip
+    rows = doc_rows.unionByName(edge_rows).repartition("label")
+    centered = rows.mapInArrow(_center_batches(config), _CENTER_SCHEMA)
+    return measured_docs.drop("label", "keep", "similarity").join(centered, "doc")
+
+
+def _center_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
+    """The mapInArrow function: whole components and their pairs → center clusters."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = _partition(batches, "doc", "other")
+        if table is None:
+            return
+        is_doc = pc.is_null(table.column("other"))
+        rows, edges = table.filter(is_doc), table.filter(pc.invert(is_doc))
+        docs = _column(rows, "doc")
+
+        def local(name: str, frame: Any = rows) -> np.ndarray:
+            return np.searchsorted(docs, _column(frame, name))
+
+        components = Clusters(
+            labels=local("label"),
+            keep=_column(rows, "keep"),
+            similarity=_column(rows, "similarity"),
+        )
+        clusters = center_clusters(
+            components,
+            local("doc", edges),
+            local("other", edges),
+            _column(edges, "similarity"),
+            config.lsh.threshold,
+            order=preference_order(docs.shape[0], config.keep, _column(rows, "length")),
+            follows=local("follows"),
+        )
+        yield pa.RecordBatch.from_pydict(
+            {
+                "doc": docs,
+                "label": docs[clusters.labels],
+                "keep": clusters.keep,
+                "similarity": clusters.similarity,
+            }
+        )
+
+    return run
 
 
 def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
-    """The verified pairs ``config.pairs`` reports.
+    """The verified pairs ``config.pairs`` reports; ``labels``: each document's final cluster.
 
-    ``"spanning"``: the pairs that join two clusters when the pairs are merged in
-    ``(first, second)`` order, as the local engine's union-find takes them. Clusters are
-    disjoint, so that is decided cluster by cluster: each cluster's pairs go to one task,
-    sorted, through the same union-find kernel.
+    ``"spanning"``: of the pairs inside one cluster, those that join two clusters when they
+    are merged in ``(first, second)`` order, as the local engine's union-find takes them.
+    Clusters are disjoint, so that is decided cluster by cluster: each cluster's pairs go to
+    one task, sorted, through the same union-find kernel.
     """
     if config.pairs == "all":
         return verified
     if config.pairs == "none":
         return verified.limit(0)
-    labelled = verified.join(labels.toDF("first", "label"), "first")
+    labelled = (
+        verified.join(labels.toDF("first", "label"), "first")
+        .join(labels.toDF("second", "second_label"), "second")
+        .where("label = second_label")
+    )
     return labelled.repartition("label").mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
 
 

@@ -1,7 +1,10 @@
 """Writing a dedup run's results: ``clusters.jsonl``, ``pairs.jsonl``, ``summary.json``.
 
 ``clusters.jsonl``: one line per input document, in input order:
-``{"id": ..., "cluster": <id of the cluster's first document>, "keep": true|false}``.
+``{"id": ..., "cluster": <id of the cluster's first document>, "keep": true|false,
+"similarity": <to the cluster's representative, 1.0 for it>, "min_similarity": <the least
+similarity to the representative in the cluster>}``; a ``min_similarity`` below the threshold
+marks a cluster that chained.
 
 ``pairs.jsonl``: one line per reported duplicate pair, ``a`` before ``b`` in input order:
 ``{"a": ..., "b": ..., "jaccard": <exact Jaccard or null>, "estimate": <from signatures>,
@@ -46,12 +49,23 @@ CHUNK_BYTES = 64 << 20
 """Most bytes formatted per kernel call (unless one line is longer): long ids stay bounded."""
 
 
-def cluster_line(doc_id: str, cluster_id: str, keep: bool) -> str:
+def cluster_line(
+    doc_id: str, cluster_id: str, keep: bool, similarity: float, min_similarity: float
+) -> str:
     """One line of ``clusters.jsonl`` (with its newline); every engine writes these bytes."""
-    flag = "true" if keep else "false"
-    encoded_id = json.dumps(doc_id, ensure_ascii=False)
-    encoded_cluster = json.dumps(cluster_id, ensure_ascii=False)
-    return f'{{"id": {encoded_id}, "cluster": {encoded_cluster}, "keep": {flag}}}\n'
+    record = {
+        "id": doc_id,
+        "cluster": cluster_id,
+        "keep": keep,
+        "similarity": _rounded(similarity),
+        "min_similarity": _rounded(min_similarity),
+    }
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _rounded(value: float) -> float | None:
+    """A similarity as the results write it: six decimals, None (null) for NaN."""
+    return None if np.isnan(value) else round(value, 6)
 
 
 def exact_pair_line(a: str, b: str) -> str:
@@ -65,7 +79,7 @@ def near_pair_line(a: str, b: str, estimate: float, jaccard: float) -> str:
     record = {
         "a": a,
         "b": b,
-        "jaccard": None if np.isnan(jaccard) else round(jaccard, 6),
+        "jaccard": _rounded(jaccard),
         "estimate": round(estimate, 6),
         "exact": False,
     }
@@ -77,7 +91,15 @@ def _bytes(text: str) -> U8Array:
 
 
 _CLUSTER_PARTS = tuple(
-    _bytes(part) for part in ('{"id": ', ', "cluster": ', ', "keep": true}\n', ', "keep": false}\n')
+    _bytes(part)
+    for part in (
+        '{"id": ',
+        ', "cluster": ',
+        ', "keep": true, "similarity": ',
+        ', "keep": false, "similarity": ',
+        ', "min_similarity": ',
+        "}\n",
+    )
 )
 _PAIR_HEAD = tuple(
     _bytes(part) for part in ('{"a": ', ', "b": ', ', "jaccard": ', ', "estimate": ')
@@ -97,35 +119,43 @@ def _literal_sizes(ids: Ids) -> I64Array:
     return sizes
 
 
-def write_clusters(path: Path, ids: Sequence[str], labels: I64Array, keep: BoolArray) -> None:
-    """Write ``clusters.jsonl``."""
+def write_clusters(
+    path: Path,
+    ids: Sequence[str],
+    labels: I64Array,
+    keep: BoolArray,
+    similarity: F64Array,
+    least: F64Array,
+) -> None:
+    """Write ``clusters.jsonl``: each document's label, keep flag, similarity and cluster minimum.
+
+    NaN similarities (not measured) are written as null.
+    """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
-    head, middle, kept, dropped = _CLUSTER_PARTS
-    constant = head.shape[0] + middle.shape[0]
+    head, middle, kept, dropped, least_key, tail = _CLUSTER_PARTS
+    constant = head.shape[0] + middle.shape[0] + least_key.shape[0] + tail.shape[0]
     with path.open("wb") as f:
         for lo in range(0, labels.shape[0], CHUNK_LINES):
             hi = min(lo + CHUNK_LINES, labels.shape[0])
             chunk_labels = np.ascontiguousarray(labels[lo:hi], dtype=np.int64)
             chunk_keep = np.ascontiguousarray(keep[lo:hi])
+            numbers, number_sizes = _format_numbers(
+                np.stack([similarity[lo:hi], least[lo:hi]], axis=1)
+            )
             line_sizes = (
                 constant
                 + sizes[lo:hi]
                 + sizes[chunk_labels]
                 + np.where(chunk_keep, kept.shape[0], dropped.shape[0])
+                + number_sizes.sum(axis=1)
             )
             for a, b, out, offsets in _rooms(line_sizes):
                 with parallel_section:
                     kernels.cluster_lines(
-                        packed.data,
-                        packed.offsets,
-                        chunk_labels[a:b],
-                        chunk_keep[a:b],
-                        lo + a,
-                        _CLUSTER_PARTS,
-                        out,
-                        offsets,
-                    )
+                        packed.data, packed.offsets, chunk_labels[a:b], chunk_keep[a:b],
+                        numbers[a:b], number_sizes[a:b], lo + a, _CLUSTER_PARTS, out, offsets,
+                    )  # fmt: skip
                 f.write(out.data)
 
 

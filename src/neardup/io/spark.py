@@ -170,12 +170,14 @@ def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
     return lines.flatMap(parse).toDF("input long, offset long, id string, text string")
 
 
-def cluster_lines(doc_id: Any, cluster_id: Any, keep: Any) -> Any:
+def cluster_lines(
+    doc_id: Any, cluster_id: Any, keep: Any, similarity: Any, min_similarity: Any
+) -> Any:
     """The column of ``clusters.jsonl`` lines (without their newline) of these columns."""
     from pyspark.sql import functions as F  # noqa: N812
 
     line = F.udf(lambda *fields: cluster_line(*fields)[:-1], "string")
-    return line(doc_id, cluster_id, keep)
+    return line(doc_id, cluster_id, keep, similarity, min_similarity)
 
 
 def pair_lines(a: Any, b: Any, estimate: Any, jaccard: Any, exact: Any) -> Any:
