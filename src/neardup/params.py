@@ -862,6 +862,10 @@ class DedupConfig(_Spec):
     memory_bytes
         Working memory for verification chunks (``--memory-gb``); ``None`` takes an eighth of
         the machine's memory, at most 1 GiB. Results never depend on it.
+    explain
+        Give each near pair of ``pairs.jsonl`` its shared passages
+        (:func:`neardup.explain.shared_passages`, character offsets into the texts as read),
+        at the cost of one more pass over the inputs. Local engine only.
     """
 
     sketch: SketchSpec = field(default_factory=SketchSpec)
@@ -880,6 +884,7 @@ class DedupConfig(_Spec):
     compress: Compression = "none"
     pairs: PairsMode = "spanning"
     memory_bytes: int | None = None
+    explain: bool = False
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "verify": Rule(
@@ -899,6 +904,7 @@ class DedupConfig(_Spec):
         "compress": one_of("none", "gzip", "zstd"),
         "pairs": one_of("all", "spanning", "none"),
         "memory_bytes": optional_integer(1 << 24, 1 << 50),
+        "explain": boolean(),
     }
 
     def __post_init__(self) -> None:

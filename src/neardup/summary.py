@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
-from neardup._types import F64Array, I64Array
 from neardup._version import __version__
 from neardup.params import DedupConfig, VerifyMode
+
+if TYPE_CHECKING:  # numpy stays unimported until a run needs it (the CLI starts light)
+    from neardup._types import F64Array, I64Array
 
 __all__ = [
     "HISTOGRAM_BINS",
@@ -38,9 +38,12 @@ def histogram_counts(similarity: F64Array) -> I64Array:
 
     Examples
     --------
+    >>> import numpy as np
     >>> histogram_counts(np.array([0.0, 0.019, 0.02, 1.0, np.nan]))[[0, 1, 49]].tolist()
     [2, 1, 1]
     """
+    import numpy as np
+
     values = similarity[~np.isnan(similarity)]
     bins = np.minimum(np.floor(np.clip(values, 0.0, 1.0) * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)
     return np.bincount(bins.astype(np.int64), minlength=HISTOGRAM_BINS).astype(np.int64)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,7 +14,13 @@ from neardup.cli.options import apply_flags, html_extract_option, sketch_options
 from neardup.errors import InputError, ParameterError
 from neardup.params import DedupConfig, HtmlExtract
 
+if TYPE_CHECKING:
+    from neardup.explain import Passage
+
 __all__ = ["compare_command"]
+
+CONTEXT = 120
+"""Characters of unshared text kept around each shared passage when the texts are printed."""
 
 
 def _read(path: Path, url: str | None = None, extract: HtmlExtract = "text") -> str:
@@ -63,6 +70,7 @@ def _archive_page(path: Path, url: str | None, extract: HtmlExtract) -> str:
 Examples:
   neardup compare rfc2616.txt rfc7230.txt
   neardup compare a.txt b.txt --shingle char:9 --json
+  neardup compare licence-a.txt licence-b.txt --explain
   neardup compare page.html mirror.html --html-extract main
   neardup compare old.warc.gz new.warc.gz --url-a http://example.org/ --url-b https://example.org/""",
 )
@@ -76,6 +84,18 @@ Examples:
 )
 @click.option("--url-a", help="The page of A (a web archive) to compare [default: its first].")
 @click.option("--url-b", help="The page of B (a web archive) to compare [default: its first].")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also show the shared passages (maximal runs of shared shingles) in both texts.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the shared passages (auto: when the output is a terminal).",
+)
 def compare_command(
     a: Path,
     b: Path,
@@ -83,6 +103,8 @@ def compare_command(
     html_extract: HtmlExtract,
     url_a: str | None,
     url_b: str | None,
+    explain: bool,
+    color: str,
     **flags: Any,
 ) -> None:
     """Compare two documents: exact Jaccard, containment both ways, cosine, sketch estimates.
@@ -92,12 +114,18 @@ def compare_command(
     """
     spec = apply_flags(DedupConfig(), flags).sketch
     from neardup.compare import compare
+    from neardup.explain import shared_passages
 
-    result = compare(_read(a, url_a, html_extract), _read(b, url_b, html_extract), spec)
+    text_a, text_b = _read(a, url_a, html_extract), _read(b, url_b, html_extract)
+    result = compare(text_a, text_b, spec)
+    passages = shared_passages(text_a, text_b, spec) if explain else []
     if as_json:
-        click.echo(
-            json.dumps({"a": str(a), "b": str(b), "shingle": str(spec.shingle), **asdict(result)})
-        )
+        record = {"a": str(a), "b": str(b), "shingle": str(spec.shingle), **asdict(result)}
+        if explain:
+            record["passages"] = [
+                [p.a_start, p.a_end, p.b_start, p.b_end, p.num_shingles] for p in passages
+            ]
+        click.echo(json.dumps(record))
         return
     click.echo(f"A: {a} ({result.num_shingles[0]:,} distinct {spec.shingle} shingles)")
     click.echo(f"B: {b} ({result.num_shingles[1]:,} distinct {spec.shingle} shingles)")
@@ -116,3 +144,23 @@ def compare_command(
     )
     bits = f"SimHash Hamming distance ({spec.simhash_bits} bits)"
     click.echo(f"  {bits:<32} {result.simhash_distance}")
+    if explain:
+        _print_passages(text_a, text_b, passages, color)
+
+
+def _print_passages(text_a: str, text_b: str, passages: list[Passage], color: str) -> None:
+    """The shared passages' offsets, then both texts with them marked (long gaps elided)."""
+    from neardup.explain import highlight
+
+    colored = color == "always" or (color == "auto" and sys.stdout.isatty())
+    click.echo(f"\nshared passages: {len(passages)}")
+    for p in passages:
+        click.echo(
+            f"  A[{p.a_start}:{p.a_end}] = B[{p.b_start}:{p.b_end}] ({p.num_shingles} shingles)"
+        )
+    for name, text, spans in (
+        ("A", text_a, [(p.a_start, p.a_end) for p in passages]),
+        ("B", text_b, [(p.b_start, p.b_end) for p in passages]),
+    ):
+        click.echo(f"\n--- {name} ---")
+        click.echo(highlight(text, spans, color=colored, context=CONTEXT), color=colored)

@@ -67,6 +67,13 @@ Examples:
     "clusters: enough to explain every cluster, at most one per duplicate), all (every "
     "verified pair; grows quadratically in near-identical groups) or none [default: spanning].",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    default=None,
+    help="Give each near pair of pairs.jsonl its shared passages ([a_start, a_end, b_start, "
+    "b_end, shingles] character offsets into the texts); reads the inputs once more.",
+)
 @click.option("--batch-mb", type=float, help="Input read per batch, in MB [default: 32].")
 @click.option(
     "--memory-gb",

@@ -22,6 +22,7 @@ from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
 from neardup.cli.mirrors import mirrors_command
+from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
 from neardup.errors import NeardupError, ParameterError
 
@@ -53,6 +54,7 @@ cli.add_command(compare_command)
 cli.add_command(index_group)
 cli.add_command(join_command)
 cli.add_command(mirrors_command)
+cli.add_command(report_command)
 cli.add_command(serve_command)
 
 

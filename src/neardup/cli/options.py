@@ -216,6 +216,7 @@ _FLAG_PLACES = [
     ("verify", ("verify",)),
     ("keep", ("keep",)),
     ("cluster", ("cluster",)),
+    ("explain", ("explain",)),
     ("compress", ("compress",)),
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),

@@ -42,6 +42,7 @@ from neardup.pipeline import (
     Sketched,
     TextStore,
     Timings,
+    VerifiedPairs,
     duplicate_ids,
     find_duplicates,
     fit_idf,
@@ -253,6 +254,7 @@ def _write_outputs(
                 result.ids,
                 result.exact_pairs,
                 (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
+                _explained(sources, pairs, config) if config.explain else None,
             )
             written["pairs"] = "pairs.jsonl"
         written["kept"] = kept.result().name
@@ -260,6 +262,36 @@ def _write_outputs(
         write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         written["index_matches"] = "index_matches.jsonl"
     return written
+
+
+def _explained(
+    sources: Sequence[Source], pairs: VerifiedPairs, config: DedupConfig
+) -> list[list[list[int]]]:
+    """Each pair's shared passages (``--explain``), as ``pairs.jsonl`` writes them.
+
+    The texts of the pairs' documents, as read (before normalisation), come from one more
+    pass over the inputs.
+    """
+    from neardup.explain import shared_passages
+
+    wanted = np.unique(np.concatenate([pairs.first, pairs.second]))
+    texts: dict[int, str] = {}
+    start = 0
+    for batch in _batches(sources, config.batch_bytes):
+        stop = start + batch.num_docs
+        inside = set(wanted[(wanted >= start) & (wanted < stop)].tolist())
+        if inside:
+            for doc, (_, text) in enumerate(batch.records(), start):
+                if doc in inside:
+                    texts[doc] = text
+        start = stop
+    return [
+        [
+            [p.a_start, p.a_end, p.b_start, p.b_end, p.num_shingles]
+            for p in shared_passages(texts[a], texts[b], config.sketch)
+        ]
+        for a, b in zip(pairs.first.tolist(), pairs.second.tolist(), strict=True)
+    ]
 
 
 def _write_kept_durably(

@@ -390,6 +390,11 @@ def _check_runs(config: DedupConfig) -> None:
             f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "
             f"got {config.sketch.kind!r} (use the local engine for it)."
         )
+    if config.explain:
+        raise ParameterError(
+            "explain (shared passages in pairs.jsonl) runs on the local engine only; drop "
+            "--explain, or run `neardup compare A B --explain` on the pairs of interest."
+        )
     if candidate_scheme(config.sketch, config.lsh).reads_sets:
         raise ParameterError(
             "the Spark engine finds candidates from signatures; the exact 'prefix' family "

@@ -74,15 +74,27 @@ def exact_pair_line(a: str, b: str) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def near_pair_line(a: str, b: str, estimate: float, jaccard: float) -> str:
-    """The ``pairs.jsonl`` line of a verified near pair (``jaccard`` NaN when not computed)."""
-    record = {
+def near_pair_line(
+    a: str,
+    b: str,
+    estimate: float,
+    jaccard: float,
+    passages: Sequence[Sequence[int]] | None = None,
+) -> str:
+    """The ``pairs.jsonl`` line of a verified near pair (``jaccard`` NaN when not computed).
+
+    ``passages`` (``dedup --explain``): ``[a_start, a_end, b_start, b_end, num_shingles]`` of
+    each shared passage, after the other fields.
+    """
+    record: dict[str, Any] = {
         "a": a,
         "b": b,
         "jaccard": _rounded(jaccard),
         "estimate": round(estimate, 6),
         "exact": False,
     }
+    if passages is not None:
+        record["passages"] = [list(p) for p in passages]
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -164,8 +176,12 @@ def write_pairs(
     ids: Sequence[str],
     exact: tuple[I64Array, I64Array],
     near: tuple[I64Array, I64Array, F64Array, F64Array],
+    passages: Sequence[Sequence[Sequence[int]]] | None = None,
 ) -> None:
-    """Write ``pairs.jsonl``: exact duplicates first, then near duplicates."""
+    """Write ``pairs.jsonl``: exact duplicates first, then near duplicates.
+
+    ``passages``, when given, holds each near pair's shared passages (:func:`near_pair_line`).
+    """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
     first, second, estimate, jaccard = near
@@ -173,6 +189,13 @@ def write_pairs(
     with path.open("wb") as f:
         for chunk in _pair_chunks((*exact, ones, ones), _EXACT_TAIL):
             _write_pair_chunk(f, packed, sizes, *chunk)
+        if passages is not None:
+            for i, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
+                line = near_pair_line(
+                    packed[a], packed[b], float(estimate[i]), float(jaccard[i]), passages[i]
+                )
+                f.write(line.encode("utf-8", "surrogatepass"))
+            return
         for chunk in _pair_chunks((first, second, jaccard, estimate), _NEAR_TAIL):
             _write_pair_chunk(f, packed, sizes, *chunk)
 

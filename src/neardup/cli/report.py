@@ -1,0 +1,73 @@
+"""``neardup report OUTDIR``: the HTML report of a finished dedup run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["report_command"]
+
+
+@click.command(
+    "report",
+    epilog="""\b
+Examples:
+  neardup dedup corpus.jsonl.gz -o out/ && neardup report out/
+  neardup report out/ --output out.html --clusters 20 --pairs-per-band 5
+  neardup report out/ --no-texts""",
+)
+@click.argument("outdir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The HTML file to write  [default: OUTDIR/report.html].",
+)
+@click.option(
+    "--clusters",
+    "num_clusters",
+    type=int,
+    default=10,
+    show_default=True,
+    help="The biggest clusters listed with their members.",
+)
+@click.option(
+    "--pairs-per-band",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Pairs shown per similarity band, texts side by side with shared passages marked.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample of pairs.")
+@click.option(
+    "--no-texts",
+    is_flag=True,
+    help="Do not re-read the run's inputs: pairs and short documents by id only.",
+)
+def report_command(
+    outdir: Path,
+    output: Path | None,
+    num_clusters: int,
+    pairs_per_band: int,
+    seed: int,
+    no_texts: bool,
+) -> None:
+    """Write one self-contained HTML page about the dedup run in OUTDIR.
+
+    Parameters and counts, stage timings, the histogram of pair similarities, the banding
+    S-curve, cluster sizes, the biggest clusters, sample pairs with their shared passages
+    highlighted, giant buckets and short documents. The texts are read again from the run's
+    inputs (as the run read them); if they are gone, the page says so. Prints the path written.
+    """
+    from neardup.report import write_report
+
+    path = write_report(
+        outdir,
+        output,
+        num_clusters=num_clusters,
+        pairs_per_band=pairs_per_band,
+        seed=seed,
+        with_texts=not no_texts,
+    )
+    click.echo(str(path))

@@ -1,0 +1,79 @@
+"""The report of a finished dedup run: one self-contained HTML page (``neardup report OUTDIR``).
+
+It sits after the run: it reads the run's directory (:mod:`neardup.report.data`), re-reads the
+texts of a sample of pairs from the run's inputs, draws the charts with matplotlib
+(:mod:`neardup.report.charts`, the ``report`` extra) and writes the page
+(:mod:`neardup.report.page`) atomically. What each section shows: ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from neardup.report.data import Run, Texts, load_run, read_texts
+from neardup.report.page import render_page
+
+__all__ = ["Run", "Texts", "load_run", "read_texts", "write_report"]
+
+NUM_SHORT_IDS = 20
+"""Short documents named in the report (the first in input order)."""
+
+
+def write_report(
+    run_dir: Path | str,
+    output: Path | str | None = None,
+    *,
+    num_clusters: int = 10,
+    pairs_per_band: int = 3,
+    seed: int = 0,
+    with_texts: bool = True,
+) -> Path:
+    """Write the HTML report of the dedup run in ``run_dir``; return its path.
+
+    Parameters
+    ----------
+    run_dir
+        The output directory of ``neardup dedup`` (``summary.json``, ``clusters.jsonl``, ...).
+    output
+        The HTML file to write (default ``run_dir/report.html``); replaced atomically.
+    num_clusters
+        The biggest clusters listed with their members.
+    pairs_per_band
+        Pairs shown per similarity band, texts side by side.
+    seed
+        The seed of the pairs' sample: the same run and seed give the same bytes.
+    with_texts
+        Re-read the run's inputs for the pairs' texts and the short documents' ids (one
+        streaming pass); ``False`` shows ids only. Inputs that are gone are said so on the
+        page, not raised.
+
+    Raises
+    ------
+    InputError
+        ``run_dir`` is not a dedup run's directory (no readable ``summary.json``).
+    ParameterError
+        A negative ``num_clusters`` or ``pairs_per_band``.
+    MissingExtraError
+        matplotlib is not installed (``pip install 'neardup[report]'``).
+    """
+    run = load_run(run_dir, num_clusters=num_clusters, pairs_per_band=pairs_per_band, seed=seed)
+    texts = None
+    if with_texts:
+        wanted = sorted(
+            {doc for band in run.bands or () for p in band.sample for doc in (p.a, p.b)}
+        )
+        texts = read_texts(run, wanted, NUM_SHORT_IDS)
+    page = render_page(run, texts).encode("utf-8", "backslashreplace")
+    path = Path(output) if output is not None else run.directory / "report.html"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(page)
+            os.fchmod(f.fileno(), 0o644)  # as an ordinary file, not mkstemp's 0o600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
