@@ -1,91 +1,234 @@
-"""Shared passages: diagonal runs of neardup's own shingles, at the right offsets."""
+"""Shared passages against plain-Python greedy string tiling, and at the right original offsets."""
 
 from __future__ import annotations
+
+import string
+import unicodedata
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup.compare import compare
 from neardup.errors import ParameterError
-from neardup.explain import highlight, shared_passages
-from neardup.params import ShingleSpec, SketchSpec
+from neardup.explain import ELISION, highlight, normalized_with_origins, shared_passages
+from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
+from neardup.text.lexicon import stopword_list
+from neardup.text.normalize import normalize
 from neardup.text.shingle import Shingler
 from tests import reference
+from tests.conftest import read_rfcs
 
-WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "Ee", "f."]), max_size=30)
+Token = tuple[str, int, int]
+STOP_WORDS = frozenset(stopword_list("english"))
 
 
-def _reference_runs(a: list[str], b: list[str], k: int) -> set[tuple[int, int, int]]:
-    """Maximal diagonal runs of equal k-shingles (as word tuples): (i, j, length)."""
-    sa = [tuple(w.casefold() for w in a[i : i + k]) for i in range(len(a) - k + 1)]
-    sb = [tuple(w.casefold() for w in b[j : j + k]) for j in range(len(b) - k + 1)]
-    runs = set()
-    for i in range(len(sa)):
-        for j in range(len(sb)):
-            if sa[i] == sb[j] and (i == 0 or j == 0 or sa[i - 1] != sb[j - 1]):
-                length = 0
+def ascii_tokens(text: str, unit: str, strip: bool) -> list[Token]:
+    """(token, start, end) of an ASCII text: words split at whitespace (and punctuation when
+    stripped), lower-cased; or characters, each run of separators between two a space."""
+    assert text.isascii()
+
+    def separates(ch: str) -> bool:
+        return ch.isspace() or (strip and ch in string.punctuation)
+
+    out: list[Token] = []
+    run_start: int | None = None
+    word_start: int | None = None
+    for i, ch in enumerate([*text, " "]):
+        if unit == "char":
+            if i == len(text):
+                break
+            if separates(ch):
+                run_start = i if out and run_start is None else run_start
+            else:
+                if run_start is not None:
+                    out.append((" ", run_start, i))
+                    run_start = None
+                out.append((ch.lower(), i, i + 1))
+        elif separates(ch):
+            if word_start is not None:
+                out.append((text[word_start:i].lower(), word_start, i))
+                word_start = None
+        elif word_start is None:
+            word_start = i
+    return out
+
+
+def starts_of_shingles(tokens: list[Token], k: int, unit: str) -> list[int]:
+    """The tokens shingles start at: every one, or the stop words for stop-word shingles."""
+    starts = range(len(tokens) - k + 1)
+    return [i for i in starts if unit != "stopword" or tokens[i][0] in STOP_WORDS]
+
+
+def tiling(a: str, b: str, unit: str, k: int, strip: bool) -> list[tuple[int, ...]]:
+    """Greedy string tiling by brute force: take the longest run of free equal shingles (ties:
+    smaller i, then smaller j), mark it, repeat; passages as (a_start, a_end, b_start, b_end,
+    num_shingles), sorted."""
+    word_unit = "char" if unit == "char" else "word"
+    ta, tb = ascii_tokens(a, word_unit, strip), ascii_tokens(b, word_unit, strip)
+    fa, fb = starts_of_shingles(ta, k, unit), starts_of_shingles(tb, k, unit)
+    sa = [tuple(t[0] for t in ta[i : i + k]) for i in fa]
+    sb = [tuple(t[0] for t in tb[j : j + k]) for j in fb]
+    used_a, used_b = [False] * len(sa), [False] * len(sb)
+    out = []
+    while True:
+        best: tuple[int, int, int] | None = None
+        for i in range(len(sa)):
+            for j in range(len(sb)):
+                n = 0
                 while (
-                    i + length < len(sa)
-                    and j + length < len(sb)
-                    and sa[i + length] == sb[j + length]
+                    i + n < len(sa)
+                    and j + n < len(sb)
+                    and not used_a[i + n]
+                    and not used_b[j + n]
+                    and sa[i + n] == sb[j + n]
                 ):
-                    length += 1
-                runs.add((i, j, length))
-    return runs
+                    n += 1
+                if n and (best is None or (n, -i, -j) > (best[0], -best[1], -best[2])):
+                    best = (n, i, j)
+        if best is None:
+            return sorted(out)
+        n, i, j = best
+        used_a[i : i + n] = [True] * n
+        used_b[j : j + n] = [True] * n
+        last_a, last_b = fa[i + n - 1] + k - 1, fb[j + n - 1] + k - 1
+        out.append((ta[fa[i]][1], ta[last_a][2], tb[fb[j]][1], tb[last_b][2], n))
+
+
+def as_tuples(a: str, b: str, spec: SketchSpec) -> list[tuple[int, ...]]:
+    return [
+        (p.a_start, p.a_end, p.b_start, p.b_end, p.num_shingles)
+        for p in shared_passages(a, b, spec)
+    ]
+
+
+SMALL_TEXT = st.text(alphabet="abAB .,\n", max_size=40)
+
+
+@given(a=SMALL_TEXT, b=SMALL_TEXT, unit=st.sampled_from(["word", "char"]), k=st.integers(1, 3))
+@pytest.mark.parametrize("strip", [False, True])
+def test_passages_are_the_greedy_tiling_of_diagonal_runs(
+    a: str, b: str, unit: str, k: int, strip: bool
+) -> None:
+    spec = SketchSpec(
+        shingle=ShingleSpec(unit=unit, k=k), normalize=NormalizeSpec(strip_punctuation=strip)
+    )  # type: ignore[arg-type]
+    assert as_tuples(a, b, spec) == tiling(a, b, unit, k, strip)
+
+
+WORDS = st.lists(st.sampled_from(["the", "The", "a", "of", "cat", "dog", "it."]), max_size=25)
 
 
 @given(a=WORDS, b=WORDS, k=st.integers(1, 3))
-def test_passages_are_diagonal_runs_of_equal_shingles(a: list[str], b: list[str], k: int) -> None:
-    text_a, text_b = " ".join(a), "  ".join(b)
-    spec = SketchSpec(shingle=ShingleSpec(k=k))
-    runs = _reference_runs(a, b, k)
-    starts_a = [sum(len(w) + 1 for w in a[:i]) for i in range(len(a))]
-    starts_b = [sum(len(w) + 2 for w in b[:j]) for j in range(len(b))]
-    passages = shared_passages(text_a, text_b, spec)
-    used_a: set[int] = set()
-    for p in passages:
-        i, j = starts_a.index(p.a_start), starts_b.index(p.b_start)
-        # each passage lies on one reference run, and passages never overlap in A
-        assert any(
-            ri <= i and i - ri == j - rj and i + p.num_shingles <= ri + n for ri, rj, n in runs
-        )
-        assert text_a[p.a_start : p.a_end].casefold().split() == [
-            w.casefold() for w in a[i : i + p.num_shingles + k - 1]
-        ]
-        covered = set(range(i, i + p.num_shingles))
-        assert not covered & used_a
-        used_a |= covered
-    # without repeats, greedy tiling takes every run whole
-    distinct = all(len(set(map(str.casefold, w))) == len(w) for w in (a, b))
-    if distinct and runs:
-        assert sum(p.num_shingles for p in passages) == sum(n for _, _, n in runs)
+def test_stop_word_shingles_are_tiled_over_the_kept_shingles(
+    a: list[str], b: list[str], k: int
+) -> None:
+    text_a, text_b = " ".join(a), "\n ".join(b)
+    spec = SketchSpec(shingle=ShingleSpec(unit="stopword", k=k))
+    assert as_tuples(text_a, text_b, spec) == tiling(text_a, text_b, "stopword", k, False)
 
 
-def test_passages_of_two_licences_cover_their_shared_shingles(
-    licenses: list[dict[str, object]],
+def _fingerprints(tokens: list[str], k: int, unit: str) -> set[int]:
+    """neardup's nd64 fingerprints of the k-shingles of ``tokens`` (tests/reference.py)."""
+    hashes = [reference.token_hash(t, unit) for t in tokens]
+    out = set()
+    for i in range(len(hashes) - k + 1):
+        acc = 0
+        for h in hashes[i : i + k]:
+            acc = (acc * reference.POLY_BASE + h) & reference.MASK
+        out.add(reference.fmix64(acc))
+    return out
+
+
+def assert_passages_cover_the_shared_shingles(a: str, b: str, spec: SketchSpec) -> None:
+    """The shingles inside the passages, in each text, are the set ``compare`` counts shared."""
+    unit, k = spec.shingle.unit, spec.shingle.k
+    sets = Shingler(spec.shingle, spec.normalize).shingle_sets([a, b])
+    shared = set(np.intersect1d(sets.set_of(0), sets.set_of(1)).tolist())
+    passages = shared_passages(a, b, spec)
+    assert shared
+    for text, spans in (
+        (a, [(p.a_start, p.a_end) for p in passages]),
+        (b, [(p.b_start, p.b_end) for p in passages]),
+    ):
+        tokens = ascii_tokens(text, unit, spec.normalize.strip_punctuation)
+        covered: set[int] = set()
+        for start, end in spans:
+            inside = [t for t, s, e in tokens if start <= s and e <= end]
+            assert len(inside) >= k
+            covered |= _fingerprints(inside, k, unit)
+        assert covered == shared
+
+
+@pytest.mark.parametrize("shingle", ["word:5", "char:9", "word:2"])
+def test_passages_of_two_licences_cover_exactly_their_shared_shingles(
+    licenses: list[dict[str, object]], shingle: str
 ) -> None:
     texts = {str(r["id"]): str(r["text"]) for r in licenses}
-    a, b = texts["bsd-new"], texts["bsd-simplified"]
-    spec = SketchSpec()
-    passages = shared_passages(a, b, spec)
-    assert passages
-    shingler = Shingler(spec.shingle, spec.normalize)
-    shared = compare(a, b, spec).jaccard
-    assert shared > 0.3
-    covered = np.unique(
-        np.concatenate([shingler.shingle_sets([a[p.a_start : p.a_end]]).hashes for p in passages])
-    )
-    in_b = np.intersect1d(covered, shingler.shingle_sets([b]).hashes)
-    assert in_b.shape[0] == covered.shape[0]  # every covered shingle is one B has
-    both = np.intersect1d(shingler.shingle_sets([a]).hashes, shingler.shingle_sets([b]).hashes)
-    assert covered.shape[0] >= 0.95 * both.shape[0]
-    for p in passages:
-        assert (
-            reference.normalize(a[p.a_start : p.a_end]).split()
-            == reference.normalize(b[p.b_start : p.b_end]).split()
-        )
+    spec = SketchSpec(shingle=ShingleSpec.parse(shingle))
+    for a, b in (("bsd-new", "bsd-simplified"), ("lgpl-2.1", "lgpl-3.0")):
+        assert_passages_cover_the_shared_shingles(texts[a], texts[b], spec)
+
+
+@pytest.mark.parametrize("shingle", ["word:5", "char:9"])
+def test_passages_of_two_rfc_revisions_cover_exactly_their_shared_shingles(shingle: str) -> None:
+    texts = read_rfcs({1050, 1057})  # RFC 1057 (RPC, version 2) obsoletes RFC 1050
+    spec = SketchSpec(shingle=ShingleSpec.parse(shingle))
+    assert_passages_cover_the_shared_shingles(texts[1050], texts[1057], spec)
+
+
+UNICODE = st.text(
+    # sharp s, fi ligature, fullwidth A and b, e + combining acute, é, combining cedilla,
+    # Kelvin sign, Hangul jamo and syllable, a Han ideograph, ideographic space, soft hyphen,
+    # Greek sigmas
+    alphabet=st.sampled_from(
+        list("ab .\u00dfss\ufb01fi\uff21\uff42e\u0301\u00e9\u0327K\u212a")
+        + list("\u1100\u1161\uac00\u4e00\u3000\u00ad\u03a3\u03c2")
+    ),
+    max_size=30,
+)
+
+
+@given(text=UNICODE, strip=st.booleans(), nfkc=st.booleans(), casefold=st.booleans())
+def test_each_normalised_character_comes_from_its_span(
+    text: str, strip: bool, nfkc: bool, casefold: bool
+) -> None:
+    spec = NormalizeSpec(nfkc=nfkc, casefold=casefold, strip_punctuation=strip)
+    normalized, starts, ends = normalized_with_origins(text, spec)
+    assert normalized == normalize(text, spec)
+    assert (starts < ends).all()
+    assert (np.diff(starts) >= 0).all()
+    # the characters mapped to one span are that span, normalised alone
+    for start, end in sorted(set(zip(starts.tolist(), ends.tolist(), strict=True))):
+        mine = "".join(c for c, s, e in zip(normalized, starts, ends, strict=True) if s == start)
+        assert mine == normalize(text[start:end], spec)
+        assert (ends[starts == start] == end).all()
+
+
+def longest_common_run(x: list[str], y: list[str]) -> int:
+    """The length of the longest run of tokens ``x`` and ``y`` both hold."""
+    best = 0
+    for i in range(len(x)):
+        for j in range(len(y)):
+            n = 0
+            while i + n < len(x) and j + n < len(y) and x[i + n] == y[j + n]:
+                n += 1
+            best = max(best, n)
+    return best
+
+
+@given(a=UNICODE, b=UNICODE, unit=st.sampled_from(["word", "char"]), k=st.integers(1, 2))
+def test_passage_texts_hold_the_runs_tokens_when_normalisation_changes_lengths(
+    a: str, b: str, unit: str, k: int
+) -> None:
+    shingle = ShingleSpec(unit=unit, k=k)  # type: ignore[arg-type]
+    for p in shared_passages(a, b, SketchSpec(shingle=shingle)):
+        tokens_a = reference.tokens(a[p.a_start : p.a_end], shingle)
+        tokens_b = reference.tokens(b[p.b_start : p.b_end], shingle)
+        # characters normalised together map as one, so a passage may hold a little more;
+        # alone, a char passage's text loses the separator tokens at its ends
+        edges = 2 if unit == "char" else 0
+        assert longest_common_run(tokens_a, tokens_b) >= p.num_shingles + k - 1 - edges
 
 
 def test_offsets_are_in_the_original_text_when_normalisation_changes_lengths() -> None:
@@ -93,18 +236,48 @@ def test_offsets_are_in_the_original_text_when_normalisation_changes_lengths() -
     b = "die STRASSE finally abc opens today"
     (passage,) = shared_passages(a, b, SketchSpec(shingle=ShingleSpec(k=3)))
     assert a[passage.a_start : passage.a_end] == "Die Straße ﬁnally ＡＢＣ opens today"
-    assert b[passage.b_start : passage.b_end] == "die STRASSE finally abc opens today"
-
-
-def test_char_shingles_and_a_refused_unit() -> None:
-    spec = SketchSpec(shingle=ShingleSpec(unit="char", k=4))
-    (passage,) = shared_passages("xx hello world", "hello worlds", spec)
-    assert "xx hello world"[passage.a_start : passage.a_end] == "hello world"
-    with pytest.raises(ParameterError, match="word and char"):
-        shared_passages("a", "b", SketchSpec(shingle=ShingleSpec(unit="stopword", k=2)))
-
-
-def test_highlight_marks_spans() -> None:
-    assert highlight("one two three", [(0, 3), (8, 13)], color=True) == (
-        "\x1b[1;33mone\x1b[0m two \x1b[1;33mthree\x1b[0m"
+    assert b[passage.b_start : passage.b_end] == b
+    decomposed = unicodedata.normalize("NFD", "Un café noir, s'il vous plaît")
+    (passage,) = shared_passages(
+        decomposed, "UN CAFÉ NOIR, s'il", SketchSpec(shingle=ShingleSpec(k=3))
     )
+    assert decomposed[passage.a_start : passage.a_end] == decomposed[: decomposed.index(" vous")]
+
+
+def test_char_shingles_start_and_end_at_characters_as_written() -> None:
+    spec = SketchSpec(shingle=ShingleSpec(unit="char", k=4))
+    (passage,) = shared_passages("xx Hello\n\n  world", "hello worlds", spec)
+    assert passage.num_shingles == 8
+    assert "xx Hello\n\n  world"[passage.a_start : passage.a_end] == "Hello\n\n  world"
+
+
+def test_dropped_stop_words_and_stems_leave_original_offsets() -> None:
+    pytest.importorskip("Stemmer")
+    spec = SketchSpec(
+        shingle=ShingleSpec(k=2), normalize=NormalizeSpec(stopwords="english", stem="english")
+    )
+    a = "Ponies were running to the hills yesterday"
+    (passage,) = shared_passages(a, "the pony runs up hills", spec)
+    assert a[passage.a_start : passage.a_end] == "Ponies were running to the hills"
+    assert passage.num_shingles == 2  # poni run, run hill
+
+
+def test_refused_settings_say_what_to_do() -> None:
+    spec = SketchSpec(
+        shingle=ShingleSpec(unit="char", k=3), normalize=NormalizeSpec(stem="english")
+    )
+    with pytest.raises(ParameterError, match="word shingles"):
+        shared_passages("a", "b", spec)
+    with pytest.raises(ParameterError, match="larger k"):
+        shared_passages("a " * 20_000, "a " * 20_000, SketchSpec(shingle=ShingleSpec(k=1)))
+
+
+def test_highlight_marks_merged_spans_and_elides_long_gaps() -> None:
+    assert highlight("one two three", [(0, 3), (8, 13)], color=False) == "[[one]] two [[three]]"
+    assert highlight("one two three", [(0, 5), (4, 7)], color=False) == "[[one two]] three"
+    colored = highlight("one two", [(4, 7)], color=True)
+    assert colored.startswith("one \x1b[")
+    assert colored.endswith("two\x1b[0m")
+    text = "x" * 100 + "shared" + "y" * 100
+    out = highlight(text, [(100, 106)], color=False, context=10)
+    assert out == "x" * 10 + ELISION + "x" * 10 + "[[shared]]" + "y" * 10 + ELISION + "y" * 10

@@ -1,4 +1,4 @@
-"""Why two documents match: their shared passages, mapped back to the texts as written.
+r"""Why two documents match: their shared passages, mapped back to the texts as written.
 
 A passage is a maximal run of shingles that the two documents share in the same order (a
 diagonal run over their two shingle sequences), reported as character offsets of both original
@@ -7,32 +7,41 @@ string tiling, as plagiarism detectors align texts); ties go to the earlier posi
 in B. ``neardup compare A B --explain``, ``dedup --explain`` (``pairs.jsonl``) and the HTML
 report all call :func:`shared_passages`.
 
-Each shingle is neardup's own: the text of ``k`` consecutive tokens of the original text is
-shingled by :class:`~neardup.text.shingle.Shingler` with the run's specs, so normalisation (NFKC,
-case folding, punctuation) and fingerprints are exactly those of the sketches. Tokens are found
-in the original text as the normaliser's separators find them (whitespace, and punctuation when
-it is stripped); a window whose text gives no shingle, or several (a script written without
-spaces), is matched by its smallest shingle.
+The shingles are neardup's own: each text is normalised as the sketches normalise it (NFKC, case
+folding, stop words and stems) and cut into tokens by the shingling kernels' rules, so the set
+of shingles the passages cover is the set :func:`neardup.compare.compare` counts as shared.
+Normalisation may change lengths (``"ﬁ"`` → ``"fi"``, ``"ß"`` → ``"ss"``, ``"e\u0301"`` →
+``"é"``); every normalised character keeps the span of original characters it comes from
+(:func:`normalized_with_origins`), and a passage runs from the first original character of its
+first token to the last of its last token.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import click
 import numpy as np
 
-from neardup._types import I64Array, U64Array
+from neardup._kernels import passages as kernels
+from neardup._types import Batch, I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.params import SketchSpec
-from neardup.text.shingle import Shingler
+from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
+from neardup.text.lexicon import word_spans
+from neardup.text.normalize import lexicon_of, normalize
+from neardup.text.shingle import KernelText
 
-__all__ = ["Passage", "highlight", "shared_passages"]
+__all__ = ["ELISION", "Passage", "highlight", "normalized_with_origins", "shared_passages"]
 
 ELISION = " [...] "
+"""What stands for the elided middle of a long unshared stretch in :func:`highlight`."""
 
-_NO_SHINGLE = np.uint64(0)
+MAX_EQUAL_PAIRS = 100_000_000
+"""Pairs of equal shingle positions two texts may have (a text repeating one shingle thousands
+of times in both); past it, finding their runs would take minutes, and it is refused."""
+
+_PRIVATE_USE = np.r_[np.arange(0xE000, 0xF900), np.arange(0xF0000, 0xFFFFE)].astype(np.uint32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,61 +59,6 @@ class Passage:
     num_shingles: int
 
 
-def _tokens(text: str, spec: SketchSpec) -> tuple[I64Array, I64Array]:
-    """Start and end offsets of the tokens of ``text`` as written."""
-    if spec.shingle.unit == "char":
-        pattern = r"[^\s\W_]|[^\s]" if spec.normalize.strip_punctuation else r"\S"
-    else:
-        pattern = r"[^\s\W_]+|_+" if spec.normalize.strip_punctuation else r"\S+"
-    spans = [m.span() for m in re.finditer(pattern, text)]
-    if spec.normalize.strip_punctuation and spec.shingle.unit == "char":
-        spans = [s for s in spans if text[s[0] : s[1]].isalnum()]
-    array = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    return array[:, 0].copy(), array[:, 1].copy()
-
-
-def _window_hashes(text: str, spec: SketchSpec) -> tuple[U64Array, I64Array, I64Array]:
-    """Per window of ``k`` tokens: its smallest shingle (0: none), start and end offsets."""
-    starts, ends = _tokens(text, spec)
-    k = spec.shingle.k
-    count = max(starts.shape[0] - k + 1, 0)
-    first, last = starts[:count], ends[k - 1 : k - 1 + count]
-    windows = [text[s:e] for s, e in zip(first.tolist(), last.tolist(), strict=True)]
-    if not windows:
-        return np.empty(0, dtype=np.uint64), first, last
-    sets = Shingler(spec.shingle, spec.normalize).shingle_sets(windows)
-    sizes = sets.sizes()
-    hashes = np.zeros(count, dtype=np.uint64)
-    filled = sizes > 0
-    hashes[filled] = sets.hashes[sets.offsets[:-1][filled]]  # sets are sorted: the smallest
-    return hashes, first, last
-
-
-def _diagonal_runs(a: U64Array, b: U64Array) -> tuple[I64Array, I64Array, I64Array]:
-    """Maximal runs ``a[i:i+L] == b[j:j+L]`` (no empty window): starts ``i``, ``j`` and ``L``."""
-    order_b = np.argsort(b, kind="stable")
-    sorted_b = b[order_b]
-    lo = np.searchsorted(sorted_b, a, side="left")
-    hi = np.searchsorted(sorted_b, a, side="right")
-    hi[a == _NO_SHINGLE] = lo[a == _NO_SHINGLE]
-    counts = hi - lo
-    i = np.repeat(np.arange(a.shape[0], dtype=np.int64), counts)
-    ranks = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(counts) - counts, counts
-    )
-    j = order_b[np.repeat(lo, counts) + ranks].astype(np.int64)
-    if i.shape[0] == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty
-    order = np.lexsort((i, i - j))
-    i, j = i[order], j[order]
-    starts = np.ones(i.shape[0], dtype=bool)
-    starts[1:] = ~((i[1:] == i[:-1] + 1) & (j[1:] == j[:-1] + 1))
-    begin = np.flatnonzero(starts)
-    lengths = np.diff(np.append(begin, i.shape[0]))
-    return i[begin], j[begin], lengths
-
-
 def shared_passages(a: str, b: str, spec: SketchSpec | None = None) -> list[Passage]:
     """The passages ``a`` and ``b`` share, sorted by their place in ``a``.
 
@@ -116,6 +70,26 @@ def shared_passages(a: str, b: str, spec: SketchSpec | None = None) -> list[Pass
         The shingling and normalisation (``spec.shingle``, ``spec.normalize``); the default
         is neardup's (word 5-shingles).
 
+    Returns
+    -------
+    list of Passage
+        Greedy string tiling of the diagonal runs of shared shingles: every shingle the two
+        texts share lies in a passage of each, and no shingle position is in two passages
+        (the texts of two neighbouring passages overlap by up to ``k - 1`` tokens).
+
+    Raises
+    ------
+    ParameterError
+        Character shingles with stop words dropped or words stemmed (characters of a stem
+        have no place in the original text); texts so repetitive that they have more than
+        :data:`MAX_EQUAL_PAIRS` pairs of equal shingles.
+
+    Notes
+    -----
+    Cost: O(characters) to normalise and tokenise, O(pairs of equal shingles) to find the runs,
+    O(run lengths + runs log runs) to tile them. Wise, "Running Karp-Rabin Matching and Greedy
+    String Tiling" (1993), for the tiling.
+
     Examples
     --------
     >>> text_a = "The quick brown fox jumps over the lazy dog near the river bank."
@@ -125,42 +99,210 @@ def shared_passages(a: str, b: str, spec: SketchSpec | None = None) -> list[Pass
     [('The quick brown fox jumps over the lazy', 'THE QUICK BROWN FOX JUMPS OVER the lazy', 4)]
     """
     spec = spec if spec is not None else SketchSpec()
-    if spec.shingle.unit not in ("word", "char"):
+    k = spec.shingle.k
+    seq_a = _ShingleSequence.of(a, spec.shingle, spec.normalize)
+    seq_b = _ShingleSequence.of(b, spec.shingle, spec.normalize)
+    order_b = np.argsort(seq_b.keys, kind="stable")
+    sorted_b = seq_b.keys[order_b]
+    lo = np.searchsorted(sorted_b, seq_a.keys, side="left")
+    hi = np.searchsorted(sorted_b, seq_a.keys, side="right")
+    num_pairs = int((hi - lo).sum())
+    if num_pairs > MAX_EQUAL_PAIRS:
         raise ParameterError(
-            f"shared passages are found for word and char shingles; got {spec.shingle.unit!r} "
-            "(use --shingle word:K or char:K)"
+            f"the two texts have {num_pairs:,} pairs of equal {spec.shingle} shingles (more "
+            f"than {MAX_EQUAL_PAIRS:,}: a shingle repeated thousands of times in both); "
+            "explain longer shingles (a larger k) or texts without such repeats."
         )
-    hashes_a, starts_a, ends_a = _window_hashes(a, spec)
-    hashes_b, starts_b, ends_b = _window_hashes(b, spec)
-    run_a, run_b, lengths = _diagonal_runs(hashes_a, hashes_b)
-    used_a = np.zeros(hashes_a.shape[0], dtype=bool)
-    used_b = np.zeros(hashes_b.shape[0], dtype=bool)
-    passages = []
-    for r in np.lexsort((run_b, run_a, -lengths)).tolist():
-        i, j, length = int(run_a[r]), int(run_b[r]), int(lengths[r])
-        free = ~used_a[i : i + length] & ~used_b[j : j + length]
-        # The run's longest stretch clear of passages taken before (taken longest first).
-        for offset, size in _stretches(free):
-            x, y = i + offset, j + offset
-            used_a[x : x + size] = True
-            used_b[y : y + size] = True
-            passages.append(
-                Passage(
-                    a_start=int(starts_a[x]),
-                    a_end=int(ends_a[x + size - 1]),
-                    b_start=int(starts_b[y]),
-                    b_end=int(ends_b[y + size - 1]),
-                    num_shingles=size,
-                )
+    runs = _runs(seq_a.keys, seq_b.keys, order_b, lo, hi)
+    room = min(seq_a.keys.shape[0], seq_b.keys.shape[0])
+    tile_i, tile_j, tile_len = (np.empty(room, dtype=np.int64) for _ in range(3))
+    num = kernels.tile_runs(
+        *runs, seq_a.keys.shape[0], seq_b.keys.shape[0], tile_i, tile_j, tile_len
+    )
+    tile_i, tile_j, tile_len = tile_i[:num], tile_j[:num], tile_len[:num]
+    a_start, a_end = seq_a.spans(tile_i, tile_len, k)
+    b_start, b_end = seq_b.spans(tile_j, tile_len, k)
+    order = np.lexsort((b_start, a_start))
+    columns = (a_start[order], a_end[order], b_start[order], b_end[order], tile_len[order])
+    return [Passage(*row) for row in zip(*(c.tolist() for c in columns), strict=True)]
+
+
+def _runs(
+    keys_a: U64Array, keys_b: U64Array, order_b: I64Array, lo: I64Array, hi: I64Array
+) -> tuple[I64Array, I64Array, I64Array]:
+    """The maximal diagonal runs, sorted by length descending, then ``i``, then ``j``."""
+    none = np.empty(0, dtype=np.int64)
+    count = kernels.diagonal_runs(keys_a, keys_b, order_b, lo, hi, none, none, none)
+    run_i, run_j, run_len = (np.empty(count, dtype=np.int64) for _ in range(3))
+    kernels.diagonal_runs(keys_a, keys_b, order_b, lo, hi, run_i, run_j, run_len)
+    order = np.lexsort((run_j, run_i, -run_len))
+    return run_i[order], run_j[order], run_len[order]
+
+
+@dataclass(frozen=True, slots=True)
+class _ShingleSequence:
+    """A text's shingles in order: keys, and where each token lies in the original text.
+
+    ``keys[s]`` is shingle ``s``'s key (equal keys: equal tokens), ``firsts[s]`` the index of
+    its first token; token ``t`` covers original characters ``[starts[t], ends[t])``.
+    """
+
+    keys: U64Array
+    firsts: I64Array
+    starts: I64Array
+    ends: I64Array
+
+    @classmethod
+    def of(cls, text: str, shingle: ShingleSpec, normalize_spec: NormalizeSpec) -> _ShingleSequence:
+        if shingle.unit == "char" and normalize_spec.rewrites_words:
+            raise ParameterError(
+                "shared passages of character shingles need the words as written: drop "
+                "--stopwords/--stem (NormalizeSpec.stopwords, .stem) or use word shingles."
             )
-    return sorted(passages, key=lambda p: (p.a_start, p.b_start))
+        # Token keys are the same in either fingerprint scheme: key the stop words in nd64's.
+        text_spec = KernelText.of(
+            replace(shingle, fingerprint="nd64", polynomial=None), normalize_spec
+        )
+        normalized, origin_start, origin_end = normalized_with_origins(text, normalize_spec)
+        data = np.frombuffer(normalized.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        batch = Batch(data=data, offsets=np.array([0, data.shape[0]], dtype=np.int64))
+        if text_spec.is_char:
+            room = data.shape[0]
+            starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+            tokens = np.empty(room, dtype=np.uint64)
+            num = kernels.char_tokens(
+                data, 0, room, text_spec.classes, text_spec.strip_punctuation,
+                text_spec.fold_ascii, starts, ends, tokens,
+            )  # fmt: skip
+            starts, ends, tokens = starts[:num], ends[:num], tokens[:num]
+        else:
+            starts, ends, tokens = _word_tokens(batch, text_spec, normalize_spec)
+        room = max(tokens.shape[0] - shingle.k + 1, 0)
+        keys, firsts = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.int64)
+        num = kernels.shingle_keys(tokens, shingle.k, text_spec.stop_keys, keys, firsts)
+        char_of_byte = np.repeat(
+            np.arange(len(normalized), dtype=np.int64), _utf8_sizes(normalized)
+        )
+        return cls(
+            keys=keys[:num],
+            firsts=firsts[:num],
+            starts=origin_start[char_of_byte[starts]],
+            ends=origin_end[char_of_byte[ends - 1]],
+        )
+
+    def spans(self, first: I64Array, length: I64Array, k: int) -> tuple[I64Array, I64Array]:
+        """Original character spans of the runs of ``length`` shingles from shingle ``first``."""
+        return self.starts[self.firsts[first]], self.ends[self.firsts[first + length - 1] + k - 1]
 
 
-def _stretches(free: np.ndarray) -> list[tuple[int, int]]:
-    """``(offset, size)`` of each run of True in ``free``."""
-    edges = np.diff(np.concatenate([[0], free.astype(np.int8), [0]]))
-    begin, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    return list(zip(begin.tolist(), (end - begin).tolist(), strict=True))
+def _word_tokens(
+    batch: Batch, text_spec: KernelText, normalize_spec: NormalizeSpec
+) -> tuple[I64Array, I64Array, U64Array]:
+    """Byte spans of the words of a normalised text, and their ``nd64`` token hashes.
+
+    With stop words dropped or words stemmed, the hashes are those of the rewritten words
+    (:class:`~neardup.text.lexicon.Lexicon` keeps separators, drops a stop word and replaces
+    any other word by its stem), the spans those of the words they were.
+    """
+    args = (text_spec.classes, text_spec.byte_words, text_spec.strip_punctuation)
+    words = word_spans(batch, *args)
+    starts, ends = words.starts, words.starts + words.lengths
+    if not normalize_spec.rewrites_words:
+        return starts, ends, words.hashes
+    lexicon = lexicon_of(normalize_spec)
+    kept = ~np.isin(words.hashes, lexicon.drop_keys)
+    rewritten = word_spans(lexicon.rewrite(batch), *args)
+    if rewritten.hashes.shape[0] != int(kept.sum()):  # a stem that is no word, or several
+        raise ParameterError(
+            f"the stems of {normalize_spec.stem!r} do not map one to one onto the words of "
+            "this text; explain it without --stem."
+        )
+    return starts[kept], ends[kept], rewritten.hashes
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _text(code_points: np.ndarray) -> str:
+    return code_points.astype(np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _utf8_sizes(text: str) -> I64Array:
+    """UTF-8 bytes of each character of ``text``."""
+    cps = _code_points(text)
+    return 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+
+
+def _normalized_pieces(
+    cps: np.ndarray, starts: I64Array, sentinel: int, spec: NormalizeSpec
+) -> tuple[np.ndarray, I64Array]:
+    """Normalise the pieces of ``cps`` that begin at ``starts`` (``starts[0] == 0``) each alone.
+
+    A private-use ``sentinel`` (a starter that nothing composes with, unchanged by NFKC and
+    case folding) goes before every piece, so one call normalises them all apart. Returns the
+    normalised code points, pieces back to back, and each piece's offsets into them.
+    """
+    marked = _code_points(normalize(_text(np.insert(cps, starts, sentinel)), spec))
+    is_mark = marked == sentinel
+    assert int(is_mark.sum()) == starts.shape[0]
+    piece = np.cumsum(is_mark)[~is_mark] - 1
+    offsets = np.searchsorted(piece, np.arange(starts.shape[0] + 1))
+    return marked[~is_mark], offsets
+
+
+def normalized_with_origins(text: str, spec: NormalizeSpec) -> tuple[str, I64Array, I64Array]:
+    r"""NFKC and case folding of ``text`` as ``spec`` asks, and where each character comes from.
+
+    Returns ``normalize(text, spec)`` and, for each of its characters, the span
+    ``[start, end)`` of ``text`` it comes from: one original character when that character
+    normalises on its own (``"ﬁ"`` gives ``"f"`` and ``"i"``, both from it), else the
+    characters normalised together (``"e\u0301"`` → ``"é"``).
+
+    Notes
+    -----
+    Normalisation never joins or reorders characters across an ASCII character (a starter
+    that no canonical composition takes second), so the text is normalised in pieces that
+    each begin at one, and each piece once more character by character: a piece whose
+    characters normalise to the same code points one by one as together maps them one by one,
+    any other piece maps as a whole. Two calls of :func:`~neardup.text.normalize.normalize`
+    in all, and array operations.
+
+    Examples
+    --------
+    >>> text, start, end = normalized_with_origins("Straße ﬁne", NormalizeSpec())
+    >>> text, start.tolist()
+    ('strasse fine', [0, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9])
+    """
+    n = len(text)
+    if text.isascii() or not (spec.nfkc or spec.casefold):
+        chars = np.arange(n, dtype=np.int64)
+        return normalize(text, spec), chars, chars + 1
+    cps = _code_points(text)
+    sentinel = int(_PRIVATE_USE[~np.isin(_PRIVATE_USE, cps)][0])
+    single, single_offsets = _normalized_pieces(cps, np.arange(n, dtype=np.int64), sentinel, spec)
+    piece_starts = np.flatnonzero(cps < 0x80)
+    if piece_starts.shape[0] == 0 or piece_starts[0] != 0:
+        piece_starts = np.r_[0, piece_starts]
+    joined, offsets = _normalized_pieces(cps, piece_starts, sentinel, spec)
+    if single.shape[0] == 0:  # nothing left (joined is empty then too)
+        none = np.empty(0, dtype=np.int64)
+        return "", none, none
+    piece_ends = np.r_[piece_starts[1:], n]
+    sizes = np.diff(offsets)
+    shift = single_offsets[piece_starts] - offsets[:-1]  # piece g of `single` lies `shift` on
+    piece = np.repeat(np.arange(piece_starts.shape[0]), sizes)
+    alike = (single_offsets[piece_ends] - single_offsets[piece_starts] == sizes)[piece]
+    at = np.arange(joined.shape[0])
+    at_single = np.where(alike, at + shift[piece], 0)
+    alike &= single[at_single] == joined
+    by_char = np.ones(piece_starts.shape[0], dtype=bool)
+    np.logical_and.at(by_char, piece, alike)  # every character of the piece agrees
+    owner = np.searchsorted(single_offsets, at_single, side="right") - 1
+    use = by_char[piece]
+    start = np.where(use, owner, piece_starts[piece])
+    end = np.where(use, owner + 1, piece_ends[piece])
+    return _text(joined), start.astype(np.int64), end.astype(np.int64)
 
 
 def highlight(
@@ -168,8 +310,9 @@ def highlight(
 ) -> str:
     """``text`` with the ``spans`` (start, end offsets) marked: bold yellow, or ``[[...]]``.
 
-    With ``context``, an unmarked stretch longer than twice that keeps only ``context``
-    characters at each side of a mark, the rest elided.
+    Overlapping or touching spans are marked as one. With ``context``, an unmarked stretch
+    longer than twice that keeps only ``context`` characters at each side of a mark, the rest
+    elided (:data:`ELISION`).
 
     Examples
     --------
@@ -178,15 +321,20 @@ def highlight(
     >>> highlight("a long unshared stretch, then shared", [(30, 36)], color=False, context=5)
     'a lon [...] then [[shared]]'
     """
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        elif start < end:
+            merged.append([start, end])
     out, done = [], 0
-    for given_start, end in [*sorted(spans), (len(text), len(text))]:
-        start = max(given_start, done)
+    for start, end in [*merged, [len(text), len(text)]]:
         gap = text[done:start]
         if context is not None and len(gap) > 2 * context:
             gap = gap[:context] + ELISION + gap[len(gap) - context :]
         out.append(gap)
         if start < end:
             inner = text[start:end]
-            out.append(f"\x1b[1;33m{inner}\x1b[0m" if color else f"[[{inner}]]")
-        done = max(done, end)
+            out.append(click.style(inner, fg="yellow", bold=True) if color else f"[[{inner}]]")
+        done = end
     return "".join(out)
