@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         ParameterError,
         StoreError,
     )
+    from neardup.explain import Passage, shared_passages
     from neardup.hamming import HammingIndex
     from neardup.join import JoinResult, VectorIndex, similarity_join
     from neardup.lookup import Match
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         SketchSpec,
     )
     from neardup.pipeline import DedupResult, VerifiedPairs, dedup
+    from neardup.plan import Plan, plan
     from neardup.sketch import (
         SKETCHERS,
         IDFWeights,
@@ -78,6 +80,7 @@ _HOMES = {
         "ParameterError",
         "StoreError",
     ),
+    "neardup.explain": ("Passage", "shared_passages"),
     "neardup.hamming": ("HammingIndex",),
     "neardup.join": ("JoinResult", "VectorIndex", "similarity_join"),
     "neardup.lookup": ("Match",),
@@ -101,6 +104,7 @@ _HOMES = {
         "SketchSpec",
     ),
     "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
+    "neardup.plan": ("Plan", "plan"),
     "neardup.summary": ("Summary",),
     "neardup.sketch": (
         "SKETCHERS",
@@ -140,6 +144,8 @@ __all__ = [
     "NormalizeSpec",
     "OPHSketcher",
     "ParameterError",
+    "Passage",
+    "Plan",
     "ShingleSets",
     "ShingleSpec",
     "Shingler",
@@ -165,7 +171,9 @@ __all__ = [
     "make_sketcher",
     "minhash_sets",
     "normalize",
+    "plan",
     "s_curve",
+    "shared_passages",
     "similarity_join",
     "threshold_of",
 ]

@@ -22,6 +22,7 @@ from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
 from neardup.cli.mirrors import mirrors_command
+from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
 from neardup.errors import NeardupError, ParameterError
@@ -33,7 +34,8 @@ __all__ = ["cli", "main", "run"]
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
 Examples:
-  neardup dedup corpus.jsonl.gz --output out/
+  neardup plan corpus.jsonl.gz && neardup dedup corpus.jsonl.gz --config plan.toml -o out/
+  neardup report out/
   neardup index create seen.ndx && neardup index add seen.ndx corpus.jsonl.gz
   neardup join embeddings.npy --metric cosine --threshold 0.9 -o pairs/
   neardup mirrors crawl-*.warc.gz -o mirrors/
@@ -54,6 +56,7 @@ cli.add_command(compare_command)
 cli.add_command(index_group)
 cli.add_command(join_command)
 cli.add_command(mirrors_command)
+cli.add_command(plan_command)
 cli.add_command(report_command)
 cli.add_command(serve_command)
 

@@ -1,0 +1,98 @@
+"""``neardup plan``: sample the input, recommend a dedup config, write it as TOML."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neardup.cli.options import apply_flags, input_options
+from neardup.params import DedupConfig
+
+__all__ = ["plan_command"]
+
+
+@click.command(
+    "plan",
+    epilog="""\b
+Examples:
+  neardup plan corpus.jsonl.gz && neardup dedup corpus.jsonl.gz --config plan.toml -o out/
+  neardup plan shards/*.parquet --text-field content --threshold 0.7 --recall 0.99
+  neardup plan docs/ --sample 5000 --output docs-plan.toml""",
+)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Jaccard similarity of a near duplicate.",
+)
+@click.option(
+    "--recall",
+    type=float,
+    default=0.95,
+    show_default=True,
+    help="Chance a pair exactly at the threshold becomes a candidate (so, at least, every "
+    "pair above it): the recall promised.",
+)
+@click.option(
+    "--precision",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of candidates at or above the threshold wished for (when some design reaches it).",
+)
+@click.option(
+    "--sample",
+    "sample_docs",
+    type=int,
+    default=20_000,
+    show_default=True,
+    help="Documents sampled uniformly (in one pass that also counts the whole input).",
+)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the sample.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("plan.toml"),
+    show_default=True,
+    help="The TOML config to write (replaced atomically).",
+)
+@input_options
+def plan_command(
+    inputs: tuple[Path, ...],
+    threshold: float,
+    recall: float,
+    precision: float,
+    sample_docs: int,
+    seed: int,
+    output: Path,
+    **flags: Any,
+) -> None:
+    """Recommend a dedup config for INPUTS from a sample of them.
+
+    Measures document lengths, vocabulary, boilerplate and the similarities of pairs, picks
+    the shingles by MMDS's rule and the cheapest num_perm, bands and rows whose S-curve
+    reaches --recall at --threshold, predicts candidates, time and memory for the whole input,
+    and writes OUTPUT for `neardup dedup --config OUTPUT` (measurements and predictions as
+    comments). See docs/plan.md.
+    """
+    from neardup.plan import plan
+
+    result = plan(
+        inputs,
+        threshold=threshold,
+        recall=recall,
+        precision=precision,
+        sample_docs=sample_docs,
+        seed=seed,
+        config=apply_flags(DedupConfig(), flags),
+    )
+    path = result.write(output)
+    click.echo(result.summary())
+    run = shlex.join(["neardup", "dedup", *map(str, inputs), "--config", str(path)])
+    click.echo(f"wrote {path}; run: {run} -o OUT")

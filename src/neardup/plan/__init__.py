@@ -1,0 +1,386 @@
+"""``neardup plan``: measure a sample of the input, recommend a dedup config, predict its cost.
+
+It sits before a run. One streaming pass samples the input uniformly and counts it
+(:mod:`neardup.plan.sample`); the sample's lengths, vocabulary, boilerplate and pair
+similarities are measured (:mod:`neardup.plan.measure`) and scaled to the whole input; the
+cheapest banding that reaches the asked recall at the threshold is chosen
+(:mod:`neardup.plan.design`); the config is written as TOML that ``neardup dedup --config``
+reads, with the measurements and predictions as comments (:mod:`neardup.plan.toml`). How it
+decides, and an example: ``docs/plan.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from neardup.errors import ParameterError
+from neardup.kinds import SKETCH_KINDS
+from neardup.params import DedupConfig, ShingleSpec
+from neardup.plan.design import Choice, Design, PairDistribution, Rates, choose_design, peak_memory
+from neardup.plan.measure import (
+    Pairs,
+    Quantiles,
+    Vocabulary,
+    boilerplate_share,
+    measure_pairs,
+    measure_rates,
+    shingle_size,
+    vocabulary,
+)
+from neardup.plan.sample import Sample, sample_inputs
+from neardup.plan.toml import toml_text
+from neardup.sketch import make_sketcher
+from neardup.text.normalize import normalize_bytes
+from neardup.text.shingle import Shingler
+
+__all__ = [
+    "Design",
+    "Measurements",
+    "PairDistribution",
+    "Plan",
+    "Predictions",
+    "Rates",
+    "plan",
+    "toml_text",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Measurements:
+    """What was measured: of the whole input in the sampling pass, and of the sample.
+
+    Attributes
+    ----------
+    num_docs, num_bytes
+        Documents and UTF-8 bytes of text of the whole input.
+    sample_docs, sample_bytes
+        Of the sample.
+    tokens, chars
+        Words and characters per sampled document.
+    vocabulary
+        Distinct and effective words of the sample.
+    shingle, shingle_reason
+        The shingling chosen by MMDS's rule, and why.
+    boilerplate_share
+        Share of the sample's shingle occurrences that are boilerplate (shingles in at least
+        1% of the sampled documents).
+    pairs
+        The sample's pairs, and the similarity distribution they give for the whole input.
+    rates
+        The measured costs of reading, normalising, sketching, banding and verifying.
+    """
+
+    num_docs: int
+    num_bytes: int
+    sample_docs: int
+    sample_bytes: int
+    tokens: Quantiles
+    chars: Quantiles
+    vocabulary: Vocabulary
+    shingle: ShingleSpec
+    shingle_reason: str
+    boilerplate_share: float
+    pairs: Pairs
+    rates: Rates
+
+
+@dataclass(frozen=True, slots=True)
+class Predictions:
+    """What the recommended config is expected to do on the whole input.
+
+    Attributes
+    ----------
+    chance_at_threshold
+        The S-curve at the threshold: the recall promised, for pairs exactly at the threshold
+        and so at least for all pairs at or above it.
+    expected_recall
+        Over the estimated pairs at or above the threshold (NaN when the sample had none).
+    precision
+        Expected share of the candidates at or above the threshold (NaN: none expected).
+    meets_recall, meets_precision
+        Whether the targets were reached (a design for them exists).
+    near_pairs
+        Estimated pairs of distinct texts at or above the threshold.
+    candidates
+        Expected candidate pairs.
+    seconds
+        Predicted seconds per stage (read, normalize, sketch, candidates, verify) and total.
+    peak_memory
+        Predicted peak resident memory in bytes (:func:`neardup.plan.design.peak_memory`).
+    """
+
+    chance_at_threshold: float
+    expected_recall: float
+    precision: float
+    meets_recall: bool
+    meets_precision: bool
+    near_pairs: float
+    candidates: float
+    seconds: dict[str, float]
+    peak_memory: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A recommended :class:`~neardup.params.DedupConfig`, what it rests on and what it predicts.
+
+    Attributes
+    ----------
+    config
+        The config to run ``neardup dedup`` with.
+    measurements
+        What was measured (:class:`Measurements`).
+    predictions
+        What the config is expected to do (:class:`Predictions`).
+    recall, precision
+        The targets asked for.
+    """
+
+    config: DedupConfig
+    measurements: Measurements
+    predictions: Predictions
+    recall: float
+    precision: float
+
+    def summary(self) -> str:
+        """A few lines for people: the measurements, the recommendation, the predictions."""
+        return "\n".join([*self._measured(), *self._predicted()])
+
+    def _measured(self) -> list[str]:
+        m = self.measurements
+        pairs = m.pairs
+        return [
+            f"input        : {m.num_docs:,} documents, {m.num_bytes / 1e6:,.1f} MB of text; "
+            f"sample {m.sample_docs:,} documents ({pairs.exact_copies:,} exact copies)",
+            f"lengths      : words p50 {m.tokens.p50:,.0f}, p90 {m.tokens.p90:,.0f}; "
+            f"characters p50 {m.chars.p50:,.0f}, p90 {m.chars.p90:,.0f}",
+            f"vocabulary   : {m.vocabulary.distinct:,} distinct words, "
+            f"{m.vocabulary.effective:,.0f} effective",
+            f"shingles     : {m.shingle} ({m.shingle_reason})",
+            f"boilerplate  : {m.boilerplate_share:.1%} of shingle occurrences",
+            f"sample pairs : {pairs.near_pairs:,} at or above {pairs.floor:g}; background mean "
+            f"Jaccard {pairs.background_mean:.3f} over {pairs.background_pairs:,} random pairs",
+        ]
+
+    def _predicted(self) -> list[str]:
+        p, c = self.predictions, self.config
+        t = c.lsh.threshold
+        return [
+            f"recommended  : {c.sketch.kind} num_perm={c.sketch.num_perm}, "
+            f"bands={c.lsh.num_bands}, rows={c.lsh.num_rows}, threshold={t:g}",
+            f"recall       : {p.chance_at_threshold:.3f} at s = {t:g} (target {self.recall:g}"
+            f"{'' if p.meets_recall else ', NOT reachable'}); expected "
+            f"{_maybe(p.expected_recall, '.3f')} over ~{p.near_pairs:,.0f} pairs at or above",
+            f"precision    : {_maybe(p.precision, '.3f')} of candidates at or above {t:g} "
+            f"(target {self.precision:g}"
+            f"{'' if p.meets_precision else ', not reachable: the most precise design'})",
+            f"predicted    : {p.candidates:,.0f} candidates, {p.seconds['total']:,.1f} s, "
+            f"peak memory {p.peak_memory / 2**20:,.0f} MiB",
+        ]
+
+    def to_toml(self) -> str:
+        """The config as TOML (``neardup dedup --config`` reads it), the rest as comments."""
+        m, p = self.measurements, self.predictions
+        seconds = ", ".join(f"{k} {v:.2f}" for k, v in p.seconds.items() if k != "total")
+        rates = m.rates
+        sketch = ", ".join(
+            f"{k}: {1e-6 / v:,.1f} MB/s" if v > 0 else f"{k}: -"
+            for k, v in rates.sketch_per_byte.items()
+        )
+        comments = [
+            "neardup plan: a dedup config chosen from a sample of the input.",
+            "  neardup dedup INPUT... --config THIS_FILE -o OUT",
+            "",
+            "Measured:",
+            *(f"  {line}" for line in self._measured()),
+            f"  rates: read {rates.read_seconds:.2f} s (whole input); sketch {sketch}; "
+            f"verify {rates.verify_per_pair * 1e6:,.1f} us/pair; band "
+            f"{rates.band_per_key * 1e9:,.1f} ns/key",
+            "",
+            "Predicted for the whole input:",
+            *(f"  {line}" for line in self._predicted()),
+            f"  seconds: {seconds}",
+        ]
+        return toml_text(self.config.to_dict(), comments)
+
+    def write(self, path: Path | str) -> Path:
+        """Write :meth:`to_toml` to ``path`` atomically (a temporary file, then a rename)."""
+        path = Path(path)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.to_toml())
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return path
+
+
+def _maybe(value: float, spec: str) -> str:
+    return "-" if math.isnan(value) else format(value, spec)
+
+
+def _check(threshold: float, recall: float, precision: float, sample_docs: int) -> None:
+    checks = (
+        ("threshold", threshold, 0.0 < threshold <= 1.0, "a float in (0, 1]"),
+        ("recall", recall, 0.0 < recall < 1.0, "a float in (0, 1)"),
+        ("precision", precision, 0.0 <= precision <= 1.0, "a float in [0, 1]"),
+        ("sample_docs", sample_docs, sample_docs >= 2, "an int >= 2"),
+    )
+    for name, value, ok, allowed in checks:
+        if not ok:
+            raise ParameterError(f"plan {name} must be {allowed}; got {value!r}.")
+
+
+def _check_kind(config: DedupConfig) -> None:
+    """Plans design LSH bands over slots that agree with a pair's Jaccard (or a function of it)."""
+    kind = SKETCH_KINDS[config.sketch.kind]
+    if config.lsh.family != "bands" or kind.exact != "jaccard" or kind.num_slots is not None:
+        banded = [
+            k.name
+            for k in SKETCH_KINDS.values()
+            if k.family == "bands" and k.exact == "jaccard" and k.num_slots is None
+        ]
+        raise ParameterError(
+            f"plan designs LSH bands over Jaccard sketches; got sketch {config.sketch.kind!r} "
+            f"with family {config.lsh.family!r}: use one of {', '.join(banded)}."
+        )
+
+
+def plan(
+    inputs: Sequence[Path | str],
+    *,
+    threshold: float = 0.8,
+    recall: float = 0.95,
+    precision: float = 0.5,
+    sample_docs: int = 20_000,
+    seed: int = 42,
+    config: DedupConfig | None = None,
+) -> Plan:
+    """Sample ``inputs``, measure them and recommend a dedup config for them.
+
+    Parameters
+    ----------
+    inputs
+        The files (or directories of .txt files) ``neardup dedup`` would read.
+    threshold
+        The Jaccard similarity of a near duplicate.
+    recall
+        The chance a pair exactly at the threshold must have of becoming a candidate (so,
+        at least, of every pair at or above it): the recall promised.
+    precision
+        The share of candidates at or above the threshold wished for; the cheapest design
+        reaching it is chosen when one does.
+    sample_docs
+        Documents sampled (uniformly, in one pass; all of them when the input has fewer).
+    seed
+        Seed of the sample and of the random pairs.
+    config
+        Reading settings (fields, format, ...) and the sketch kind; its shingling, ``num_perm``,
+        threshold, bands and rows are what the plan replaces.
+
+    Returns
+    -------
+    Plan
+        The config, with the measurements and predictions.
+
+    Raises
+    ------
+    ParameterError
+        A target out of range, or a sketch kind that is not banded over Jaccard slots.
+    InputError
+        An unreadable input or a bad record, as ``neardup dedup`` would raise.
+
+    Notes
+    -----
+    The recall is the S-curve 1 - (1 - s^r)^b at the threshold (MMDS §3.4.2, seed 001); the
+    expected recall over the pairs estimated at or above it, and the precision, come from the
+    sample's pairs scaled to the whole input. See ``docs/plan.md``.
+    """
+    config = config if config is not None else DedupConfig()
+    _check(threshold, recall, precision, sample_docs)
+    _check_kind(config)
+    sample = sample_inputs(inputs, config, sample_docs, seed)
+    normalize = config.sketch.normalize
+    normalized = normalize_bytes(sample.texts, normalize)
+    tokens = Quantiles.of(Shingler(ShingleSpec(k=1), normalize).count_tokens(normalized))
+    chars = Quantiles.of(
+        Shingler(ShingleSpec(unit="char", k=1), normalize).count_tokens(normalized)
+    )
+    words = vocabulary(normalized, normalize)
+    shingle, reason = shingle_size(tokens, chars, words.effective, threshold)
+    shingled = replace(
+        config,
+        sketch=replace(config.sketch, shingle=replace(config.sketch.shingle, unit=shingle.unit,
+                                                      k=shingle.k, stopwords=None)),
+        lsh=replace(config.lsh, threshold=threshold),
+    )  # fmt: skip
+    sets = Shingler(shingled.sketch.shingle, normalize).shingle_sets(normalized)
+    pairs = measure_pairs(sample.strings(), sample.num_docs, shingled, seed)
+    rates = measure_rates(sample.texts, sample.read_seconds, shingled, pairs.verify_per_pair)
+    measurements = Measurements(
+        num_docs=sample.num_docs,
+        num_bytes=sample.num_bytes,
+        sample_docs=sample.size,
+        sample_bytes=sample.texts.num_bytes,
+        tokens=tokens,
+        chars=chars,
+        vocabulary=words,
+        shingle=shingled.sketch.shingle,
+        shingle_reason=reason,
+        boilerplate_share=boilerplate_share(sets),
+        pairs=pairs,
+        rates=rates,
+    )
+    return _recommend(shingled, measurements, sample, recall=recall, precision=precision)
+
+
+def _recommend(
+    config: DedupConfig, m: Measurements, sample: Sample, *, recall: float, precision: float
+) -> Plan:
+    """The cheapest design for the targets, as a config, with its predictions."""
+    distinct = m.num_docs * m.pairs.distinct_docs / max(sample.size, 1)
+    maker = type(make_sketcher(config.sketch))
+
+    def cost(design: Design, candidates: float) -> dict[str, float]:
+        return m.rates.seconds(design, candidates, m.num_bytes, distinct)
+
+    choice: Choice = choose_design(
+        m.pairs.distribution,
+        lambda s: maker.slot_agreement(s, config.sketch),
+        threshold=config.lsh.threshold,
+        recall=recall,
+        precision=precision,
+        cost=cost,
+    )
+    design = choice.design
+    chosen = replace(
+        config,
+        sketch=replace(config.sketch, num_perm=design.num_perm),
+        lsh=replace(
+            config.lsh,
+            num_perm=design.num_perm,
+            num_bands=design.num_bands,
+            num_rows=design.num_rows,
+        ),
+    )
+    predictions = Predictions(
+        chance_at_threshold=choice.chance_at_threshold,
+        expected_recall=choice.expected_recall,
+        precision=choice.precision,
+        meets_recall=choice.meets_recall,
+        meets_precision=choice.meets_precision,
+        near_pairs=m.pairs.distribution.num_near,
+        candidates=choice.candidates,
+        seconds=choice.seconds,
+        peak_memory=peak_memory(m.num_docs, m.num_bytes, choice.candidates, chosen),
+    )
+    return Plan(chosen, m, predictions, recall, precision)

@@ -1,0 +1,80 @@
+"""``neardup plan`` end to end: the config it writes, run by ``neardup dedup --config``, reaches
+the recall it promised at the threshold, against exact all-pairs Jaccard of its own shingles."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from neardup import DedupConfig, Shingler
+from tests.conftest import SAMPLE, read_rfcs
+from tests.integration.conftest import run
+from tests.reference_allpairs import all_pairs_above
+
+pytestmark = pytest.mark.usefixtures("installed")
+
+
+def _plan(*args: str | Path) -> str:
+    """Run ``neardup plan`` and return what it printed."""
+    done = run("plan", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _recall_at_threshold(
+    inputs: Path, texts: list[str], ids: list[str], tmp_path: Path, threshold: float, *args: str
+) -> tuple[float, int]:
+    """Plan (with ``args``), run dedup with the plan, and measure the recall of the pairs at or
+    above the threshold (brute force over the plan's shingle sets): found = in one cluster."""
+    plan_path = tmp_path / "plan.toml"
+    printed = _plan(inputs, "--threshold", str(threshold), *args, "-o", plan_path)
+    assert f"wrote {plan_path}" in printed
+    assert "recommended" in printed
+    config = DedupConfig.from_toml(plan_path)
+    assert config.lsh.threshold == threshold
+    out = tmp_path / "out"
+    done = run("dedup", inputs, "--config", plan_path, "-o", out, "-q")
+    assert done.returncode == 0, done.stderr
+    with (out / "clusters.jsonl").open(encoding="utf-8") as f:
+        cluster = {r["id"]: r["cluster"] for r in map(json.loads, f)}
+    sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(texts)
+    truth = all_pairs_above(sets, threshold)
+    found = sum(cluster[ids[a]] == cluster[ids[b]] for a, b in truth)
+    return found / len(truth), len(truth)
+
+
+def test_plan_for_the_licences_reaches_its_recall(tmp_path: Path) -> None:
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    texts = [str(r["text"]) for r in records]
+    ids = [str(r["id"]) for r in records]
+    observed, num_true = _recall_at_threshold(SAMPLE, texts, ids, tmp_path, 0.8, "--recall", "0.9")
+    assert num_true > 500, "the licences hold many pairs at or above 0.8"
+    assert observed >= 0.9, (observed, num_true)
+
+
+def test_plan_refuses_a_recall_above_one() -> None:
+    done = run("plan", SAMPLE, "--recall", "1.5")
+    assert done.returncode == 2, done.stderr
+    assert "recall must be a float in (0, 1)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_plan_for_a_sample_of_rfcs_reaches_its_recall(tmp_path: Path) -> None:
+    rfcs = read_rfcs(limit=1200)
+    ids = [f"rfc{n}" for n in rfcs]
+    texts = list(rfcs.values())
+    inputs = tmp_path / "rfcs.jsonl"
+    with inputs.open("w", encoding="utf-8") as f:
+        for doc_id, text in zip(ids, texts, strict=True):
+            f.write(json.dumps({"id": doc_id, "text": text}) + "\n")
+    # Planned from 600 of the 1,200 (the scaling to the whole input is exercised).
+    observed, num_true = _recall_at_threshold(
+        inputs, texts, ids, tmp_path, 0.7, "--recall", "0.95", "--sample", "600"
+    )
+    assert num_true > 20
+    assert observed >= 0.95, (observed, num_true)

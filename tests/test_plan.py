@@ -1,0 +1,337 @@
+"""``neardup.plan``: the sample, the shingle-size rule, the S-curve arithmetic, the design choice,
+the TOML writer, and the predictions against a real run on the bundled licences."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neardup import DedupConfig, LSHSpec, NormalizeSpec, ParameterError, ShingleSpec, SketchSpec
+from neardup.engine.local import dedup_files
+from neardup.plan import plan, toml_text
+from neardup.plan.design import (
+    GRID,
+    NUM_PERMS,
+    Design,
+    PairDistribution,
+    choose_design,
+)
+from neardup.plan.measure import Quantiles, shingle_size, vocabulary
+from neardup.plan.sample import sample_inputs
+from tests.conftest import SAMPLE
+
+
+def _write_jsonl(path: Path, texts: list[str]) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+    return path
+
+
+# --- the sample ----------------------------------------------------------------------------------
+
+
+def _sampled(path: Path, size: int, seed: int, batch_bytes: int = 32 << 20) -> list[str]:
+    config = DedupConfig(batch_bytes=batch_bytes)
+    sample = sample_inputs([path], config, size, seed)
+    return sample.strings()
+
+
+def test_sample_is_deterministic_in_order_and_independent_of_batches(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "in.jsonl", [f"document number {i}" for i in range(1000)])
+    first = _sampled(path, 100, seed=7)
+    assert first == _sampled(path, 100, seed=7)
+    assert first == _sampled(path, 100, seed=7, batch_bytes=2000)  # about ten batches
+    assert first != _sampled(path, 100, seed=8)
+    numbers = [int(t.split()[-1]) for t in first]
+    assert len(set(numbers)) == 100
+    assert numbers == sorted(numbers)
+    sample = sample_inputs([path], DedupConfig(), 100, 7)
+    assert sample.num_docs == 1000
+    assert sample.num_bytes == sum(len(f"document number {i}") for i in range(1000))
+    assert len(_sampled(path, 5000, seed=1)) == 1000  # fewer documents than asked: all
+
+
+def test_sample_is_uniform_over_records(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "in.jsonl", [f"doc {i:03d}" for i in range(200)])
+    hits = np.zeros(200)
+    for seed in range(60):  # batches of about 20 documents: the reservoir spans them
+        for text in _sampled(path, 40, seed, batch_bytes=700):
+            hits[int(text.split()[1])] += 1
+    # Each document is drawn with probability 40/200 per seed: 12 expected, sd 3.1.
+    assert abs(hits[:100].sum() - hits[100:].sum()) < 4 * math.sqrt(2 * 100 * 12)
+    chi2 = float(((hits - 12) ** 2 / 12).sum())
+    assert chi2 < 199 + 4 * math.sqrt(2 * 199)  # chi-square, 199 degrees of freedom
+
+
+# --- MMDS's shingle-size rule ---------------------------------------------------------------------
+
+
+def test_word_rule_on_a_uniform_vocabulary_of_ten_words() -> None:
+    # Ten words, each ten times per document: effective vocabulary exactly 10, length 100.
+    # The smallest k with 10^k >= 100 * 100 is 4.
+    words = [f"w{i}" for i in range(10)]
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.permutation(words * 10).tolist()) for _ in range(30)]
+    vocab = vocabulary(texts, NormalizeSpec())
+    assert vocab.distinct == 10
+    assert vocab.effective == pytest.approx(10.0)
+    tokens = Quantiles.of(np.full(30, 100))
+    chars = Quantiles.of(np.array([len(t) for t in texts]))
+    spec, reason = shingle_size(tokens, chars, vocab.effective, threshold=0.8)
+    assert (spec.unit, spec.k) == ("word", 4)
+    assert "10^4" in reason
+
+
+def test_word_rule_counts_the_ninetieth_percentile_length() -> None:
+    # V = 30: 30^2 = 900 < 100 * 10 = 1,000 <= 30^3; with p90 = 9 words, 900 >= 900: k = 2.
+    def rule(p90: float) -> ShingleSpec:
+        return shingle_size(Quantiles(5, 500, p90, p90, p90), Quantiles(0, 0, 0, 0, 0), 30.0, 0.5)[
+            0
+        ]
+
+    assert rule(10).k == 3
+    assert rule(9).k == 2
+
+
+def test_short_documents_get_character_shingles_by_the_twenty_letter_rule() -> None:
+    # Five words: after one changed word, 3 shingles of k = 3 leave (3 - 3) / (3 + 3) < 0.8.
+    # Characters p90 = 30: the smallest k with 20^k >= 3,000 is 3 (8,000; 20^2 = 400).
+    tokens = Quantiles(5, 5, 5, 5, 5)
+    chars = Quantiles(25, 28, 30, 30, 30)
+    spec, reason = shingle_size(tokens, chars, effective_vocabulary=1000.0, threshold=0.8)
+    assert (spec.unit, spec.k) == ("char", 3)
+    assert "too few" in reason
+
+
+def test_word_unit_needs_the_median_document_to_survive_one_changed_word() -> None:
+    # k = 2 (V = 100, p90 = 50: 100^2 >= 5,000). n (1 - t) >= k (1 + t) at t = 0.8 needs
+    # n >= 18 shingles, i.e. 19 words.
+    def unit(p50: float) -> str:
+        return shingle_size(Quantiles(1, p50, 50, 50, 50), Quantiles(9, 9, 99, 99, 99), 100.0, 0.8)[
+            0
+        ].unit
+
+    assert unit(19) == "word"
+    assert unit(18) == "char"
+
+
+def test_plan_applies_the_rule_to_its_sample(tmp_path: Path) -> None:
+    words = [f"w{i}" for i in range(10)]
+    rng = np.random.default_rng(1)
+    texts = [" ".join(rng.permutation(words * 10).tolist()) for _ in range(60)]
+    path = _write_jsonl(tmp_path / "in.jsonl", texts)
+    result = plan([path], threshold=0.8, recall=0.9, sample_docs=40)
+    assert result.measurements.shingle == ShingleSpec(unit="word", k=4)
+    assert result.config.sketch.shingle == ShingleSpec(unit="word", k=4)
+    assert result.measurements.sample_docs == 40
+    assert result.measurements.num_docs == 60
+
+
+# --- the S-curve arithmetic and the choice --------------------------------------------------------
+
+
+def _recall_of(d: PairDistribution, num_bands: int, num_rows: int) -> float:
+    """The expected recall ``choose_design`` reports for the design it is made to pick."""
+
+    def cost(design: Design, candidates: float) -> dict[str, float]:
+        picked = (design.num_perm, design.num_bands, design.num_rows) == (256, num_bands, num_rows)
+        return {"total": 0.0 if picked else 1.0}
+
+    choice = choose_design(d, lambda s: s, threshold=0.8, recall=0.01, precision=0.0, cost=cost)
+    assert (choice.design.num_bands, choice.design.num_rows) == (num_bands, num_rows)
+    return choice.expected_recall
+
+
+def test_expected_recall_is_the_mean_s_curve_over_the_pairs_above_the_threshold() -> None:
+    similarity = np.array([0.8, 0.85, 0.9, 0.95, 1.0, 0.3, 0.79])
+    weights = np.array([3.0, 1.0, 2.0, 1.0, 5.0, 100.0, 7.0])
+    d = PairDistribution.of(similarity, weights, threshold=0.8)
+    for b, r in [(20, 5), (16, 8), (9, 13), (1, 1)]:
+        direct = sum(
+            w * (1 - (1 - s**r) ** b) for s, w in zip(similarity[:5], weights[:5], strict=True)
+        )
+        assert _recall_of(d, b, r) == pytest.approx(direct / weights[:5].sum(), rel=1e-12)
+    assert d.num_near == 12.0
+    # Off the grid, a pair counts a little below its similarity: never more recall than due.
+    off = PairDistribution.of(np.array([0.8125]), np.ones(1), threshold=0.8)
+    assert _recall_of(off, 16, 8) <= 1 - (1 - 0.8125**8) ** 16
+    assert math.isnan(_recall_of(PairDistribution.of(np.array([0.1]), np.ones(1), 0.8), 2, 2))
+
+
+def _direct_choice(
+    similarity: list[float], weights: list[float], t: float, recall: float, precision: float
+) -> tuple[int, int, int]:
+    """The selection rule restated with Python loops: cheapest design (num_perm + candidates /
+    100) with 1 - (1 - t^r)^b >= recall, among those with precision >= the target if any."""
+    rows = []
+    for p in NUM_PERMS:
+        for r in range(1, p + 1):
+            for b in range(1, p // r + 1):
+                cand = sum(
+                    w * (1 - (1 - (math.floor(s * 1000 + 1e-9) / 1000) ** r) ** b)
+                    for s, w in zip(similarity, weights, strict=True)
+                )
+                good = sum(
+                    w * (1 - (1 - (math.floor(s * 1000 + 1e-9) / 1000) ** r) ** b)
+                    for s, w in zip(similarity, weights, strict=True)
+                    if s >= t
+                )
+                prec = good / cand if cand > 0 else 1.0
+                rows.append((p, b, r, 1 - (1 - t**r) ** b, prec, p + cand / 100))
+    feasible = [row for row in rows if row[3] >= recall]
+    precise = [row for row in feasible if row[4] >= precision]
+    best = min(precise, key=lambda row: row[5])
+    return best[0], best[1], best[2]
+
+
+def test_choice_is_the_cheapest_design_meeting_both_targets() -> None:
+    rng = np.random.default_rng(3)
+    similarity = np.concatenate([rng.uniform(0.0, 0.3, 40), rng.uniform(0.5, 1.0, 40)])
+    weights = np.concatenate([np.full(40, 1000.0), np.full(40, 3.0)])
+    d = PairDistribution.of(similarity, weights, threshold=0.7)
+
+    def cost(design: Design, candidates: float) -> dict[str, float]:
+        return {"total": design.num_perm + candidates / 100}
+
+    choice = choose_design(d, lambda s: s, threshold=0.7, recall=0.9, precision=0.6, cost=cost)
+    expected = _direct_choice(similarity.tolist(), weights.tolist(), 0.7, 0.9, 0.6)
+    assert (choice.design.num_perm, choice.design.num_bands, choice.design.num_rows) == expected
+    assert choice.meets_recall
+    assert choice.meets_precision
+    b, r = choice.design.num_bands, choice.design.num_rows
+    assert choice.chance_at_threshold == pytest.approx(1 - (1 - 0.7**r) ** b)
+    assert choice.chance_at_threshold >= 0.9
+
+
+def test_choice_says_when_precision_cannot_be_reached() -> None:
+    # Half the pairs sit just below the threshold: no S-curve separates them well enough.
+    d = PairDistribution.of(np.array([0.79, 0.8]), np.array([1e6, 1.0]), threshold=0.8)
+    choice = choose_design(
+        d, lambda s: s, threshold=0.8, recall=0.9, precision=0.9,
+        cost=lambda design, c: {"total": float(design.num_perm)},
+    )  # fmt: skip
+    assert choice.meets_recall
+    assert not choice.meets_precision
+    assert choice.chance_at_threshold >= 0.9
+
+
+def test_grid_holds_thousandths() -> None:
+    assert GRID.shape == (1001,)
+    assert GRID[800] == pytest.approx(0.8)
+
+
+# --- arguments ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"recall": 1.0}, "recall must be a float in (0, 1)"),
+        ({"threshold": 0.0}, "threshold must be a float in (0, 1]"),
+        ({"precision": 1.5}, "precision must be a float in [0, 1]"),
+        ({"sample_docs": 1}, "sample_docs must be an int >= 2"),
+        ({"config": DedupConfig(sketch=SketchSpec(kind="simhash"))}, "Jaccard sketches"),
+    ],
+)
+def test_bad_arguments_are_parameter_errors(kwargs: dict[str, object], words: str) -> None:
+    with pytest.raises(ParameterError, match=re.escape(words)):
+        plan([SAMPLE], **kwargs)  # type: ignore[arg-type]
+
+
+# --- TOML -----------------------------------------------------------------------------------------
+
+_CONFIGS = [
+    DedupConfig(),
+    DedupConfig(
+        sketch=SketchSpec(
+            kind="minhash",
+            num_perm=64,
+            shingle=ShingleSpec(unit="char", k=7, fingerprint="rabin"),
+            normalize=NormalizeSpec(strip_punctuation=True, stopwords="english"),
+        ),
+        lsh=LSHSpec(threshold=0.65, num_perm=64, num_bands=8, num_rows=8),
+        id_field="",
+        text_field='body "main" \\ é\u007f\t',
+        encoding="cp1252",
+        memory_bytes=1 << 30,
+        cluster="center",
+        pairs="all",
+    ),
+    DedupConfig(sketch=SketchSpec(kind="bbit", bbits=4, shingle=ShingleSpec(unit="stopword", k=3))),
+]
+
+
+@pytest.mark.parametrize("config", _CONFIGS)
+def test_toml_round_trips_to_an_equal_config(config: DedupConfig, tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(toml_text(config.to_dict(), ["a comment", "two\nlines"]), encoding="utf-8")
+    assert DedupConfig.from_toml(path) == config
+
+
+scalars = st.one_of(
+    st.text(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.booleans(),
+)
+
+
+@given(
+    st.dictionaries(st.text(min_size=1), st.one_of(scalars, st.dictionaries(st.text(), scalars)))
+)
+def test_toml_text_is_read_back_by_tomllib(data: dict[str, object]) -> None:
+    assert tomllib.loads(toml_text(data)) == data
+
+
+def test_toml_text_leaves_out_none_and_refuses_lists() -> None:
+    assert tomllib.loads(toml_text({"a": None, "t": {"b": None, "c": 1}})) == {"t": {"c": 1}}
+    with pytest.raises(ParameterError, match=re.escape("got list at 't.x'")):
+        toml_text({"t": {"x": [1]}})
+
+
+# --- the whole plan on the licences ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def licence_plan() -> object:
+    return plan([SAMPLE], threshold=0.8, recall=0.9, precision=0.5, sample_docs=1500)
+
+
+def test_plan_writes_a_config_dedup_reads(licence_plan: object, tmp_path: Path) -> None:
+    from neardup.plan import Plan
+
+    assert isinstance(licence_plan, Plan)
+    path = licence_plan.write(tmp_path / "plan.toml")
+    assert DedupConfig.from_toml(path) == licence_plan.config
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]  # no temporary left
+    text = path.read_text(encoding="utf-8")
+    assert "# Predicted for the whole input:" in text
+    config = licence_plan.config
+    assert config.lsh.num_bands is not None
+    assert config.lsh.num_rows is not None
+    assert config.lsh.num_bands * config.lsh.num_rows <= config.sketch.num_perm
+    assert config.sketch.num_perm in NUM_PERMS
+
+
+def test_predictions_match_a_real_run(licence_plan: object, tmp_path: Path) -> None:
+    from neardup.plan import Plan
+
+    assert isinstance(licence_plan, Plan)
+    m, p = licence_plan.measurements, licence_plan.predictions
+    assert (m.num_docs, m.sample_docs) == (2310, 1500)
+    assert p.chance_at_threshold >= 0.9
+    assert p.meets_recall
+    result = dedup_files([SAMPLE], tmp_path / "out", licence_plan.config)
+    counts = result.summary.counts
+    # Scaled from 1,500 of 2,310 documents: candidates and pairs within a factor of 1.5.
+    assert counts.candidate_pairs / 1.5 <= p.candidates <= counts.candidate_pairs * 1.5
+    assert counts.verified_pairs / 1.5 <= p.near_pairs <= counts.verified_pairs * 1.5
