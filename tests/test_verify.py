@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from neardup import (
     CandidatePairs,
     OPHSketcher,
+    ParameterError,
     Shingler,
     ShingleSpec,
     SketchSpec,
@@ -77,3 +78,24 @@ def test_all_pairs_of_real_text_by_index_and_by_brute_force(
     first, second = (np.array(side, dtype=np.int64) for side in zip(*brute, strict=True))
     got = exact_jaccard(sets, CandidatePairs(first=first, second=second))
     assert got.tolist() == pytest.approx(list(brute.values()))
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        ([0, 1], [1], r"one length; got first \(2,\), second \(1,\)"),
+        ([0], [3], r"pairs.second holds a document number outside 0..2 \(min 3, max 3\)"),
+        ([-1], [1], r"pairs.first holds a document number outside 0..2"),
+    ],
+)
+def test_pairs_that_do_not_fit_the_documents_are_refused(
+    first: list[int], second: list[int], message: str
+) -> None:
+    """The kernels index rows unchecked: bad pairs must be refused before them, not crash."""
+    sets = Shingler(ShingleSpec(k=1)).shingle_sets(["a b", "b c", "c d"])
+    signatures = OPHSketcher(SketchSpec(kind="oph", num_perm=16)).sketch(["a b", "b c", "c d"])
+    pairs = CandidatePairs(first=np.array(first, np.int64), second=np.array(second, np.int64))
+    with pytest.raises(ParameterError, match=message):
+        exact_jaccard(sets, pairs)
+    with pytest.raises(ParameterError, match=message):
+        estimate_jaccard(signatures, pairs)

@@ -23,11 +23,22 @@ from neardup.text.shingle import Shingler, ShingleSets
 __all__ = ["agreement", "estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
 
 
-def _pair_arrays(pairs: CandidatePairs) -> tuple[I64Array, I64Array]:
-    return (
-        np.ascontiguousarray(pairs.first, dtype=np.int64),
-        np.ascontiguousarray(pairs.second, dtype=np.int64),
-    )
+def _pair_arrays(pairs: CandidatePairs, num_rows: int) -> tuple[I64Array, I64Array]:
+    """The pairs as contiguous int64 arrays, checked: the kernels index rows without bounds."""
+    first = np.ascontiguousarray(pairs.first, dtype=np.int64)
+    second = np.ascontiguousarray(pairs.second, dtype=np.int64)
+    if first.ndim != 1 or first.shape != second.shape:
+        raise ParameterError(
+            f"pairs need two 1-D arrays of one length; got first {first.shape}, "
+            f"second {second.shape}."
+        )
+    for name, side in (("first", first), ("second", second)):
+        if side.shape[0] and (side.min() < 0 or side.max() >= num_rows):
+            raise ParameterError(
+                f"pairs.{name} holds a document number outside 0..{num_rows - 1} "
+                f"(min {side.min()}, max {side.max()}): pairs of other documents?"
+            )
+    return first, second
 
 
 def estimate_jaccard(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
@@ -40,9 +51,9 @@ def estimate_jaccard(signatures: Signatures, pairs: CandidatePairs) -> F64Array:
 
 def agreement(values: U64Array, pairs: CandidatePairs) -> F64Array:
     """The fraction of equal slots of each pair's rows of ``values``."""
-    first, second = _pair_arrays(pairs)
-    counts = np.empty(first.shape[0], dtype=np.int64)
     values = np.ascontiguousarray(values)
+    first, second = _pair_arrays(pairs, values.shape[0])
+    counts = np.empty(first.shape[0], dtype=np.int64)
     with parallel_section:
         kernels.agreeing_slots(values, first, second, counts)
     fraction: F64Array = counts / values.shape[1]
@@ -54,7 +65,7 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
 
     Two empty sets have similarity 0 here: emptiness is not evidence of duplication.
     """
-    first, second = _pair_arrays(pairs)
+    first, second = _pair_arrays(pairs, len(sets))
     shared = np.empty(first.shape[0], dtype=np.float64)
     with parallel_section:
         kernels.set_overlaps(sets.hashes, sets.offsets, first, second, shared)
