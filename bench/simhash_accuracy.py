@@ -32,16 +32,15 @@ from neardup import IDFWeights, ShingleSpec, SimHasher, SketchSpec  # noqa: E402
 from neardup.hamming import FingerprintTables  # noqa: E402
 from neardup.sketch.weighted import term_counts  # noqa: E402
 
-LICENCES = ROOT.parent / "shared" / "data" / "scancode_licenses" / "licenses.jsonl.gz"
+LICENCES = ROOT / "data" / "sample" / "licenses.jsonl.gz"
 COSINE = 0.9
 MAX_H = 10
 SEEDS = (1, 2, 3)
 
 
 def load_licences() -> list[str]:
-    """The 2,310 ScanCode licence texts (the full set in shared data, else the bundled one)."""
-    path = LICENCES if LICENCES.exists() else ROOT / "data" / "sample" / "licenses.jsonl.gz"
-    with gzip.open(path, "rt") as f:
+    """The 2,310 ScanCode licence texts: every licence record of LicenseDB 32.1.0, bundled."""
+    with gzip.open(LICENCES, "rt") as f:
         return [json.loads(line)["text"] for line in f]
 
 
