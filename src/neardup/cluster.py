@@ -20,6 +20,7 @@ __all__ = [
     "center_clusters",
     "connected_components",
     "preference_order",
+    "representative_of",
     "representatives",
     "union_pairs",
 ]
@@ -67,10 +68,7 @@ class Clusters:
 
     def representative_of(self) -> I64Array:
         """``representative_of()[d]``: the kept document of ``d``'s cluster."""
-        by_label = np.zeros(self.num_docs, dtype=np.int64)
-        kept = np.flatnonzero(self.keep)
-        by_label[self.labels[kept]] = kept
-        return by_label[self.labels]
+        return representative_of(self.labels, self.keep)
 
     def min_similarity(self) -> F64Array:
         """``min_similarity()[d]``: the least similarity to the representative in ``d``'s cluster.
@@ -81,6 +79,20 @@ class Clusters:
         least = np.ones(self.num_docs)
         np.minimum.at(least, self.labels, self.similarity)
         return least[self.labels]
+
+
+def representative_of(labels: I64Array, keep: BoolArray) -> I64Array:
+    """``representative_of(labels, keep)[d]``: the kept document of ``d``'s cluster.
+
+    Examples
+    --------
+    >>> representative_of(np.array([0, 0, 2, 0]), np.array([False, True, True, False])).tolist()
+    [1, 1, 2, 1]
+    """
+    by_label = np.zeros(labels.shape[0], dtype=np.int64)
+    kept = np.flatnonzero(keep)
+    by_label[labels[kept]] = kept
+    return by_label[labels]
 
 
 def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Array, BoolArray]:

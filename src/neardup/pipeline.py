@@ -49,6 +49,7 @@ from neardup.cluster import (
     Clusters,
     center_clusters,
     preference_order,
+    representative_of,
     representatives,
     union_pairs,
 )
@@ -576,11 +577,10 @@ def cluster_pairs(
     labels, joined = union_pairs(num_docs, first, second)
     keep = representatives(labels, config.keep, sketched.lengths)
     similarity = np.ones(num_docs)
-    representative = Clusters(labels=labels, keep=keep, similarity=similarity).representative_of()
     members = np.flatnonzero(~linked & ~keep)
     if members.shape[0]:
         estimate, jaccard = score_pairs(
-            CandidatePairs(first=representative[members], second=members),
+            CandidatePairs(first=representative_of(labels, keep)[members], second=members),
             sketched.texts,
             config,
             sketched.idf,
