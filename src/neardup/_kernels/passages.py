@@ -19,8 +19,7 @@ import numpy as np
 from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
-from neardup._kernels.shingles import POLY_BASE, SPACE, token_class
-from neardup._kernels.utf8 import decode_code_point
+from neardup._kernels.shingles import POLY_BASE, SPACE, read_char, token_class
 
 SEPARATOR_KEY = 32
 """The key of the token standing for a run of separators in character mode (a space)."""
@@ -40,14 +39,7 @@ def char_tokens(buf, start, end, classes, strip_punct, fold_ascii, starts, ends,
     i = start
     run_start = -1  # where the separators pending since the last token began
     while i < end:
-        b0 = buf[i]
-        if b0 < 0x80:
-            cp = np.int64(b0)
-            if fold_ascii and 65 <= cp <= 90:
-                cp += 32
-            size = 1
-        else:
-            cp, size = decode_code_point(buf, i)
+        cp, size = read_char(buf, i, fold_ascii)
         if token_class(classes, cp, strip_punct) == SPACE:
             if n > 0 and run_start < 0:
                 run_start = i

@@ -145,6 +145,22 @@ def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_ch
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def read_char(buf, i, fold_ascii):  # type: ignore[no-untyped-def]
+    """The code point at ``buf[i]`` and its size in bytes, ASCII letters folded if asked.
+
+    ``fold_ascii`` lower-cases A-Z. How character mode reads a text, in the shingling and
+    the passage kernels alike.
+    """
+    b0 = buf[i]
+    if b0 >= 0x80:
+        return decode_code_point(buf, i)
+    cp = np.int64(b0)
+    if fold_ascii and 65 <= cp <= 90:
+        cp += 32
+    return cp, 1
+
+
 @njit(cache=True, nogil=True)
 def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):  # type: ignore[no-untyped-def]
     """:func:`_tokens` in character mode: every code point a token, separators one space."""
@@ -153,14 +169,7 @@ def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):
     pending_space = False
     use_rabin = rabin is not None
     while i < end:
-        b0 = buf[i]
-        if b0 < 0x80:
-            cp = np.int64(b0)
-            if fold_ascii and 65 <= cp <= 90:
-                cp += 32
-            size = 1
-        else:
-            cp, size = decode_code_point(buf, i)
+        cp, size = read_char(buf, i, fold_ascii)
         if token_class(classes, cp, strip_punct) == SPACE:
             pending_space = n > 0
         else:
