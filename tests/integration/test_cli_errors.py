@@ -135,7 +135,14 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         1,
         "no column 'url'",
     ),
-    ("not UTF-8 text", _cp1252, ["docs"], 1, "--encoding"),
+    ("not UTF-8 text", _cp1252, ["docs"], 1, "--encoding (e.g. --encoding cp1252)"),
+    (
+        "not cp1252 either (0x9d is no cp1252 character)",
+        lambda r: _write(r, "docs/a.txt", "right”".encode()),
+        ["docs", "--encoding", "cp1252"],
+        1,
+        "not cp1252 either: name the right one, or --encoding latin-1",
+    ),
     (
         "unterminated string",
         lambda r: _write(r, "in.jsonl", b'{"text": "never closed'),

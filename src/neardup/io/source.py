@@ -11,6 +11,7 @@ and skipped.
 
 from __future__ import annotations
 
+import codecs
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +25,22 @@ from neardup.params import DedupConfig, HtmlExtract
 __all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source", "json_type"]
 
 SKIP_HINT = "or pass --skip-bad-records to skip such records"
+
+
+def encoding_hint(encoding: str) -> str:
+    """What to do about text that is not valid ``encoding``: which ``--encoding`` to try.
+
+    Examples
+    --------
+    >>> encoding_hint("utf-8")
+    "name the file's encoding with --encoding (e.g. --encoding cp1252)"
+    """
+    if codecs.lookup(encoding).name == "utf-8":
+        return "name the file's encoding with --encoding (e.g. --encoding cp1252)"
+    return (
+        f"it is not {encoding} either: name the right one, or --encoding latin-1 to read every "
+        "byte as one character (files of mixed encodings; a few characters may come out wrong)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from neardup._types import Batch, Offsets, U8Array
 from neardup.errors import InputError
 from neardup.io.compression import open_binary
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.source import SKIP_HINT, BadRecordError, Source
+from neardup.io.source import SKIP_HINT, BadRecordError, Source, encoding_hint
 
 __all__ = ["CSVSource", "ParquetSource"]
 
@@ -97,8 +97,8 @@ class CSVSource(Source):
 def _not_encoded(source: Source, line: int, exc: UnicodeDecodeError) -> InputError:
     encoding = source.options.encoding
     return InputError(
-        f"not valid {encoding} near line {line}: {exc.reason}; name the file's encoding with "
-        "--encoding (e.g. --encoding cp1252), or re-encode the file as UTF-8",
+        f"not valid {encoding} near line {line}: {exc.reason}; {encoding_hint(encoding)}, or "
+        "re-encode the file as UTF-8",
         path=source.path,
     )
 

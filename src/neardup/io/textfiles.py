@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup.errors import InputError
-from neardup.io.source import SKIP_HINT, Source
+from neardup.io.source import SKIP_HINT, Source, encoding_hint
 
 __all__ = ["TextFilesSource"]
 
@@ -52,8 +52,8 @@ class TextFilesSource(Source):
             except UnicodeDecodeError as exc:
                 yield InputError(
                     f"not valid {self.options.encoding} (byte 0x{data[exc.start]:02x} at offset "
-                    f"{exc.start}); name the file's encoding with --encoding (e.g. --encoding "
-                    f"cp1252), or re-encode it as UTF-8, {SKIP_HINT}",
+                    f"{exc.start}); {encoding_hint(self.options.encoding)}, or re-encode it as "
+                    f"UTF-8, {SKIP_HINT}",
                     path=file,
                 )
                 continue
