@@ -51,7 +51,11 @@ CHAR_ALPHABET = 20
 characters were frequent."""
 
 BOILERPLATE_SHARE = 0.01
-"""A shingle found in at least this share of the sampled documents (and in two) is boilerplate."""
+"""A shingle found in at least this share of the sampled documents is boilerplate..."""
+
+BOILERPLATE_DOCS = 5
+"""... and in at least this many: in a small sample, 1% is one or two documents, and a shingle
+a near-duplicate pair shares is no boilerplate."""
 
 BACKGROUND_PAIRS = 20_000
 """Random pairs whose exact Jaccard stands for the pairs below the floor."""
@@ -170,20 +174,20 @@ def boilerplate_share(sets: ShingleSets) -> float:
     """The share of shingle occurrences (one per document and shingle) that are boilerplate.
 
     A shingle is boilerplate when it is in at least :data:`BOILERPLATE_SHARE` of the documents,
-    and in two at least.
+    and in :data:`BOILERPLATE_DOCS` at least.
 
     Examples
     --------
-    ``a`` is in three of the four documents: three of the seven occurrences.
+    ``a`` is in five of the six documents (``b`` in two only): five of the eleven occurrences.
 
-    >>> sets = Shingler(ShingleSpec(k=1)).shingle_sets(["a b", "a c", "a d", "e"])
-    >>> round(boilerplate_share(sets), 4)
-    0.4286
+    >>> texts = ["a b", "a c", "a d", "a e", "a b", "f"]
+    >>> round(boilerplate_share(Shingler(ShingleSpec(k=1)).shingle_sets(texts)), 4)
+    0.4545
     """
     if sets.hashes.shape[0] == 0:
         return 0.0
     _, shingle, frequency = np.unique(sets.hashes, return_inverse=True, return_counts=True)
-    cutoff = max(2, math.ceil(BOILERPLATE_SHARE * len(sets)))
+    cutoff = max(BOILERPLATE_DOCS, math.ceil(BOILERPLATE_SHARE * len(sets)))
     return float(np.count_nonzero(frequency[shingle] >= cutoff) / shingle.shape[0])
 
 
