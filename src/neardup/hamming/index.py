@@ -18,8 +18,6 @@ fingerprints, the IDF weights included, and refuses a file made differently.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +32,7 @@ from neardup._version import __version__
 from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
 from neardup.hamming.flips import FlipModel
 from neardup.hamming.pairs import FingerprintTables, Search
+from neardup.io.atomic import replaced_file
 from neardup.lookup import Match, check_ids, ids_exist
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
@@ -374,20 +373,10 @@ class HammingIndex:
         if self.idf is not None:
             arrays |= {"idf_features": self.idf.features_, "idf_values": self.idf.idf_}
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            with replaced_file(path) as f:
+                np.savez(f, **arrays)
         except OSError as exc:
             raise _unwritable(path, exc) from None
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise _unwritable(path, exc) from None
-            raise
 
     @classmethod
     def load(cls, path: Path | str, spec: SketchSpec | None = None) -> HammingIndex:

@@ -8,10 +8,9 @@ texts of a sample of pairs from the run's inputs, draws the charts with matplotl
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from neardup.io.atomic import replaced_file
 from neardup.report.data import Run, Texts, load_run, read_texts
 from neardup.report.page import render_page
 
@@ -67,13 +66,6 @@ def write_report(
         texts = read_texts(run, wanted, NUM_SHORT_IDS)
     page = render_page(run, texts).encode("utf-8", "backslashreplace")
     path = Path(output) if output is not None else run.directory / "report.html"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(page)
-            os.fchmod(f.fileno(), 0o644)  # as an ordinary file, not mkstemp's 0o600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replaced_file(path) as f:
+        f.write(page)
     return path
