@@ -60,6 +60,26 @@ def test_sample_is_deterministic_in_order_and_independent_of_batches(tmp_path: P
     assert len(_sampled(path, 5000, seed=1)) == 1000  # fewer documents than asked: all
 
 
+def test_a_byte_budget_takes_the_documents_in_key_order_while_they_fit(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    texts = [" ".join(["word"] * int(n)) for n in rng.integers(1, 400, 600)]
+    path = _write_jsonl(tmp_path / "in.jsonl", texts)
+    config = DedupConfig(batch_bytes=3000)  # dozens of batches: the bound is applied online
+    budget = 20_000
+    sample = sample_inputs([path], config, 500, 3, sample_bytes=budget)
+    assert sample.texts.num_bytes <= budget
+    in_one_batch = sample_inputs([path], DedupConfig(), 500, 3, sample_bytes=budget)
+    assert in_one_batch.strings() == sample.strings()
+    # The same as drawing every key first and taking them in key order until one does not fit.
+    keys = np.random.default_rng(3).random(len(texts))
+    sizes = np.array([len(t) for t in texts])[np.argsort(keys, kind="stable")]
+    fit = int(np.searchsorted(np.cumsum(sizes), budget, side="right"))
+    expected = sorted(np.argsort(keys, kind="stable")[:fit].tolist())
+    assert sample.strings() == [texts[i] for i in expected]
+    # One document larger than the budget still makes a sample of one.
+    assert sample_inputs([path], config, 500, 3, sample_bytes=1).size == 1
+
+
 def test_sample_is_uniform_over_records(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "in.jsonl", [f"doc {i:03d}" for i in range(200)])
     hits = np.zeros(200)

@@ -78,3 +78,17 @@ def test_plan_for_a_sample_of_rfcs_reaches_its_recall(tmp_path: Path) -> None:
     )
     assert num_true > 20
     assert observed >= 0.95, (observed, num_true)
+
+
+def test_plan_refuses_an_output_in_a_missing_directory_before_any_work(tmp_path: Path) -> None:
+    done = run("plan", SAMPLE, "-o", tmp_path / "nodir" / "plan.toml")
+    assert done.returncode == 2, done.stderr
+    assert "no directory" in done.stderr
+    assert "nodir" in done.stderr
+
+
+def test_the_plan_is_an_ordinary_readable_file(tmp_path: Path) -> None:
+    path = tmp_path / "plan.toml"
+    _plan(SAMPLE, "--sample", "300", "-o", path)
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]  # no temporary left

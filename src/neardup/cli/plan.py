@@ -53,6 +53,13 @@ Examples:
     show_default=True,
     help="Documents sampled uniformly (in one pass that also counts the whole input).",
 )
+@click.option(
+    "--sample-mb",
+    type=float,
+    default=None,
+    help="MiB of text sampled at most  [default: 64]; the planner holds about nine bytes per "
+    "byte of sample.",
+)
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the sample.")
 @click.option(
     "-o",
@@ -69,6 +76,7 @@ def plan_command(
     recall: float,
     precision: float,
     sample_docs: int,
+    sample_mb: float | None,
     seed: int,
     output: Path,
     **flags: Any,
@@ -81,14 +89,22 @@ def plan_command(
     and writes OUTPUT for `neardup dedup --config OUTPUT` (measurements and predictions as
     comments). See docs/plan.md.
     """
-    from neardup.plan import plan
+    from neardup.plan import SAMPLE_BYTES, plan
 
+    if not output.parent.is_dir():
+        raise click.BadParameter(
+            f"no directory {str(output.parent)!r} to write {output.name!r} in; create it first",
+            param_hint="--output",
+        )
+    if sample_mb is not None and not sample_mb > 0:
+        raise click.BadParameter(f"must be above 0; got {sample_mb}", param_hint="--sample-mb")
     result = plan(
         inputs,
         threshold=threshold,
         recall=recall,
         precision=precision,
         sample_docs=sample_docs,
+        sample_bytes=SAMPLE_BYTES if sample_mb is None else max(1, int(sample_mb * 2**20)),
         seed=seed,
         config=apply_flags(DedupConfig(), flags),
     )

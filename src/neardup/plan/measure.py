@@ -174,20 +174,34 @@ def boilerplate_share(sets: ShingleSets) -> float:
     """The share of shingle occurrences (one per document and shingle) that are boilerplate.
 
     A shingle is boilerplate when it is in at least :data:`BOILERPLATE_SHARE` of the documents,
-    and in :data:`BOILERPLATE_DOCS` at least.
+    and in :data:`BOILERPLATE_DOCS` at least. Documents with the same shingle set count once,
+    so exact copies do not make their text boilerplate.
 
     Examples
     --------
-    ``a`` is in five of the six documents (``b`` in two only): five of the eleven occurrences.
+    ``a`` is in five of the six distinct documents (``a b``, its copy and ``b a`` have one
+    set, and count once): five of the eleven occurrences.
 
-    >>> texts = ["a b", "a c", "a d", "a e", "a b", "f"]
+    >>> texts = ["a b", "a c", "a d", "a e", "a b", "b a", "a f", "g"]
     >>> round(boilerplate_share(Shingler(ShingleSpec(k=1)).shingle_sets(texts)), 4)
     0.4545
     """
-    if sets.hashes.shape[0] == 0:
+    sizes = sets.sizes()
+    filled = np.flatnonzero(sizes > 0)
+    if filled.shape[0] == 0:
         return 0.0
-    _, shingle, frequency = np.unique(sets.hashes, return_inverse=True, return_counts=True)
-    cutoff = max(BOILERPLATE_DOCS, math.ceil(BOILERPLATE_SHARE * len(sets)))
+    # A set's fingerprint: its sum and its xor (the hashes are uniform 64-bit values).
+    starts = sets.offsets[filled]
+    fingerprint = np.stack(
+        [np.add.reduceat(sets.hashes, starts), np.bitwise_xor.reduceat(sets.hashes, starts)],
+        axis=1,
+    )
+    _, first = np.unique(fingerprint, axis=0, return_index=True)
+    distinct = np.zeros(len(sets), dtype=bool)
+    distinct[filled[first]] = True
+    hashes = sets.hashes[np.repeat(distinct, sizes)]
+    _, shingle, frequency = np.unique(hashes, return_inverse=True, return_counts=True)
+    cutoff = max(BOILERPLATE_DOCS, math.ceil(BOILERPLATE_SHARE * int(distinct.sum())))
     return float(np.count_nonzero(frequency[shingle] >= cutoff) / shingle.shape[0])
 
 

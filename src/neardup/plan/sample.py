@@ -1,9 +1,13 @@
 """The sample a plan measures: documents drawn uniformly in one streaming pass over the inputs.
 
-Each document gets a uniform random key from the seed's generator, in input order; the sample is
-the ``sample_docs`` documents with the smallest keys (a reservoir kept by priority: a uniform
-sample without replacement, whatever the batch sizes). Per batch only the documents whose key
-beats the reservoir's largest are copied, so after the first batches most are only counted.
+Each document gets a uniform random key from the seed's generator, in input order. Taken in key
+order (a random order), documents join the sample while there are fewer than ``sample_docs``
+and their bytes fit in ``sample_bytes``; the first that does not fit ends it. Without the byte
+budget that is the ``sample_docs`` smallest keys (a reservoir kept by priority: a uniform sample
+without replacement, whatever the batch sizes); the budget keeps the planner's memory and time
+bounded on long documents, at the cost of a bias of the order of one document. A document
+whose key is above that of one already left out can never join, so per batch only the documents
+below that bound are copied: after the first batches, most are only counted.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neardup._types import Batch, F64Array, I64Array
+from neardup._types import Batch, F64Array
 from neardup.errors import InputError
 from neardup.io.readers import ReadOptions, open_sources
 from neardup.params import DedupConfig
@@ -61,12 +65,17 @@ class Sample:
 
 
 def sample_inputs(
-    inputs: Sequence[Path | str], config: DedupConfig, sample_docs: int, seed: int
+    inputs: Sequence[Path | str],
+    config: DedupConfig,
+    sample_docs: int,
+    seed: int,
+    sample_bytes: int | None = None,
 ) -> Sample:
-    """Draw ``sample_docs`` documents uniformly from ``inputs`` (all of them if fewer).
+    """Draw up to ``sample_docs`` documents, ``sample_bytes`` of text, uniformly from ``inputs``.
 
-    The inputs are read as ``neardup dedup`` reads them with ``config`` (fields, format,
-    encoding, bad records), batch by batch; the same inputs and seed give the same sample.
+    All of them when they are fewer and fit; at least one. The inputs are read as
+    ``neardup dedup`` reads them with ``config`` (fields, format, encoding, bad records), batch
+    by batch; the same inputs and seed give the same sample.
 
     Raises
     ------
@@ -75,27 +84,27 @@ def sample_inputs(
     """
     sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
     rng = np.random.default_rng(seed)
+    budget = sample_bytes if sample_bytes is not None else np.iinfo(np.int64).max
     kept = Batch(data=np.empty(0, dtype=np.uint8), offsets=np.zeros(1, dtype=np.int64))
     keys: F64Array = np.empty(0)
-    positions: I64Array = np.empty(0, dtype=np.int64)
+    bound = np.inf  # the smallest key left out so far: no larger key can join
     num_docs = num_bytes = 0
     start = time.perf_counter()
     for source in sources:
         for batch in source.batches(config.batch_bytes):
             drawn = rng.random(batch.num_docs)
-            entering = (
-                np.flatnonzero(drawn < keys.max())
-                if keys.shape[0] == sample_docs
-                else np.arange(batch.num_docs)
-            )
+            entering = np.flatnonzero(drawn < bound)
             if entering.shape[0]:
                 texts = concat([kept, take(batch.texts, entering)])
                 keys = np.concatenate([keys, drawn[entering]])
-                positions = np.concatenate([positions, num_docs + entering])
-                if keys.shape[0] > sample_docs:
-                    chosen = np.argpartition(keys, sample_docs - 1)[:sample_docs]
-                    chosen = chosen[np.argsort(positions[chosen], kind="stable")]
-                    texts, keys, positions = take(texts, chosen), keys[chosen], positions[chosen]
+                by_key = np.argsort(keys, kind="stable")
+                total = np.cumsum(np.diff(texts.offsets)[by_key])
+                fit = int(np.searchsorted(total, budget, side="right"))
+                size = max(1, min(sample_docs, fit))
+                if size < keys.shape[0]:
+                    bound = float(keys[by_key[size]])
+                    chosen = np.sort(by_key[:size])  # back in input order
+                    texts, keys = take(texts, chosen), keys[chosen]
                 kept = texts
             num_docs += batch.num_docs
             num_bytes += batch.texts.num_bytes
