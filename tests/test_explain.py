@@ -179,11 +179,13 @@ def test_passages_of_two_rfc_revisions_cover_exactly_their_shared_shingles(shing
 
 UNICODE = st.text(
     # sharp s, fi ligature, fullwidth A and b, e + combining acute, é, combining cedilla,
-    # Kelvin sign, Hangul jamo and syllable, a Han ideograph, ideographic space, soft hyphen,
-    # Greek sigmas
+    # Kelvin sign, Hangul jamo (and compatibility jamo) and syllable, a Han ideograph,
+    # ideographic space, soft hyphen, Greek sigmas, kana with a (half-width) voicing mark,
+    # marks that reorder, an Oriya vowel sign that composes with the starter before it
     alphabet=st.sampled_from(
         list("ab .\u00dfss\ufb01fi\uff21\uff42e\u0301\u00e9\u0327K\u212a")
-        + list("\u1100\u1161\uac00\u4e00\u3000\u00ad\u03a3\u03c2")
+        + list("\u1100\u1161\u11a8\uac00\u3131\u3161\u4e00\u3000\u00ad\u03a3\u03c2")
+        + list("\u304b\u3099\uff76\uff9e\u0323\u0302\u0b47\u0b3e")
     ),
     max_size=30,
 )
@@ -203,6 +205,23 @@ def test_each_normalised_character_comes_from_its_span(
         mine = "".join(c for c, s, e in zip(normalized, starts, ends, strict=True) if s == start)
         assert mine == normalize(text[start:end], spec)
         assert (ends[starts == start] == end).all()
+
+
+def test_a_mark_normalised_with_its_letter_widens_no_passage_beyond_that_letter() -> None:
+    # Japanese has no ASCII to cut at; one kana with a combining voicing mark must not make
+    # the whole text one span.
+    a = "日本語の文章です。まったく別の話題になりますか\u3099ここまで"
+    b = "日本語の文章です。全然違う内容"
+    for unit in ("char", "word"):
+        spec = SketchSpec(shingle=ShingleSpec(unit=unit, k=3))  # type: ignore[arg-type]
+        [p] = shared_passages(a, b, spec)
+        assert a[p.a_start : p.a_end] == b[p.b_start : p.b_end] == "日本語の文章です。"
+    text = "ｶﾞか\u3099e\u0323\u0302\u1100\u1161\u11a8x"
+    normalized, starts, ends = normalized_with_origins(text, NormalizeSpec())
+    assert normalized == "ガがệ각x"
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [
+        (0, 2), (2, 4), (4, 7), (7, 10), (10, 11)
+    ]  # fmt: skip
 
 
 def longest_common_run(x: list[str], y: list[str]) -> int:

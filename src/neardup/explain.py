@@ -18,6 +18,8 @@ first token to the last of its last token.
 
 from __future__ import annotations
 
+import functools
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -251,6 +253,53 @@ def _normalized_pieces(
     return marked[~is_mark], offsets
 
 
+def _safe_cuts(cps: np.ndarray, single: np.ndarray, single_offsets: I64Array) -> I64Array:
+    """Where ``cps`` may be cut and its pieces normalised apart: 0, and each such place.
+
+    Case folding works character by character. NFKC reorders combining marks (class > 0) and
+    composes a character with the starter before it; the starters that composition joins back
+    are few (:func:`_joining_starters`: Hangul vowel and final jamo, some Indic vowel signs).
+    So a cut before character ``i`` is safe when ``i`` is a starter that joins nothing back,
+    and so is the first character it normalises to. ``single``, ``single_offsets``: each
+    character normalised alone.
+    """
+    sizes = np.diff(single_offsets)
+    first = single[np.minimum(single_offsets[:-1], max(single.shape[0] - 1, 0))]
+    safe = (sizes > 0) & _stands_alone(cps) & _stands_alone(first)
+    safe[0] = True
+    return np.flatnonzero(safe).astype(np.int64)
+
+
+def _stands_alone(cps: np.ndarray) -> np.ndarray:
+    """Whether each code point is a starter (class 0) that composes with nothing before it."""
+    wide = np.flatnonzero(cps >= 0x80)
+    alone = np.ones(cps.shape[0], dtype=bool)
+    if wide.shape[0]:
+        distinct, index = np.unique(cps[wide], return_inverse=True)
+        classes = np.array([unicodedata.combining(chr(c)) for c in distinct.tolist()])
+        joins = np.isin(distinct, _joining_starters())
+        alone[wide] = ((classes == 0) & ~joins)[index]
+    return alone
+
+
+@functools.cache
+def _joining_starters() -> np.ndarray:
+    """The starters canonical composition may join to the character before them.
+
+    The second characters of two-character canonical decompositions that have combining
+    class 0 (composition exclusions kept: a superset is safe), and the Hangul vowel and
+    final jamo, which compose algorithmically.
+    """
+    seconds = set()
+    for cp in range(0x30000):  # every canonical decomposition lies below
+        mapping = unicodedata.decomposition(chr(cp))
+        if mapping and not mapping.startswith("<") and len(parts := mapping.split()) == 2:
+            seconds.add(int(parts[1], 16))
+    hangul = [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
+    starters = [c for c in seconds if unicodedata.combining(chr(c)) == 0]
+    return np.array(sorted({*starters, *hangul}), dtype=np.uint32)
+
+
 def normalized_with_origins(text: str, spec: NormalizeSpec) -> tuple[str, I64Array, I64Array]:
     r"""NFKC and case folding of ``text`` as ``spec`` asks, and where each character comes from.
 
@@ -261,9 +310,8 @@ def normalized_with_origins(text: str, spec: NormalizeSpec) -> tuple[str, I64Arr
 
     Notes
     -----
-    Normalisation never joins or reorders characters across an ASCII character (a starter
-    that no canonical composition takes second), so the text is normalised in pieces that
-    each begin at one, and each piece once more character by character: a piece whose
+    The text is normalised in pieces cut where normalisation cannot reach across
+    (:func:`_safe_cuts`), and each piece once more character by character: a piece whose
     characters normalise to the same code points one by one as together maps them one by one,
     any other piece maps as a whole. Two calls of :func:`~neardup.text.normalize.normalize`
     in all, and array operations.
@@ -281,9 +329,7 @@ def normalized_with_origins(text: str, spec: NormalizeSpec) -> tuple[str, I64Arr
     cps = _code_points(text)
     sentinel = int(_PRIVATE_USE[~np.isin(_PRIVATE_USE, cps)][0])
     single, single_offsets = _normalized_pieces(cps, np.arange(n, dtype=np.int64), sentinel, spec)
-    piece_starts = np.flatnonzero(cps < 0x80)
-    if piece_starts.shape[0] == 0 or piece_starts[0] != 0:
-        piece_starts = np.r_[0, piece_starts]
+    piece_starts = _safe_cuts(cps, single, single_offsets)
     joined, offsets = _normalized_pieces(cps, piece_starts, sentinel, spec)
     if single.shape[0] == 0:  # nothing left (joined is empty then too)
         none = np.empty(0, dtype=np.int64)
