@@ -92,3 +92,21 @@ def test_the_plan_is_an_ordinary_readable_file(tmp_path: Path) -> None:
     _plan(SAMPLE, "--sample", "300", "-o", path)
     assert path.stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]  # no temporary left
+
+
+def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
+    base = tmp_path / "base.toml"
+    base.write_text(
+        'keep = "longest"\n\n[sketch]\nkind = "minhash"\n\n'
+        "[sketch.normalize]\nstrip_punctuation = true\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "plan.toml"
+    _plan(SAMPLE, "--config", base, "--sample", "300", "-o", path)
+    config = DedupConfig.from_toml(path)
+    assert (config.keep, config.sketch.kind) == ("longest", "minhash")
+    assert config.sketch.normalize.strip_punctuation
+    bands, rows = config.lsh.num_bands, config.lsh.num_rows
+    assert bands is not None
+    assert rows is not None
+    assert bands * rows <= config.sketch.num_perm

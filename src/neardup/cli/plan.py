@@ -20,7 +20,8 @@ __all__ = ["plan_command"]
 Examples:
   neardup plan corpus.jsonl.gz && neardup dedup corpus.jsonl.gz --config plan.toml -o out/
   neardup plan shards/*.parquet --text-field content --threshold 0.7 --recall 0.99
-  neardup plan docs/ --sample 5000 --output docs-plan.toml""",
+  neardup plan docs/ --sample 5000 --output docs-plan.toml
+  neardup plan corpus.jsonl --config minhash.toml --threshold 0.9""",
 )
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -69,6 +70,13 @@ Examples:
     show_default=True,
     help="The TOML config to write (replaced atomically).",
 )
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="TOML of the settings to keep (sketch kind, normalisation, verification, reading); "
+    "the plan replaces its shingles, num_perm, bands, rows and threshold.",
+)
 @input_options
 def plan_command(
     inputs: tuple[Path, ...],
@@ -79,6 +87,7 @@ def plan_command(
     sample_mb: float | None,
     seed: int,
     output: Path,
+    config_path: Path | None,
     **flags: Any,
 ) -> None:
     """Recommend a dedup config for INPUTS from a sample of them.
@@ -106,7 +115,9 @@ def plan_command(
         sample_docs=sample_docs,
         sample_bytes=SAMPLE_BYTES if sample_mb is None else max(1, int(sample_mb * 2**20)),
         seed=seed,
-        config=apply_flags(DedupConfig(), flags),
+        config=apply_flags(
+            DedupConfig.from_toml(config_path) if config_path else DedupConfig(), flags
+        ),
     )
     path = result.write(output)
     click.echo(result.summary())
