@@ -287,22 +287,18 @@ def main() -> None:
                 q_test, p, max_distance=H, budget=k, first_only=first_only, recall=recall
             )
 
-        seconds, found = median_time(search, args.repeat)
-        mean = found.attempts.mean()
-        row(
-            f"{name}, k = {k} (mean {mean:.1f} buckets), t = {t}",
-            seconds,
-            psm.memory_bytes(),
-            recall(_spread(found.found_per_query(), test), first_only, test),
+        knobs: tuple[tuple[str, dict[str, Any], str], ...] = (
+            (f"k = {k}", {}, f", t = {t}"),
+            ("recall knob 0.95", {"k": 2**20, "recall": 0.95}, ""),
         )
-        seconds, found = median_time(lambda s=search: s(k=2**20, recall=0.95), args.repeat)
-        mean = found.attempts.mean()
-        row(
-            f"{name}, recall knob 0.95 (mean {mean:.1f} buckets)",
-            seconds,
-            psm.memory_bytes(),
-            recall(_spread(found.found_per_query(), test), first_only, test),
-        )
+        for knob, options, suffix in knobs:
+            seconds, found = median_time(lambda s=search, o=options: s(**o), args.repeat)
+            row(
+                f"{name}, {knob} (mean {found.attempts.mean():.1f} buckets){suffix}",
+                seconds,
+                psm.memory_bytes(),
+                recall(_spread(found.found_per_query(), test), first_only, test),
+            )
 
     chunk = 1 << 20
     with tempfile.TemporaryDirectory(dir=ROOT) as work:
