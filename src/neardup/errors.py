@@ -13,11 +13,17 @@ exception it refines, so ``except ValueError`` keeps working::
      └─ MissingExtraError(NeardupError, ImportError)  an optional dependency is missing
 
     NeardupWarning(UserWarning)                    giant LSH buckets, skipped records, ...
+
+Advice that names a command-line option is written with :func:`advice`, which gives it only
+where the command running has that option (:func:`offered_options`, set by the CLI for each
+command): a message never tells a user to pass an option their command lacks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 __all__ = [
@@ -29,7 +35,39 @@ __all__ = [
     "NeardupWarning",
     "ParameterError",
     "StoreError",
+    "advice",
+    "offered_options",
 ]
+
+_OFFERED: ContextVar[frozenset[str] | None] = ContextVar("neardup_offered_options", default=None)
+"""The long options (``--text-field``) of the command running; ``None``: the library's caller."""
+
+
+@contextmanager
+def offered_options(options: Collection[str]) -> Iterator[None]:
+    """While the block runs, :func:`advice` names only these options (``--name`` strings)."""
+    token = _OFFERED.set(frozenset(options))
+    try:
+        yield
+    finally:
+        _OFFERED.reset(token)
+
+
+def advice(option: str, text: str, otherwise: str = "") -> str:
+    """``text`` (advice naming ``option``) if the command running has it, else ``otherwise``.
+
+    Outside a command (the Python API) every option counts as offered.
+
+    Examples
+    --------
+    >>> advice("--format", "name the format with --format", "rename the file")
+    'name the format with --format'
+    >>> with offered_options({"--output"}):
+    ...     advice("--format", "name the format with --format", "rename the file")
+    'rename the file'
+    """
+    offered = _OFFERED.get()
+    return text if offered is None or option in offered else otherwise
 
 
 class NeardupError(Exception):

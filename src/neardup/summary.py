@@ -221,6 +221,7 @@ class Summary:
         times = self.times
         return {
             "neardup_version": self.neardup_version,
+            "command": "dedup",
             **(
                 {"engine": "spark", "spark_master": self.spark_master}
                 if self.spark_master is not None

@@ -200,14 +200,14 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
         _existing("out", files=("out/notes.txt",)),
         ["in.jsonl", "-o", "out", "--overwrite"],
         1,
-        "is not an earlier neardup output",
+        "is not an earlier neardup dedup output",
     ),
     (
         "overwrite a file",
         _existing(files=("result",)),
         ["in.jsonl", "-o", "result", "--overwrite"],
         1,
-        "not a directory",
+        "is not an earlier neardup dedup output",
     ),
     ("output cannot be made", _basic, ["in.jsonl", "-o", "/proc/neardup-out"], 1, "/proc"),
     # bad options

@@ -57,7 +57,7 @@ def test_output_names_are_not_patterns(tmp_path: Path) -> None:
 
 
 def test_a_running_job_holds_the_lock_on_its_directory(tmp_path: Path) -> None:
-    with AtomicDirectory(tmp_path / "out") as work:
+    with AtomicDirectory(tmp_path / "out", kind="dedup") as work:
         fd = os.open(work, os.O_RDONLY)
         try:
             with pytest.raises(BlockingIOError):

@@ -232,7 +232,7 @@ def test_missing_inputs_and_existing_outputs_are_refused(tmp_path: Path) -> None
     (tmp_path / "out").mkdir()
     with pytest.raises(
         InputError,
-        match="output directory already exists; choose another --output or pass --overwrite",
+        match="already exists; pass --overwrite to replace it, or choose another path for --output",
     ):
         dedup_files([source], tmp_path / "out")
     dedup_files([source], tmp_path / "out", overwrite=True)

@@ -172,7 +172,7 @@ def test_passages_recorded_by_the_run_are_shown_as_they_are(
     for pair in pairs:
         pair["passages"] = [[0, 12, 3, 20, 1]]
     (run / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
-    page = _page(write_report(run, pairs_per_band=1))
+    page = _page(write_report(run, pairs_per_band=1, overwrite=True))  # the copy has a report
     for pair in page.get_element_by_id("pairs").find_class("pair"):
         assert "1 shared passage, 1 shingle" in pair.text_content()
         a, b = (side.find("code").text_content() for side in pair.find_class("sides")[0])

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, input_options, sketch_options
-from neardup.io.output import check_output_path
+from neardup.io.output import check_output
 from neardup.params import DedupConfig
 from neardup.summary import Summary
 
@@ -133,7 +133,7 @@ def dedup_command(
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")
     if "://" not in str(output):
-        check_output_path(output, inputs, against)
+        check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
     if engine == "spark":
         if against is not None:
             raise click.UsageError("--against works with the local engine only")

@@ -7,6 +7,7 @@ machine (a full disk, a path that cannot be written: ``OSError``), 2 bad usage o
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -25,7 +26,7 @@ from neardup.cli.mirrors import mirrors_command
 from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
-from neardup.errors import NeardupError, ParameterError
+from neardup.errors import NeardupError, ParameterError, offered_options
 
 __all__ = ["cli", "main", "run"]
 
@@ -59,6 +60,46 @@ cli.add_command(mirrors_command)
 cli.add_command(plan_command)
 cli.add_command(report_command)
 cli.add_command(serve_command)
+
+
+def command_options(command: click.Command) -> frozenset[str]:
+    """The long options (``--name``, ``--no-name``) a command accepts."""
+    return frozenset(
+        name
+        for param in command.params
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+        if name.startswith("--")
+    )
+
+
+def leaf_commands(group: click.Group = cli) -> dict[str, click.Command]:
+    """Every command users run, by its path after ``neardup`` (``"index add"``)."""
+    found: dict[str, click.Command] = {}
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found.update({f"{name} {sub}": leaf for sub, leaf in leaf_commands(command).items()})
+        else:
+            found[name] = command
+    return found
+
+
+def _advise_with_own_options(command: click.Command) -> None:
+    """Make ``command``'s errors advise only its own options (:func:`~neardup.errors.advice`)."""
+    callback = command.callback
+    assert callback is not None
+    options = command_options(command)
+
+    @functools.wraps(callback)
+    def run_command(*args: object, **kwargs: object) -> object:
+        with offered_options(options):
+            return callback(*args, **kwargs)
+
+    command.callback = run_command
+
+
+for _command in leaf_commands().values():
+    _advise_with_own_options(_command)
 
 
 def _show_warning(

@@ -68,8 +68,9 @@ Examples:
     type=click.Path(path_type=Path, dir_okay=False),
     default=Path("plan.toml"),
     show_default=True,
-    help="The TOML config to write (replaced atomically).",
+    help="The TOML config to write (atomically); never an input.",
 )
+@click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it is an earlier plan.")
 @click.option(
     "--config",
     "config_path",
@@ -87,6 +88,7 @@ def plan_command(
     sample_mb: float | None,
     seed: int,
     output: Path,
+    overwrite: bool,
     config_path: Path | None,
     **flags: Any,
 ) -> None:
@@ -98,8 +100,12 @@ def plan_command(
     and writes OUTPUT for `neardup dedup --config OUTPUT` (measurements and predictions as
     comments). See docs/plan.md.
     """
+    from neardup.io.output import check_output
     from neardup.plan import SAMPLE_BYTES, plan
 
+    check_output(
+        output, "plan", inputs=[*inputs, *filter(None, [config_path])], overwrite=overwrite
+    )
     if not output.parent.is_dir():
         raise click.BadParameter(
             f"no directory {str(output.parent)!r} to write {output.name!r} in; create it first",

@@ -22,8 +22,10 @@ Examples:
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="The HTML file to write  [default: OUTDIR/report.html].",
+    help="The HTML file to write  [default: OUTDIR/report.html]; never a file of the run or "
+    "one of its inputs.",
 )
+@click.option("--overwrite", is_flag=True, help="Replace the HTML file if it is an earlier report.")
 @click.option(
     "--clusters",
     "num_clusters",
@@ -48,6 +50,7 @@ Examples:
 def report_command(
     outdir: Path,
     output: Path | None,
+    overwrite: bool,
     num_clusters: int,
     pairs_per_band: int,
     seed: int,
@@ -69,5 +72,6 @@ def report_command(
         pairs_per_band=pairs_per_band,
         seed=seed,
         with_texts=not no_texts,
+        overwrite=overwrite,
     )
     click.echo(str(path))

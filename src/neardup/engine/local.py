@@ -172,7 +172,9 @@ def dedup_files(
     total_bytes = sum(source.size for source in sources)
     timings = Timings()
     inputs_given = [source.path for source in sources]
-    with AtomicDirectory(output, overwrite=overwrite, inputs=inputs_given) as directory:
+    with AtomicDirectory(
+        output, kind="dedup", overwrite=overwrite, inputs=inputs_given
+    ) as directory:
         work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
         texts = _text_store(sources, config, work)
         try:

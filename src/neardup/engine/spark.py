@@ -755,7 +755,7 @@ def dedup_files_spark(
     """
     config = config if config is not None else DedupConfig()
     with (
-        spark_output(spark, output, overwrite=overwrite, inputs=inputs) as out,
+        spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
         _errors_of_tasks(),
     ):
         result = dedup_dataframe(read_inputs(spark, inputs, config), config, order_column="order")

@@ -33,6 +33,7 @@ from neardup.errors import IncompatibleError, InputError, ParameterError, StoreE
 from neardup.hamming.flips import FlipModel
 from neardup.hamming.pairs import FingerprintTables, Search
 from neardup.io.atomic import replaced_file
+from neardup.io.output import check_output
 from neardup.lookup import Match, check_ids, ids_exist
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
@@ -358,12 +359,17 @@ class HammingIndex:
     def save(self, path: Path | str) -> None:
         """Write the index to ``path`` (a ``.npz`` file) atomically: whole, or not at all.
 
+        An earlier saved Hamming index at ``path`` is replaced; any other file is not.
+
         Raises
         ------
         StoreError
             The file cannot be written (a missing directory, permissions, disk space).
+        InputError
+            ``path`` holds something else than a saved Hamming index (nothing is written).
         """
         path = Path(path)
+        check_output(path, "hamming index", overwrite=True)
         live = np.flatnonzero(self._live)
         arrays: dict[str, Any] = {
             "parameters": np.array(json.dumps(self.header)),

@@ -76,7 +76,7 @@ class SortedRuns:
         """Write ``values`` (rows ``0..n-1``) as one sorted run; ``directory`` must not exist."""
         values = np.asarray(values, dtype=np.uint64)
         rows = np.argsort(values, kind="stable")
-        with AtomicDirectory(directory) as tmp:
+        with AtomicDirectory(directory, kind="runs") as tmp:
             values[rows].astype("<u8").tofile(tmp / VALUES)
             rows.astype("<i8").tofile(tmp / ROWS)
             _write_runs(tmp, [int(values.shape[0])])

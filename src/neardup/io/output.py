@@ -12,23 +12,44 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import json
 import os
 import shutil
 import socket
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from neardup.errors import InputError
 
 __all__ = [
+    "DIRECTORY_KINDS",
+    "PLAN_MARK",
+    "REPORT_MARK",
     "AtomicDirectory",
-    "check_output_path",
+    "OutputKind",
+    "check_output",
     "fsync_file",
+    "output_kind",
     "remove_abandoned",
     "start_writeback",
 ]
+
+
+OutputKind = Literal["dedup", "join", "mirrors", "plan", "report", "hamming index", "runs"]
+"""What a command writes: an output directory (dedup, join, mirrors, runs), or one file."""
+
+DIRECTORY_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "runs"})
+_COMMAND_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "plan", "report"})
+"""The kinds a command writes to its ``--output``."""
+
+PLAN_MARK = "# neardup plan:"
+"""How a plan file written by neardup starts."""
+REPORT_MARK = '<meta name="generator" content="neardup report'
+"""How the tag naming neardup in the head of every report page starts."""
 
 
 class AtomicDirectory:
@@ -38,36 +59,36 @@ class AtomicDirectory:
     ----------
     path
         Where the finished directory appears.
+    kind
+        The command whose output it is: ``overwrite`` replaces only an earlier output of this
+        kind (see :func:`check_output`).
     overwrite
-        Replace an existing directory at ``path`` (an earlier output, or an empty directory);
-        without it an existing path is an error.
+        Replace an existing directory at ``path`` (an earlier output of ``kind``, or an empty
+        directory); without it an existing path is an error.
     inputs
-        The run's inputs, which the output must not be, hold or lie inside (see
-        :func:`check_output_path`).
+        The run's inputs, which the output must not be, hold or lie inside.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> root = pathlib.Path(tempfile.mkdtemp())
-    >>> with AtomicDirectory(root / "out") as tmp:
+    >>> with AtomicDirectory(root / "out", kind="dedup") as tmp:
     ...     _ = (tmp / "a.txt").write_text("done")
     >>> sorted(p.name for p in (root / "out").iterdir())
     ['a.txt']
     """
 
     def __init__(
-        self, path: Path | str, *, overwrite: bool = False, inputs: Sequence[Path | str] = ()
+        self,
+        path: Path | str,
+        *,
+        kind: OutputKind,
+        overwrite: bool = False,
+        inputs: Sequence[Path | str] = (),
     ) -> None:
         self.path = Path(path)
         self.overwrite = overwrite
-        check_output_path(self.path, inputs)
-        if self.path.exists() and not overwrite:
-            raise InputError(
-                "output directory already exists; choose another --output or pass --overwrite",
-                path=self.path,
-            )
-        if self.path.exists():
-            _check_replaceable(self.path)
+        check_output(self.path, kind, inputs=inputs, overwrite=overwrite)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -129,21 +150,38 @@ class AtomicDirectory:
         fsync_file(self.path.parent)
 
 
-def check_output_path(
-    output: Path, inputs: Sequence[Path | str] = (), index: Path | str | None = None
+def check_output(
+    output: Path | str,
+    kind: OutputKind,
+    *,
+    inputs: Sequence[Path | str] = (),
+    index: Path | str | None = None,
+    overwrite: bool = False,
 ) -> None:
-    """Refuse an output that would replace or hold what the user did not ask to replace.
+    """Refuse, before any work, an output that would destroy what the user did not ask to replace.
 
-    The output may not be the current directory or one that holds it, nor be, hold or lie
-    inside an input or the index: writing it could delete them, or read its own output as
-    input next time.
+    Every command that writes calls this first. The output (symlinks resolved) may not be,
+    hold or lie inside an input, a file the run reads, or the index; a directory output may
+    not be or hold the current directory. An existing output is replaced only with
+    ``overwrite``, and only when it is neardup's own earlier output of the same ``kind`` (an
+    empty directory counts for a directory kind): never a user's file.
+
+    Raises
+    ------
+    InputError
+        Naming the output, what it would destroy, and what to do.
     """
+    output = Path(output)
+    option = " for --output" if kind in _COMMAND_KINDS else ""
     target = output.resolve()
+    is_directory = kind in DIRECTORY_KINDS
+    if not is_directory and target.is_dir():
+        raise InputError(f"is a directory (or an empty path); name a file{option}", path=output)
     here = Path.cwd().resolve()
-    if here == target or here.is_relative_to(target):
+    if is_directory and (here == target or here.is_relative_to(target)):
         raise InputError(
-            "the output cannot be the current directory or hold it; choose a new directory "
-            "for --output",
+            "the output cannot be the current directory or hold it; choose a new directory"
+            + option,
             path=output,
         )
     named = [("input", raw) for raw in inputs] + ([("index", index)] if index else [])
@@ -152,28 +190,70 @@ def check_output_path(
         if kept == target or kept.is_relative_to(target) or target.is_relative_to(kept):
             how = "is" if kept == target else "holds" if kept.is_relative_to(target) else "is in"
             raise InputError(
-                f"the output {how} the {what} {raw}; choose a directory apart from the inputs "
-                "and the index for --output",
+                f"the output {how} the {what} {raw}; choose a path apart from what the run "
+                f"reads{option}",
                 path=output,
             )
+    if not os.path.lexists(output):
+        return
+    if not overwrite:
+        how = "pass --overwrite to replace it, or choose" if _is_own(output, kind) else "choose"
+        raise InputError(f"already exists; {how} another path{option}", path=output)
+    if not _is_own(output, kind):
+        raise InputError(
+            f"is not an earlier neardup {kind} output; --overwrite replaces only those: "
+            f"remove it yourself or choose another path{option}",
+            path=output,
+        )
 
 
-def _check_replaceable(path: Path) -> None:
-    """Refuse to replace anything but an empty directory or an earlier neardup output."""
-    if not path.is_dir():
-        raise InputError(
-            "exists and is not a directory; --overwrite replaces only an earlier output",
-            path=path,
-        )
-    summary = path / "summary.json"
-    if any(path.iterdir()) and not (
-        summary.is_file() and b'"neardup_version"' in summary.read_bytes()
-    ):
-        raise InputError(
-            "is not an earlier neardup output (it has no summary.json of neardup); "
-            "--overwrite replaces only those: remove it yourself or choose another --output",
-            path=path,
-        )
+def output_kind(path: Path) -> str | None:
+    """The kind of neardup output at ``path`` (see :data:`OutputKind`), or None if none."""
+    if path.is_dir():
+        return _directory_kind(path)
+    if not path.is_file():  # nothing, or a device or pipe that reading could block on
+        return None
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    marks = {
+        "plan": head.startswith(PLAN_MARK.encode()),
+        "report": REPORT_MARK.encode() in head,
+        "hamming index": head.startswith(b"PK") and _is_hamming_index(path),
+    }
+    return next((kind for kind, marked in marks.items() if marked), None)
+
+
+def _is_own(path: Path, kind: OutputKind) -> bool:
+    """Whether ``path`` is neardup's own output of ``kind`` (or an empty directory for one)."""
+    if kind in DIRECTORY_KINDS and path.is_dir() and not path.is_symlink():
+        return not any(path.iterdir()) or _directory_kind(path) == kind
+    return not path.is_symlink() and output_kind(path) == kind
+
+
+def _directory_kind(path: Path) -> str | None:
+    """The command whose output directory this is, from its ``summary.json``."""
+    try:
+        summary = json.loads((path / "summary.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or "neardup_version" not in summary:
+        return None
+    if isinstance(summary.get("command"), str):
+        return str(summary["command"])
+    # outputs of neardup versions before the command was recorded
+    return "mirrors" if "parameters" in summary else "dedup"
+
+
+def _is_hamming_index(path: Path) -> bool:
+    """A ``.npz`` archive holding the parameters of a saved Hamming index."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "parameters.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 _HOST = socket.gethostname().replace("-", "_") or "host"

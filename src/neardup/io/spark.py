@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup.errors import InputError, ParameterError
-from neardup.io.output import AtomicDirectory
+from neardup.io.output import AtomicDirectory, OutputKind
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
 from neardup.params import DedupConfig, HtmlExtract
 
@@ -228,7 +228,12 @@ class SparkOutput:
 
 @contextmanager
 def spark_output(
-    spark: Any, output: str, *, overwrite: bool = False, inputs: Sequence[str] = ()
+    spark: Any,
+    output: str,
+    *,
+    kind: OutputKind,
+    overwrite: bool = False,
+    inputs: Sequence[str] = (),
 ) -> Iterator[SparkOutput]:
     """Where ``spark`` writes the outputs of a run into ``output``.
 
@@ -241,7 +246,7 @@ def spark_output(
         yield SparkOutput(spark, output.rstrip("/"))
         return
     target = Path(output.removeprefix("file:"))
-    with AtomicDirectory(target, overwrite=overwrite, inputs=inputs) as directory:
+    with AtomicDirectory(target, kind=kind, overwrite=overwrite, inputs=inputs) as directory:
         local = directory.resolve()
         yield SparkOutput(spark, f"file:{local}", local)
 

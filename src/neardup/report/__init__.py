@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from neardup.io.atomic import replaced_file
+from neardup.io.output import check_output, output_kind
 from neardup.report.data import Run, Texts, load_run, read_texts
 from neardup.report.page import render_page
 
@@ -28,6 +29,7 @@ def write_report(
     pairs_per_band: int = 3,
     seed: int = 0,
     with_texts: bool = True,
+    overwrite: bool = False,
 ) -> Path:
     """Write the HTML report of the dedup run in ``run_dir``; return its path.
 
@@ -47,17 +49,25 @@ def write_report(
         Re-read the run's inputs for the pairs' texts and the short documents' ids (one
         streaming pass); ``False`` shows ids only. Inputs that are gone are said so on the
         page, not raised.
+    overwrite
+        Replace an existing ``output``, which must be an earlier report.
 
     Raises
     ------
     InputError
-        ``run_dir`` is not a dedup run's directory (no readable ``summary.json``).
+        ``run_dir`` is not a dedup run's directory (no readable ``summary.json``), or
+        ``output`` is a file of the run or one of its inputs, or exists and is no report to
+        replace (checked before any work; see :func:`~neardup.io.output.check_output`).
     ParameterError
         A negative ``num_clusters`` or ``pairs_per_band``.
     MissingExtraError
         matplotlib is not installed (``pip install 'neardup[report]'``).
     """
     run = load_run(run_dir, num_clusters=num_clusters, pairs_per_band=pairs_per_band, seed=seed)
+    path = Path(output) if output is not None else run.directory / "report.html"
+    run_files = [p for p in run.directory.iterdir() if output_kind(p) != "report"]
+    inputs: list[Path | str] = [*run_files, *map(str, run.summary.get("inputs") or ())]
+    check_output(path, "report", inputs=inputs, overwrite=overwrite)
     texts = None
     if with_texts:
         wanted = sorted(
@@ -65,7 +75,6 @@ def write_report(
         )
         texts = read_texts(run, wanted, NUM_SHORT_IDS)
     page = render_page(run, texts).encode("utf-8", "backslashreplace")
-    path = Path(output) if output is not None else run.directory / "report.html"
     with replaced_file(path) as f:
         f.write(page)
     return path

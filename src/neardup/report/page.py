@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from neardup.explain import shared_passages
+from neardup.io.output import REPORT_MARK
 from neardup.kinds import SKETCH_KINDS
 from neardup.report.charts import (
     cluster_sizes_chart,
@@ -108,6 +109,7 @@ def render_page(run: Run, texts: Texts | None) -> str:
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'{REPORT_MARK} {version}">\n'
         f"<title>neardup report: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<h1>neardup report: {name}</h1>\n"
         f'<p class="note">A dedup run of neardup {version}.</p>\n<nav>{nav}</nav>\n'

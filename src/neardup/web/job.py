@@ -127,7 +127,7 @@ def mirrors_files(
 ) -> dict[str, Any]:
     """Run the mirror analysis on ``inputs`` and write the output directory; return the summary."""
     spec = spec if spec is not None else MirrorSpec()
-    with AtomicDirectory(output, overwrite=overwrite, inputs=inputs) as directory:
+    with AtomicDirectory(output, kind="mirrors", overwrite=overwrite, inputs=inputs) as directory:
         start = time.perf_counter()
         crawl = read_crawl(
             inputs,
@@ -183,6 +183,7 @@ def _summary(
     spec_dict["shingle"] = str(spec.shingle)
     return {
         "neardup_version": __version__,
+        "command": "mirrors",
         "parameters": {"threshold": threshold, "html_extract": extract, **spec_dict},
         "counts": {
             "pages": len(report.crawl),
