@@ -37,6 +37,7 @@ __all__ = [
     "StoreError",
     "advice",
     "offered_options",
+    "remedy",
 ]
 
 _OFFERED: ContextVar[frozenset[str] | None] = ContextVar("neardup_offered_options", default=None)
@@ -68,6 +69,20 @@ def advice(option: str, text: str, otherwise: str = "") -> str:
     """
     offered = _OFFERED.get()
     return text if offered is None or option in offered else otherwise
+
+
+def remedy(*fixes: str) -> str:
+    """``"; A, or B"``: what to do, of ``fixes`` those not empty, to end a message; ``""`` if none.
+
+    Examples
+    --------
+    >>> "bad record" + remedy("fix it", "", "skip it")
+    'bad record; fix it, or skip it'
+    >>> "bad record" + remedy("")
+    'bad record'
+    """
+    chosen = [fix for fix in fixes if fix]
+    return "; " + ", or ".join(chosen) if chosen else ""
 
 
 class NeardupError(Exception):

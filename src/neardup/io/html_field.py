@@ -21,7 +21,7 @@ from neardup.io.source import Source
 from neardup.text.html import html_text
 from neardup.text.spans import pack_strings
 
-__all__ = ["HTMLFieldSource", "with_html_field"]
+__all__ = ["HTMLFieldSource", "naming_the_html_field", "with_html_field"]
 
 # The inner source reads the HTML field as its text field: its messages name the text field.
 _WORDING = (
@@ -113,12 +113,7 @@ class HTMLFieldSource(Source):
         try:
             yield from self.inner.batches(batch_bytes)
         except InputError as exc:
-            reason = exc.reason
-            for text_wording, html_wording in _WORDING:
-                reason = reason.replace(text_wording, html_wording)
-            if reason == exc.reason:
-                raise
-            raise InputError(reason, path=exc.path, line=exc.line) from None
+            raise naming_the_html_field(exc) from None
 
     def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
         """The inner source's records, each text replaced by its page's text."""
@@ -158,3 +153,11 @@ def with_html_field(source: Source) -> Source:
         options = dataclasses.replace(source.options, text_field=html_field)
         source = type(source)(source.path, options, source.label)
     return HTMLFieldSource(source)
+
+
+def naming_the_html_field(exc: InputError) -> InputError:
+    """``exc`` of a source reading the HTML field as its text, its advice naming --html-field."""
+    reason = exc.reason
+    for text_wording, html_wording in _WORDING:
+        reason = reason.replace(text_wording, html_wording)
+    return exc if reason == exc.reason else InputError(reason, path=exc.path, line=exc.line)

@@ -27,7 +27,7 @@ from neardup._kernels import jsonl as kernels
 from neardup._kernels.spans import coalesce
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
-from neardup.errors import InputError
+from neardup.errors import InputError, remedy
 from neardup.io.compression import (
     decompressing,
     is_read_error,
@@ -36,7 +36,7 @@ from neardup.io.compression import (
     strip_compression,
 )
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.source import SKIP_HINT, BadRecordError, Source, json_type
+from neardup.io.source import BadRecordError, Source, json_type, skip_advice
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import TextStats, normalize_bytes
 from neardup.text.spans import concat, gather, pack_strings, take
@@ -263,7 +263,7 @@ class JSONLinesSource(Source):
         except UnicodeDecodeError as exc:
             return InputError(
                 f"line is not valid UTF-8 (byte 0x{line[exc.start]:02x} at column "
-                f"{exc.start + 1}); re-encode the file as UTF-8, {SKIP_HINT}",
+                f"{exc.start + 1})" + remedy("re-encode the file as UTF-8", skip_advice()),
                 path=self.path,
                 line=number,
             )
@@ -271,16 +271,18 @@ class JSONLinesSource(Source):
             record = json.loads(decoded)
         except json.JSONDecodeError as exc:
             return InputError(
-                f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}); "
-                f"{SKIP_HINT}",
+                f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+                + remedy(skip_advice()),
                 path=self.path,
                 line=number,
             )
         except ValueError as exc:  # an integer longer than Python reads
-            return InputError(f"unreadable JSON ({exc}); {SKIP_HINT}", path=self.path, line=number)
+            return InputError(
+                f"unreadable JSON ({exc})" + remedy(skip_advice()), path=self.path, line=number
+            )
         if not isinstance(record, dict):
             return InputError(
-                f"record is {json_type(record)}, expected a JSON object; {SKIP_HINT}",
+                f"record is {json_type(record)}, expected a JSON object" + remedy(skip_advice()),
                 path=self.path,
                 line=number,
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from neardup.errors import InputError
+from neardup.errors import InputError, advice, remedy
 from neardup.io.compression import strip_compression
 from neardup.io.html_field import with_html_field
 from neardup.io.jsonl import JSONLinesSource
@@ -65,8 +65,8 @@ def detect_format(path: Path) -> str:
         known = ", ".join(sorted(FORMAT_SUFFIXES))
         raise InputError(
             f"unknown input format {suffix or '(no extension)'!r}; known extensions: {known} "
-            "(optionally followed by .gz or .zst), or a directory of .txt files; or name the "
-            "format with --format",
+            "(optionally followed by .gz or .zst), or a directory of .txt files"
+            + remedy(advice("--format", "name the format with --format")),
             path=path,
         ) from None
 

@@ -18,17 +18,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from neardup.errors import InputError
+from neardup.errors import InputError, advice, remedy
 from neardup.io.records import RecordBatch
 from neardup.params import DedupConfig, HtmlExtract
 
-__all__ = ["SKIP_HINT", "BadRecordError", "ReadOptions", "Source", "json_type"]
+__all__ = [
+    "BadRecordError",
+    "ReadOptions",
+    "Source",
+    "encoding_hint",
+    "id_field_advice",
+    "json_type",
+    "skip_advice",
+]
 
-SKIP_HINT = "or pass --skip-bad-records to skip such records"
+
+def skip_advice() -> str:
+    """Advice to skip bad records, where the command running can (``""`` where it cannot)."""
+    return advice("--skip-bad-records", "pass --skip-bad-records to skip such records")
 
 
 def encoding_hint(encoding: str) -> str:
     """What to do about text that is not valid ``encoding``: which ``--encoding`` to try.
+
+    ``""`` where the command running has no ``--encoding``.
 
     Examples
     --------
@@ -36,10 +49,13 @@ def encoding_hint(encoding: str) -> str:
     "name the file's encoding with --encoding (e.g. --encoding cp1252)"
     """
     if codecs.lookup(encoding).name == "utf-8":
-        return "name the file's encoding with --encoding (e.g. --encoding cp1252)"
-    return (
+        return advice(
+            "--encoding", "name the file's encoding with --encoding (e.g. --encoding cp1252)"
+        )
+    return advice(
+        "--encoding",
         f"it is not {encoding} either: name the right one, or --encoding latin-1 to read every "
-        "byte as one character (files of mixed encodings; a few characters may come out wrong)"
+        "byte as one character (files of mixed encodings; a few characters may come out wrong)",
     )
 
 
@@ -165,13 +181,16 @@ class Source(ABC):
         if name not in record:
             fields = ", ".join(map(repr, list(record)[:10])) or "none"
             raise BadRecordError(
-                f"record has no {name!r} field (fields: {fields}); choose the text field with "
-                f"--text-field, {SKIP_HINT}"
+                f"record has no {name!r} field (fields: {fields})"
+                + remedy(
+                    advice("--text-field", "choose the text field with --text-field"),
+                    skip_advice(),
+                )
             )
         text = record[name]
         if not isinstance(text, str):
             raise BadRecordError(
-                f"field {name!r} is {json_type(text)}, expected a string; {SKIP_HINT}"
+                f"field {name!r} is {json_type(text)}, expected a string" + remedy(skip_advice())
             )
         id_field = self.options.id_name
         if id_field is None:
@@ -183,15 +202,24 @@ class Source(ABC):
             what = "no" if id_field not in record else "a null"
             fields = ", ".join(map(repr, list(record)[:10]))
             raise BadRecordError(
-                f"record has {what} {id_field!r} field (fields: {fields}); choose the id field "
-                f"with --id-field, or pass --id-field '' for FILE:LINE ids, {SKIP_HINT}"
+                f"record has {what} {id_field!r} field (fields: {fields})"
+                + remedy(id_field_advice(), skip_advice())
             )
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise BadRecordError(
-                f"field {id_field!r} is {json_type(value)}, expected a string or an integer; "
-                f"choose the id field with --id-field, {SKIP_HINT}"
+                f"field {id_field!r} is {json_type(value)}, expected a string or an integer"
+                + remedy(id_field_advice(), skip_advice())
             )
         return str(value), text
+
+
+def id_field_advice(unit: str = "LINE") -> str:
+    """Advice on the id field: ``--id-field``, or ``--url-field`` where URLs are the ids."""
+    return advice(
+        "--id-field",
+        f"choose the id field with --id-field, or pass --id-field '' for FILE:{unit} ids",
+        advice("--url-field", "choose the URL field with --url-field"),
+    )
 
 
 def json_type(value: Any) -> str:

@@ -17,10 +17,16 @@ from typing import Any
 import numpy as np
 
 from neardup._types import Batch, Offsets, U8Array
-from neardup.errors import InputError
+from neardup.errors import InputError, advice, remedy
 from neardup.io.compression import open_binary
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.source import SKIP_HINT, BadRecordError, Source, encoding_hint
+from neardup.io.source import (
+    BadRecordError,
+    Source,
+    encoding_hint,
+    id_field_advice,
+    skip_advice,
+)
 
 __all__ = ["CSVSource", "ParquetSource"]
 
@@ -67,11 +73,11 @@ class CSVSource(Source):
         wanted = [self.options.text_field]
         if self.options.id_required:
             wanted.append(str(self.options.id_name))
-        for name, flag in zip(wanted, ("--text-field", "--id-field"), strict=False):
+        fixes = (advice("--text-field", "choose it with --text-field"), id_field_advice("ROW"))
+        for name, fix in zip(wanted, fixes, strict=False):
             if name not in header:
                 raise InputError(
-                    f"no column {name!r} (columns: {', '.join(map(repr, header))}); "
-                    f"choose it with {flag}",
+                    f"no column {name!r} (columns: {', '.join(map(repr, header))})" + remedy(fix),
                     path=self.path,
                     line=1,
                 )
@@ -81,7 +87,7 @@ class CSVSource(Source):
     ) -> tuple[str, str, list[str]] | InputError:
         if len(row) != len(header):
             return InputError(
-                f"row has {len(row)} fields, the header has {len(header)}; {SKIP_HINT}",
+                f"row has {len(row)} fields, the header has {len(header)}" + remedy(skip_advice()),
                 path=self.path,
                 line=number,
             )
@@ -97,8 +103,8 @@ class CSVSource(Source):
 def _not_encoded(source: Source, line: int, exc: UnicodeDecodeError) -> InputError:
     encoding = source.options.encoding
     return InputError(
-        f"not valid {encoding} near line {line}: {exc.reason}; {encoding_hint(encoding)}, or "
-        "re-encode the file as UTF-8",
+        f"not valid {encoding} near line {line}: {exc.reason}"
+        + remedy(encoding_hint(encoding), "re-encode the file as UTF-8"),
         path=source.path,
     )
 
@@ -133,16 +139,16 @@ class ParquetSource(Source):
         text_field = self.options.text_field
         if text_field not in names:
             raise InputError(
-                f"no column {text_field!r} (columns: {', '.join(names)}); "
-                "choose the text column with --text-field",
+                f"no column {text_field!r} (columns: {', '.join(names)})"
+                + remedy(advice("--text-field", "choose the text column with --text-field")),
                 path=self.path,
             )
         columns = [text_field]
         id_field = self.options.id_name
         if self.options.id_required and id_field not in names:
             raise InputError(
-                f"no column {id_field!r} (columns: {', '.join(names)}); "
-                "choose the id column with --id-field, or pass --id-field '' for FILE:ROW ids",
+                f"no column {id_field!r} (columns: {', '.join(names)})"
+                + remedy(id_field_advice("ROW")),
                 path=self.path,
             )
         if id_field is not None and id_field in names and id_field != text_field:

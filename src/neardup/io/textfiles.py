@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from neardup.errors import InputError
-from neardup.io.source import SKIP_HINT, Source, encoding_hint
+from neardup.errors import InputError, remedy
+from neardup.io.source import Source, encoding_hint, skip_advice
 
 __all__ = ["TextFilesSource"]
 
@@ -52,8 +52,12 @@ class TextFilesSource(Source):
             except UnicodeDecodeError as exc:
                 yield InputError(
                     f"not valid {self.options.encoding} (byte 0x{data[exc.start]:02x} at offset "
-                    f"{exc.start}); {encoding_hint(self.options.encoding)}, or re-encode it as "
-                    f"UTF-8, {SKIP_HINT}",
+                    f"{exc.start})"
+                    + remedy(
+                        encoding_hint(self.options.encoding),
+                        "re-encode it as UTF-8",
+                        skip_advice(),
+                    ),
                     path=file,
                 )
                 continue

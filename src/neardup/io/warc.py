@@ -46,9 +46,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from neardup.errors import InputError, MissingExtraError
+from neardup.errors import InputError, MissingExtraError, advice, remedy
 from neardup.io.compression import open_raw
-from neardup.io.source import SKIP_HINT, ReadOptions, Source
+from neardup.io.source import ReadOptions, Source, skip_advice
 
 if TYPE_CHECKING:
     from neardup.params import HtmlExtract
@@ -332,8 +332,8 @@ def iter_web_records(
         shown = head[:40].decode("latin-1").encode("unicode_escape").decode("ascii")
         raise InputError(
             f"not a WARC or ARC file: it starts with {shown!r} (a WARC file starts with "
-            "'WARC/1.0', an ARC file with 'filedesc://'); check the file, or name its format "
-            "with --format",
+            "'WARC/1.0', an ARC file with 'filedesc://')"
+            + remedy("check the file", advice("--format", "name its format with --format")),
             path=path,
         )
     for item in raw:
@@ -344,7 +344,7 @@ def iter_web_records(
             message = f"record {item.number}{at}: {item.reason}"
             if item.fatal:
                 message += " (the rest of the file cannot be read)"
-            yield InputError(f"{message}; {SKIP_HINT}", path=path, line=item.number)
+            yield InputError(message + remedy(skip_advice()), path=path, line=item.number)
             continue
         stats.records += 1
         if item.kind not in _PAGE_TYPES:

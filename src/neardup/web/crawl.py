@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neardup.errors import InputError, ParameterError
+from neardup.io.html_field import naming_the_html_field
 from neardup.io.readers import ReadOptions, detect_format, open_sources
 from neardup.io.warc import ArchiveStats, PayloadCache, read_web_records
 from neardup.params import HtmlExtract
@@ -122,10 +123,13 @@ def _read_tables(
         text_field=field_name, id_field=url_field, skip_bad_records=skip_bad_records
     )
     for source in open_sources(paths, options):
-        for url, body in source.records():
-            if html_field is None:
-                crawl.add(url, body)
-            else:
-                page = parse_page(body, url=url, extract=extract)
-                crawl.add(url, page.text, page.links)
+        try:
+            for url, body in source.records():
+                if html_field is None:
+                    crawl.add(url, body)
+                else:
+                    page = parse_page(body, url=url, extract=extract)
+                    crawl.add(url, page.text, page.links)
+        except InputError as exc:
+            raise (exc if html_field is None else naming_the_html_field(exc)) from None
         crawl.num_bad += source.num_bad
