@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options, sketch_options
+from neardup.cli.options import apply_flags, input_options, refuse_inapplicable, sketch_options
 from neardup.io.output import check_output
 from neardup.params import DedupConfig
 from neardup.summary import Summary
@@ -129,6 +129,7 @@ def dedup_command(
     from neardup.engine.local import dedup_files
     from neardup.index import LSHIndex
 
+    refuse_inapplicable(inputs)
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")

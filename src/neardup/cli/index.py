@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options, sketch_options
+from neardup.cli.options import (
+    READ_OPTIONS,
+    apply_flags,
+    given_options,
+    input_options,
+    option_name,
+    refuse_inapplicable,
+    sketch_options,
+)
 from neardup.errors import (
     IdExistsError,
     InputError,
@@ -157,6 +165,7 @@ def add_command(
     """
     from neardup._progress import Progress
 
+    refuse_inapplicable(inputs)
     if upsert and skip_existing:
         raise ParameterError("give --upsert (replace) or --skip-existing (keep), not both.")
     added = skipped = 0
@@ -258,6 +267,10 @@ def query_command(
 
     if bool(texts) == bool(inputs):
         raise click.UsageError("give either --text or INPUT files, not both or neither")
+    if texts and (reading := sorted(given_options() & set(READ_OPTIONS))):
+        option = option_name(reading[0])
+        raise click.UsageError(f"{option} applies to INPUT files, not to --text; drop it")
+    refuse_inapplicable(inputs)
     with _index(path) as index:
         if threshold is not None and (warning := threshold_warning(index.header, threshold)):
             warnings.warn(warning, NeardupWarning, stacklevel=1)

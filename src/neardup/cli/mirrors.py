@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import html_extract_option
+from neardup.cli.options import given_options, html_extract_option, input_kinds, option_name
 
 __all__ = ["mirrors_command"]
 
@@ -92,6 +92,7 @@ def mirrors_command(
 
     if not 0 < threshold <= 1:
         raise click.BadParameter(f"must be in (0, 1]; got {threshold}", param_hint="--threshold")
+    _refuse_inapplicable(inputs, text_field)
     spec = MirrorSpec(copy_threshold=copy_threshold, min_coverage=min_coverage)
     summary = mirrors_files(
         inputs,
@@ -121,3 +122,20 @@ def mirrors_command(
         f"{graph['edges_before']:,} -> {graph['edges']:,} links in {graph['rounds']} rounds"
     )
     click.echo(f"  outputs in {output}/")
+
+
+def _refuse_inapplicable(inputs: tuple[Path, ...], text_field: str | None) -> None:
+    """Refuse the table options for web archives, and --html-extract for text without HTML."""
+    kinds = input_kinds(inputs)
+    given = given_options()
+    table_options = sorted(given & {"url_field", "html_field", "text_field"})
+    if kinds == {"warc"} and table_options:
+        raise click.UsageError(
+            f"{option_name(table_options[0])} applies to tables (JSONL, Parquet, CSV), not to "
+            "web archives; drop it"
+        )
+    if "html_extract" in given and text_field is not None and "warc" not in kinds:
+        raise click.UsageError(
+            "--html-extract applies to HTML (web archives, or --html-field), not to the texts "
+            "of --text-field; drop it"
+        )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, get_args
 
 import click
+from click.core import ParameterSource
 
 from neardup.kinds import FAMILIES, SKETCH_KINDS
 from neardup.params import (
@@ -17,7 +19,17 @@ from neardup.params import (
     ShingleSpec,
 )
 
-__all__ = ["apply_flags", "html_extract_option", "input_options", "sketch_options"]
+__all__ = [
+    "READ_OPTIONS",
+    "apply_flags",
+    "given_options",
+    "html_extract_option",
+    "input_kinds",
+    "input_options",
+    "option_name",
+    "refuse_inapplicable",
+    "sketch_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +53,17 @@ def html_extract_option(help_text: str, *, default: str | None = "text") -> Call
         help=help_text,
     )
 
+
+READ_OPTIONS = (
+    "input_format",
+    "text_field",
+    "html_field",
+    "html_extract",
+    "id_field",
+    "encoding",
+    "skip_bad_records",
+)
+"""The parameters of :data:`input_options`: how records are read from files."""
 
 input_options = _stack(
     click.option(
@@ -338,3 +361,76 @@ def _chosen_kind(method: str | None, kind: str | None, base: str) -> str:
     if method == "minhash" and base == "simhash":
         return "oph"
     return base
+
+
+def given_options() -> set[str]:
+    """The parameters of the command running that were given on its command line."""
+    ctx = click.get_current_context()
+    return {
+        name for name in ctx.params if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+    }
+
+
+def option_name(name: str) -> str:
+    """How the command running spells parameter ``name`` on its command line (``--format``)."""
+    for param in click.get_current_context().command.params:
+        if param.name == name and isinstance(param, click.Option):
+            return max(param.opts, key=len)
+    raise AssertionError(f"no option {name!r}")
+
+
+def input_kinds(inputs: Sequence[Path | str], input_format: str | None = None) -> set[str]:
+    """The formats of ``inputs`` (``jsonl``, ``csv``, ``warc``, ...); unknown ones left out."""
+    from neardup.errors import InputError
+    from neardup.io.readers import detect_format
+
+    if input_format not in (None, "auto"):
+        return {str(input_format)}
+    kinds = set()
+    for path in inputs:
+        try:
+            kinds.add(detect_format(Path(path)))
+        except InputError:  # the reader names it, with what to do
+            continue
+    return kinds
+
+
+def refuse_inapplicable(inputs: Sequence[Path | str] = ()) -> None:
+    """Refuse, in one line and before any work, a reading or engine option that does nothing.
+
+    The rules every command shares: ``--spark-master`` and ``--spark-conf`` need ``--engine
+    spark``; ``--text-field`` and ``--html-field`` name one field, not two; ``--html-extract``
+    needs HTML (web archives, or an ``--html-field``); ``--encoding`` needs CSV or ``.txt``
+    inputs (JSON Lines and Parquet are UTF-8, web archives name their charsets). Only
+    options the command has and that were given on its command line are looked at.
+    """
+    ctx = click.get_current_context()
+    given = given_options()
+    values = ctx.params
+    kinds = input_kinds(inputs, values.get("input_format"))
+    html = "warc" in kinds or values.get("html_field") is not None
+    spark = values.get("engine") == "spark"
+    rules = (
+        ("spark_master", spark, "--spark-master applies with --engine spark only; drop it"),
+        ("spark_conf", spark, "--spark-conf applies with --engine spark only; drop it"),
+        (
+            "text_field",
+            "html_field" not in given,
+            "give --text-field or --html-field, not both: the HTML field's text is the text",
+        ),
+        (
+            "html_extract",
+            html,
+            "--html-extract applies to HTML only (web archives, or a table's --html-field); "
+            "drop it",
+        ),
+        (
+            "encoding",
+            not kinds or bool(kinds & {"csv", "txt"}),
+            "--encoding applies to CSV and .txt inputs only (JSON Lines and Parquet are UTF-8, "
+            "web archives name their charsets); drop it",
+        ),
+    )
+    for name, applies, message in rules:
+        if name in given and not applies:
+            raise click.UsageError(message)

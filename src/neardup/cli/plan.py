@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options
+from neardup.cli.options import apply_flags, input_options, refuse_inapplicable
 from neardup.params import DedupConfig
 
 __all__ = ["plan_command"]
@@ -103,6 +103,7 @@ def plan_command(
     from neardup.io.output import check_output
     from neardup.plan import SAMPLE_BYTES, plan
 
+    refuse_inapplicable(inputs)
     check_output(
         output, "plan", inputs=[*inputs, *filter(None, [config_path])], overwrite=overwrite
     )
