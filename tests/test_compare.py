@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
-from neardup import ShingleSpec, SketchSpec
+from neardup import ParameterError, ShingleSpec, SketchSpec
 from neardup.compare import Comparison, compare
+from neardup.pipeline import dedup
 from tests import reference
 
 
@@ -77,3 +78,56 @@ def test_simhash_distance_is_zero_for_copies_and_large_for_strangers() -> None:
     stranger = compare(text, "completely unrelated words about stock prices " * 20)
     assert stranger.cosine == 0.0
     assert stranger.simhash_distance >= 32 - 4 * 4
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "is_copy"),
+    [
+        ("", "", False),  # no token: never grouped, not even with another empty text
+        ("...!!!", "???", False),
+        ("a b", "a b", True),  # words, but fewer than a shingle: grouped only as exact copies
+        ("a b c d e f", "a b", False),
+        ("", "one two three four five six seven", False),
+    ],
+)
+def test_texts_without_shingles_match_nothing_as_in_dedup(a: str, b: str, is_copy: bool) -> None:
+    result = compare(a, b)
+    assert not result.has_shingles
+    assert set(result.estimates.values()) == {0.0}
+    assert result.shared_features == 0
+    assert result.simhash_distance is None
+    assert result.exact_copy is is_copy
+    found = dedup([a, b])
+    assert len(found.pairs.jaccard) == 0  # no near pair, whatever the sketches would say
+    assert (len(found.exact_pairs[0]) == 1) is is_copy
+
+
+def test_texts_with_shingles_keep_their_estimates() -> None:
+    text = "the quick brown fox jumps over the lazy dog " * 20
+    result = compare(text, text)
+    assert result.has_shingles
+    assert result.exact_copy
+    assert set(result.estimates.values()) == {1.0}
+    assert result.simhash_distance == 0
+
+
+def test_kind_options_apply_to_their_estimates_without_naming_the_kind() -> None:
+    a = "the quick brown fox jumps over the lazy dog and runs far away " * 5
+    b = "the quick brown fox leaps over the lazy cat and walks far away " * 5
+    plain = compare(a, b)
+    assert (plain.preset, plain.simhash_bits) == ("altavista", 64)
+    wide = compare(a, b, simhash_bits=128)
+    assert wide.simhash_bits == 128
+    assert wide.simhash_distance != plain.simhash_distance
+    signs = compare(a, b, projection="sign")
+    assert signs.simhash_distance != plain.simhash_distance
+    variant = compare(a, b, preset="altavista-variant")  # eight features, not six
+    assert (variant.preset, variant.num_features, plain.num_features) == ("altavista-variant", 8, 6)
+    # A spec of the kind carries its options too.
+    assert compare(a, b, SketchSpec(kind="simhash", simhash_bits=128)).simhash_bits == 128
+    assert compare(a, b, SketchSpec(kind="supershingle", preset="bing")).preset == "bing"
+
+
+def test_tfidf_simhash_is_refused() -> None:
+    with pytest.raises(ParameterError, match="no corpus to learn IDF from"):
+        compare("a b c d e f", "a b c d e g", SketchSpec(kind="simhash", weighting="tfidf"))

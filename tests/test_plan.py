@@ -7,6 +7,7 @@ import json
 import math
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup import DedupConfig, LSHSpec, NormalizeSpec, ParameterError, ShingleSpec, SketchSpec
+from neardup import (
+    DedupConfig,
+    LSHSpec,
+    NeardupWarning,
+    NormalizeSpec,
+    ParameterError,
+    ShingleSpec,
+    SketchSpec,
+)
+from neardup._types import Batch
 from neardup.engine.local import dedup_files
-from neardup.plan import plan, toml_text
+from neardup.plan import MIN_SAMPLE_DOCS, plan, toml_text
 from neardup.plan.design import (
     GRID,
     NUM_PERMS,
@@ -24,8 +34,9 @@ from neardup.plan.design import (
     PairDistribution,
     choose_design,
 )
-from neardup.plan.measure import Quantiles, shingle_size, vocabulary
+from neardup.plan.measure import Quantiles, measure_pairs, measure_rates, shingle_size, vocabulary
 from neardup.plan.sample import sample_inputs
+from neardup.plan.timing import Stopwatch
 from tests.conftest import SAMPLE
 
 
@@ -149,7 +160,8 @@ def test_plan_applies_the_rule_to_its_sample(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     texts = [" ".join(rng.permutation(words * 10).tolist()) for _ in range(60)]
     path = _write_jsonl(tmp_path / "in.jsonl", texts)
-    result = plan([path], threshold=0.8, recall=0.9, sample_docs=40)
+    with pytest.warns(NeardupWarning, match="40 of 60 documents"):  # fewer than 100
+        result = plan([path], threshold=0.8, recall=0.9, sample_docs=40)
     assert result.measurements.shingle == ShingleSpec(unit="word", k=4)
     assert result.config.sketch.shingle == ShingleSpec(unit="word", k=4)
     assert result.measurements.sample_docs == 40
@@ -258,13 +270,97 @@ def test_grid_holds_thousandths() -> None:
         ({"recall": 1.0}, "recall must be a float in (0, 1)"),
         ({"threshold": 0.0}, "threshold must be a float in (0, 1]"),
         ({"precision": 1.5}, "precision must be a float in [0, 1]"),
-        ({"sample_docs": 1}, "sample_docs must be an int >= 2"),
-        ({"config": DedupConfig(sketch=SketchSpec(kind="simhash"))}, "Jaccard sketches"),
+        ({"sample_docs": 1}, "sample_docs (--sample) must be an int >= 2"),
+        ({"sample_bytes": 0}, "sample_bytes (--sample-mb) must be an int >= 1"),
+        (
+            {"config": DedupConfig(sketch=SketchSpec(kind="simhash"))},
+            "sketch.kind 'simhash' has none to band: set sketch.kind to one of oph, minhash",
+        ),
+        (
+            {"config": DedupConfig(lsh=LSHSpec(family="prefix"))},
+            "lsh.family 'prefix' has none to choose: prefix filtering is exact",
+        ),
+        (
+            {"config": DedupConfig(sketch=SketchSpec(kind="supershingle"))},
+            "lsh.family 'features' (supershingle's default) has none to choose: to plan "
+            'banding, set family = "bands"',
+        ),
     ],
 )
 def test_bad_arguments_are_parameter_errors(kwargs: dict[str, object], words: str) -> None:
     with pytest.raises(ParameterError, match=re.escape(words)):
         plan([SAMPLE], **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_error_for_prefix_filtering_says_what_is_wrong_and_what_to_do() -> None:
+    with pytest.raises(ParameterError) as caught:
+        plan([SAMPLE], config=DedupConfig(lsh=LSHSpec(family="prefix")))
+    message = str(caught.value)
+    assert "remove family from the config's [lsh] table" in message
+    assert "use one of" not in message  # the kind was never the problem
+
+
+# --- the sample's size ----------------------------------------------------------------------------
+
+
+def test_a_byte_budget_that_leaves_one_document_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"sample_bytes \(--sample-mb\) of 100 bytes") as e:
+        plan([SAMPLE], sample_bytes=100)
+    assert "1 of the input's 2,310 documents" in str(e.value)
+    assert "no pair to measure" in str(e.value)
+
+
+def test_a_tiny_sample_warns_and_states_its_size() -> None:
+    with pytest.warns(NeardupWarning) as caught:
+        result = plan([SAMPLE], sample_docs=2)
+    (warning,) = caught
+    message = str(warning.message)
+    m = result.measurements
+    assert f"2 of 2,310 documents ({m.sample_bytes:,} bytes of text)" in message
+    assert f"fewer than {MIN_SAMPLE_DOCS} documents" in message
+    assert "its 0 pairs at or above 0.5" in message
+    assert "raise --sample " in message
+
+
+def test_a_sample_that_is_the_whole_input_is_exact_and_does_not_warn(tmp_path: Path) -> None:
+    texts = [f"document {i} says something of its own about {i * 7}" for i in range(20)]
+    path = _write_jsonl(tmp_path / "in.jsonl", texts)
+    result = plan([path])  # warnings are errors in the tests
+    assert result.measurements.sample_docs == result.measurements.num_docs == 20
+
+
+def test_rates_on_a_tiny_sample_leave_out_fixed_costs() -> None:
+    """Two short texts once timed at 0.1 MB/s sketching and 3.5 s per verified pair: the
+    kernels' loading and each call's fixed costs had been divided by a few kilobytes."""
+    texts = ["the quick brown fox jumps over the lazy dog " * 8, "a b c d e f g h i j k l " * 8]
+    config = replace(DedupConfig(), sketch=replace(SketchSpec(), shingle=ShingleSpec(k=3)))
+    data = "".join(texts).encode()
+    offsets = np.cumsum([0, *(len(t.encode()) for t in texts)]).astype(np.int64)
+    raw = Batch(data=np.frombuffer(data, dtype=np.uint8).copy(), offsets=offsets)
+    pairs = measure_pairs(texts, 2310, config, seed=1)
+    rates = measure_rates(raw, 0.0, config, pairs.verify_per_pair, num_docs=2310)
+    # A hundred times below what two cores do (hundreds of MB/s, microseconds per pair).
+    assert all(seconds < 1e-6 for seconds in rates.sketch_per_byte.values()), rates
+    assert rates.normalize_per_byte < 1e-6, rates
+    assert 0 < pairs.verify_per_pair < 1e-3, pairs.verify_per_pair
+    assert rates.band_per_key < 1e-5, rates
+
+
+def test_the_stopwatch_leaves_out_compiling() -> None:
+    import numba
+
+    @numba.njit
+    def fresh(n: int) -> int:  # a new function: compiled on its first call, inside the watch
+        total = 0
+        for i in range(n):
+            total += i * i
+        return total
+
+    watch = Stopwatch()
+    with watch.running():
+        fresh(10)
+    assert watch.compile_seconds > 0.01
+    assert watch.seconds < watch.compile_seconds
 
 
 # --- TOML -----------------------------------------------------------------------------------------

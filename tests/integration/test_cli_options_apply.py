@@ -56,6 +56,7 @@ CASES: list[tuple[str, list[str], str]] = [
         ["index", "query", "x.ndx", "in.jsonl", "--text-field", "t", "--html-field", "h"],
         "--html-field",
     ),
+    ("compare", ["compare", "in.jsonl", "in.jsonl", "--html-extract", "main"], "--html-extract"),
     ("mirrors", ["mirrors", "in.warc.gz", "-o", "out", "--url-field", "url"], "--url-field"),
     ("mirrors", ["mirrors", "in.warc.gz", "-o", "out", "--html-field", "html"], "--html-field"),
     (

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from neardup.cli.options import apply_flags, html_extract_option, sketch_options
-from neardup.errors import InputError, ParameterError
+from neardup.cli.options import apply_flags, given_options, html_extract_option, sketch_options
+from neardup.errors import InputError
 from neardup.params import DedupConfig, HtmlExtract
 
 if TYPE_CHECKING:
@@ -22,26 +22,53 @@ __all__ = ["compare_command"]
 CONTEXT = 120
 """Characters of unshared text kept around each shared passage when the texts are printed."""
 
+NOT_FOR_COMPARE = frozenset(
+    {
+        "method",
+        "sketch_kind",
+        "bbits",
+        "weighting",
+        "idf_low",
+        "idf_high",
+        "family",
+        "hamming",
+        "hamming_blocks",
+        "threshold",
+        "bands",
+        "rows",
+        "max_bucket_size",
+    }
+)
+"""The shared sketch options compare does not list: it estimates with every sketch kind (the
+b-bit sketch at every width, SimHash weighted by term frequency: two documents are no corpus to
+learn IDF from; the canonical form gives no estimate), and searches for no candidates (no
+family, threshold, bands, rows or buckets)."""
 
-def _read(path: Path, url: str | None = None, extract: HtmlExtract = "text") -> str:
+KIND_OPTIONS = ("preset", "simhash_bits", "projection")
+"""Options of one sketch kind that compare applies to that kind's estimate, without --sketch."""
+
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+
+
+def _read(
+    path: Path, url: str | None = None, extract: HtmlExtract = "text", option: str = "--url-a"
+) -> str:
     """The text of a text file, an HTML page (.html, .htm) or a web archive's page.
 
     A web archive (.warc, .arc, optionally .gz) gives its first HTML page, or the page whose
-    target URI is ``url``.
+    target URI is ``url`` (given by ``option``).
     """
-    from neardup.io.readers import is_web_archive
-
-    if path.is_file() and is_web_archive(path):
+    if path.is_file() and _is_archive(path):
         return _archive_page(path, url, extract)
     if url is not None:
-        raise ParameterError(f"--url-a/--url-b pick a page of a web archive; {path} is not one")
+        raise click.UsageError(f"{option} picks a page of a web archive; {path} is not one")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file; check the path", path=path) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a text file", path=path) from None
-    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+    if path.suffix.lower() in HTML_SUFFIXES:
         from neardup.text.html import html_text
 
         return html_text(data, extract=extract)
@@ -49,6 +76,29 @@ def _read(path: Path, url: str | None = None, extract: HtmlExtract = "text") -> 
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
+
+
+def _is_archive(path: Path) -> bool:
+    from neardup.io.readers import is_web_archive
+
+    return is_web_archive(path)
+
+
+def _is_html(path: Path) -> bool:
+    return path.suffix.lower() in HTML_SUFFIXES or _is_archive(path)
+
+
+def _refuse_idle_options(a: Path, b: Path, as_json: bool, explain: bool) -> None:
+    """Refuse, naming it, an option given where it does nothing."""
+    given = given_options()
+    if "color" in given and (as_json or not explain):
+        why = "not JSON: drop it" if as_json else "add --explain or drop it"
+        raise click.UsageError(f"--color colours the passages --explain prints, {why}")
+    if "html_extract" in given and not (_is_html(a) or _is_html(b)):
+        raise click.UsageError(
+            "--html-extract applies to HTML pages (.html, .htm, .xhtml) and web archives; "
+            "neither A nor B is one: drop it"
+        )
 
 
 def _archive_page(path: Path, url: str | None, extract: HtmlExtract) -> str:
@@ -110,14 +160,26 @@ def compare_command(
     """Compare two documents: exact Jaccard, containment both ways, cosine, sketch estimates.
 
     A and B are text files, HTML pages (.html, .htm) or web archives (.warc, .arc, .gz: the
-    first HTML page, or the one --url-a/--url-b names).
+    first HTML page, or the one --url-a/--url-b names). Texts without a shingle (empty, or
+    fewer tokens than a shingle needs) match nothing, as in dedup: every estimate is 0.
     """
+    _refuse_idle_options(a, b, as_json, explain)
+    kind_options = {name: flags.pop(name) for name in KIND_OPTIONS}
     spec = apply_flags(DedupConfig(), flags).sketch
     from neardup.compare import compare
     from neardup.explain import shared_passages
 
-    text_a, text_b = _read(a, url_a, html_extract), _read(b, url_b, html_extract)
-    result = compare(text_a, text_b, spec)
+    text_a = _read(a, url_a, html_extract, "--url-a")
+    text_b = _read(b, url_b, html_extract, "--url-b")
+    bits = kind_options["simhash_bits"]
+    result = compare(
+        text_a,
+        text_b,
+        spec,
+        preset=kind_options["preset"],
+        simhash_bits=None if bits is None else int(bits),
+        projection=kind_options["projection"],
+    )
     passages = shared_passages(text_a, text_b, spec) if explain else []
     if as_json:
         record = {"a": str(a), "b": str(b), "shingle": str(spec.shingle), **asdict(result)}
@@ -129,6 +191,17 @@ def compare_command(
         return
     click.echo(f"A: {a} ({result.num_shingles[0]:,} distinct {spec.shingle} shingles)")
     click.echo(f"B: {b} ({result.num_shingles[1]:,} distinct {spec.shingle} shingles)")
+    for name, count in zip("AB", result.num_shingles, strict=True):
+        if count == 0:
+            click.echo(
+                f"  no shingles in {name} (fewer tokens than one {spec.shingle} shingle): as "
+                "in dedup, it is similar to nothing; every estimate is 0"
+            )
+    if result.exact_copy:
+        click.echo(
+            "  A and B are exact copies (the same normalised words): dedup groups them as "
+            "exact duplicates"
+        )
     rows = [
         ("exact Jaccard", result.jaccard),
         ("containment of A in B", result.containment_a_in_b),
@@ -138,12 +211,14 @@ def compare_command(
     ] + [(f"estimate: {name}", value) for name, value in result.estimates.items()]
     for name, value in rows:
         click.echo(f"  {name:<32} {value:.4f}")
+    none = "" if result.has_shingles else " (no shingles)"
     click.echo(
-        f"  {'supershingles shared (' + spec.preset + ')':<32} "
-        f"{result.shared_features} of {result.num_features}"
+        f"  {'supershingles shared (' + result.preset + ')':<32} "
+        f"{result.shared_features} of {result.num_features}{none}"
     )
-    bits = f"SimHash Hamming distance ({spec.simhash_bits} bits)"
-    click.echo(f"  {bits:<32} {result.simhash_distance}")
+    label = f"SimHash Hamming distance ({result.simhash_bits} bits)"
+    distance = result.simhash_distance
+    click.echo(f"  {label:<32} {'- (no shingles: no match)' if distance is None else distance}")
     if explain:
         _print_passages(text_a, text_b, passages, color)
 
@@ -164,3 +239,18 @@ def _print_passages(text_a: str, text_b: str, passages: list[Passage], color: st
     ):
         click.echo(f"\n--- {name} ---")
         click.echo(highlight(text, spans, color=colored, context=CONTEXT), color=colored)
+
+
+HELP_IN_COMPARE = {
+    "preset": "Feature-filter parameters of the supershingle estimate and of the supershingles "
+    "shared [default: altavista].",
+    "simhash_bits": "Bits of the SimHash fingerprints whose distance is shown [default: 64].",
+    "projection": "Hyperplanes of the SimHash: Gaussian (Charikar; distance tracks the angle) "
+    "or hash signs (Manku et al.) [default: gaussian].",
+}
+"""Help of the shared options whose text names options compare lacks (--sketch, --method)."""
+
+compare_command.params[:] = [p for p in compare_command.params if p.name not in NOT_FOR_COMPARE]
+for _param in compare_command.params:
+    if isinstance(_param, click.Option) and _param.name in HELP_IN_COMPARE:
+        _param.help = HELP_IN_COMPARE[_param.name]

@@ -104,9 +104,8 @@ def plan_command(
     from neardup.plan import SAMPLE_BYTES, plan
 
     refuse_inapplicable(inputs)
-    check_output(
-        output, "plan", inputs=[*inputs, *filter(None, [config_path])], overwrite=overwrite
-    )
+    read = [*inputs, *filter(None, [config_path])]
+    check_output(output, "plan", inputs=read, overwrite=overwrite)
     if not output.parent.is_dir():
         raise click.BadParameter(
             f"no directory {str(output.parent)!r} to write {output.name!r} in; create it first",
@@ -126,7 +125,7 @@ def plan_command(
             DedupConfig.from_toml(config_path) if config_path else DedupConfig(), flags
         ),
     )
-    path = result.write(output)
+    path = result.write(output, overwrite=overwrite, inputs=read)
     click.echo(result.summary())
     run = shlex.join(["neardup", "dedup", *map(str, inputs), "--config", str(path)])
     click.echo(f"wrote {path}; run: {run} -o OUT")

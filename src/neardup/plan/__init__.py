@@ -12,12 +12,14 @@ decides, and an example: ``docs/plan.md``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from neardup.errors import ParameterError
+from neardup.errors import NeardupWarning, ParameterError, advice
 from neardup.io.atomic import replaced_file
+from neardup.io.output import PLAN_MARK, check_output
 from neardup.kinds import SKETCH_KINDS
 from neardup.params import DedupConfig, ShingleSpec
 from neardup.plan.design import Choice, Design, PairDistribution, Rates, choose_design, peak_memory
@@ -38,6 +40,8 @@ from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler
 
 __all__ = [
+    "MIN_NEAR_PAIRS",
+    "MIN_SAMPLE_DOCS",
     "SAMPLE_BYTES",
     "Design",
     "Measurements",
@@ -53,6 +57,20 @@ __all__ = [
 SAMPLE_BYTES = 64 * 2**20
 """Bytes of text a plan samples at most by default: 20,000 web pages, or about 1,100 RFCs. The
 planner holds about nine bytes per byte of sample, on top of the process's 210 MB."""
+
+MIN_SAMPLE_DOCS = 100
+"""A sample of fewer documents, drawn from more, is too small to predict from (a warning says
+so): the shingle rule reads the 90th percentile of lengths, which then rests on fewer than ten
+documents, and the effective vocabulary of a few documents is well below the input's (on the
+licences, samples of 2 to 20 documents chose word 3-shingles; 50 or more, word 2-shingles, as
+all 2,310 do)."""
+
+MIN_NEAR_PAIRS = 30
+"""A sample holding fewer pairs at or above the floor (scaled by the share of the input's pairs
+it leaves out) is too small to predict pairs and candidates from (a warning says so): a count
+*k* of sampled pairs estimates the input's with a relative error of about 1/sqrt(k), 18% at 30,
+and more where near duplicates come in clusters (on the licences, every sample with fewer than
+30 predicted from none to a third of the run's candidates; see ``docs/plan.md``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +216,7 @@ class Plan:
             for k, v in rates.sketch_per_byte.items()
         )
         comments = [
-            "neardup plan: a dedup config chosen from a sample of the input.",
+            f"{PLAN_MARK.removeprefix('# ')} a dedup config chosen from a sample of the input.",
             "  neardup dedup INPUT... --config THIS_FILE -o OUT",
             "",
             "Measured:",
@@ -213,9 +231,16 @@ class Plan:
         ]
         return toml_text(self.config.to_dict(), comments)
 
-    def write(self, path: Path | str) -> Path:
-        """Write :meth:`to_toml` to ``path`` atomically (a temporary file, then a rename)."""
+    def write(
+        self, path: Path | str, *, overwrite: bool = False, inputs: Sequence[Path | str] = ()
+    ) -> Path:
+        """Write :meth:`to_toml` to ``path`` atomically (a temporary file, then a rename).
+
+        ``path`` may not be one of ``inputs`` (the planned files), and replaces an existing
+        file only with ``overwrite`` and only if it is an earlier plan (an InputError else).
+        """
         path = Path(path)
+        check_output(path, "plan", inputs=inputs, overwrite=overwrite)
         with replaced_file(path) as f:
             f.write(self.to_toml().encode("utf-8"))
         return path
@@ -229,30 +254,97 @@ def _check(
     threshold: float, recall: float, precision: float, sample_docs: int, sample_bytes: int
 ) -> None:
     checks = (
-        ("threshold", threshold, 0.0 < threshold <= 1.0, "a float in (0, 1]"),
-        ("recall", recall, 0.0 < recall < 1.0, "a float in (0, 1)"),
-        ("precision", precision, 0.0 <= precision <= 1.0, "a float in [0, 1]"),
-        ("sample_docs", sample_docs, sample_docs >= 2, "an int >= 2"),
-        ("sample_bytes", sample_bytes, sample_bytes >= 1, "an int >= 1"),
+        ("threshold", "--threshold", threshold, 0.0 < threshold <= 1.0, "a float in (0, 1]"),
+        ("recall", "--recall", recall, 0.0 < recall < 1.0, "a float in (0, 1)"),
+        ("precision", "--precision", precision, 0.0 <= precision <= 1.0, "a float in [0, 1]"),
+        ("sample_docs", "--sample", sample_docs, sample_docs >= 2, "an int >= 2"),
+        ("sample_bytes", "--sample-mb", sample_bytes, sample_bytes >= 1, "an int >= 1"),
     )
-    for name, value, ok, allowed in checks:
+    for name, option, value, ok, allowed in checks:
         if not ok:
-            raise ParameterError(f"plan {name} must be {allowed}; got {value!r}.")
+            flag = advice(option, f" ({option})") if option != f"--{name}" else ""
+            raise ParameterError(f"plan {name}{flag} must be {allowed}; got {value!r}.")
 
 
 def _check_kind(config: DedupConfig) -> None:
     """Plans design LSH bands over slots that agree with a pair's Jaccard (or a function of it)."""
     kind = SKETCH_KINDS[config.sketch.kind]
-    if config.lsh.family != "bands" or kind.exact != "jaccard" or kind.num_slots is not None:
-        banded = [
-            k.name
-            for k in SKETCH_KINDS.values()
-            if k.family == "bands" and k.exact == "jaccard" and k.num_slots is None
-        ]
+    banded = [
+        k.name
+        for k in SKETCH_KINDS.values()
+        if "bands" in k.families and k.exact == "jaccard" and k.num_slots is None
+    ]
+    if kind.name not in banded:
         raise ParameterError(
-            f"plan designs LSH bands over Jaccard sketches; got sketch {config.sketch.kind!r} "
-            f"with family {config.lsh.family!r}: use one of {', '.join(banded)}."
+            "plan designs LSH bands over sketch slots that each agree with a pair's Jaccard "
+            f"similarity; the config's sketch.kind {kind.name!r} has none to band: set "
+            f"sketch.kind to one of {', '.join(banded)} (or leave it out: oph)."
         )
+    family = config.lsh.family or kind.family
+    if family != "bands":
+        if family == "prefix":
+            fix = (
+                "prefix filtering is exact (it finds every pair at or above the threshold) and "
+                "needs no plan: run dedup with that config as it is; to plan banding instead, "
+                "remove family from the config's [lsh] table"
+            )
+        else:
+            fix = 'to plan banding, set family = "bands" in the config\'s [lsh] table'
+        default = f" ({kind.name}'s default)" if family == kind.family else ""
+        raise ParameterError(
+            'plan chooses the bands and rows of LSH banding (lsh.family "bands"); the '
+            f"config's lsh.family {family!r}{default} has none to choose: {fix}."
+        )
+
+
+def _check_sample(sample: Sample, sample_bytes: int) -> None:
+    """Refuse a sample of one document from an input of more: it holds no pair to measure."""
+    if sample.size >= 2 or sample.num_docs < 2:
+        return
+    mean = sample.num_bytes / sample.num_docs
+    raise ParameterError(
+        f"plan sample_bytes{advice('--sample-mb', ' (--sample-mb)')} of {sample_bytes:,} bytes "
+        f"({sample_bytes / 2**20:.3g} MiB) leaves a sample of 1 of the input's "
+        f"{sample.num_docs:,} documents (the first drawn, {sample.texts.num_bytes:,} bytes): no "
+        f"pair to measure. The documents average {mean:,.0f} bytes; {MIN_SAMPLE_DOCS} of them "
+        f"take about {MIN_SAMPLE_DOCS * mean / 2**20:.2g} MiB."
+    )
+
+
+def _warn_if_small(m: Measurements, sample_docs: int) -> None:
+    """Warn when the sample, drawn from a larger input, is too small to predict from.
+
+    Too few documents (:data:`MIN_SAMPLE_DOCS`) to measure lengths and vocabulary, or too few
+    pairs at or above the floor (:data:`MIN_NEAR_PAIRS`, times the share of the input's pairs
+    the sample leaves out: none when it is the whole input).
+    """
+    n, total = m.sample_docs, m.num_docs
+    if n >= total:
+        return
+    kept = n * (n - 1) / (total * (total - 1))
+    reasons = []
+    if n < MIN_SAMPLE_DOCS:
+        reasons.append(
+            f"fewer than {MIN_SAMPLE_DOCS} documents measure lengths and vocabulary (and so "
+            "the shingle size) poorly"
+        )
+    if m.pairs.near_pairs < MIN_NEAR_PAIRS * (1 - kept):
+        each = f", each standing for {1 / kept:,.0f} of the input's" if kept > 0 else ""
+        reasons.append(
+            f"its {m.pairs.near_pairs:,} pairs at or above {m.pairs.floor:g}{each}, are too "
+            f"few (under {MIN_NEAR_PAIRS}) to predict the pairs and candidates from"
+        )
+    if not reasons:
+        return
+    option = "--sample" if n >= sample_docs else "--sample-mb"
+    field = "sample_docs" if n >= sample_docs else "sample_bytes"
+    warnings.warn(
+        f"plan: the sample is too small to predict from: {n:,} of {total:,} documents "
+        f"({m.sample_bytes:,} bytes of text); {'; '.join(reasons)}. Its predictions may be "
+        f"off several-fold; raise {advice(option, option, field)} for a larger sample.",
+        NeardupWarning,
+        stacklevel=3,
+    )
 
 
 def plan(
@@ -299,9 +391,18 @@ def plan(
     Raises
     ------
     ParameterError
-        A target out of range, or a sketch kind that is not banded over Jaccard slots.
+        A target out of range, a sketch kind that is not banded over Jaccard slots, a
+        candidate family other than banding, or a ``sample_bytes`` that holds one document of
+        an input of more (no pair to measure).
     InputError
         An unreadable input or a bad record, as ``neardup dedup`` would raise.
+
+    Warns
+    -----
+    NeardupWarning
+        When the sample, drawn from a larger input, is too small to predict from: fewer than
+        :data:`MIN_SAMPLE_DOCS` documents, or fewer than :data:`MIN_NEAR_PAIRS` pairs at or
+        above the floor. The warning states the sample's size.
 
     Notes
     -----
@@ -313,6 +414,7 @@ def plan(
     _check(threshold, recall, precision, sample_docs, sample_bytes)
     _check_kind(config)
     sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes)
+    _check_sample(sample, sample_bytes)
     normalize = config.sketch.normalize
     normalized = normalize_bytes(sample.texts, normalize)
     tokens = Quantiles.of(Shingler(ShingleSpec(k=1), normalize).count_tokens(normalized))
@@ -329,7 +431,9 @@ def plan(
     )  # fmt: skip
     sets = Shingler(shingled.sketch.shingle, normalize).shingle_sets(normalized)
     pairs = measure_pairs(sample.strings(), sample.num_docs, shingled, seed)
-    rates = measure_rates(sample.texts, sample.read_seconds, shingled, pairs.verify_per_pair)
+    rates = measure_rates(
+        sample.texts, sample.read_seconds, shingled, pairs.verify_per_pair, sample.num_docs
+    )
     measurements = Measurements(
         num_docs=sample.num_docs,
         num_bytes=sample.num_bytes,
@@ -344,6 +448,7 @@ def plan(
         pairs=pairs,
         rates=rates,
     )
+    _warn_if_small(measurements, sample_docs)
     return _recommend(shingled, measurements, sample, recall=recall, precision=precision)
 
 

@@ -123,7 +123,8 @@ class Rates:
     normalize_per_byte
         Seconds to normalise a byte of text.
     sketch_per_byte
-        Seconds to shingle, sketch and key a byte of normalised text, by ``num_perm``.
+        Seconds to shingle, sketch and key (what was) a byte of text once normalised, by
+        ``num_perm``.
     band_per_key
         Seconds to sort one band key of one document into buckets.
     verify_per_pair

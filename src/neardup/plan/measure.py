@@ -14,7 +14,6 @@ found by their fingerprint, whatever the banding.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -26,8 +25,10 @@ from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig, NormalizeSpec, ShingleSpec
 from neardup.pipeline import BatchSketcher, StringTexts, dedup, score_pairs
 from neardup.plan.design import NUM_PERMS, PairDistribution, Rates
+from neardup.plan.timing import Stopwatch
 from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler, ShingleSets
+from neardup.text.spans import concat
 
 __all__ = [
     "CHAR_ALPHABET",
@@ -65,6 +66,28 @@ FLOOR_BELOW_THRESHOLD = 0.3
 
 TIMED_BANDS = 8
 """Bands of random keys sorted to time the candidate stage."""
+
+TIMED_BYTES = 4 * 2**20
+"""Bytes of text normalising and sketching are timed on at least: a smaller sample is repeated
+to this size, so that a call's fixed costs (allocating, starting threads, dispatching: about a
+millisecond) stay a few percent of what is timed instead of being scaled up as per-byte costs
+(two licences, 5 kB, once timed at 0.1 MB/s, sketched 300 times faster in the run)."""
+
+TIMED_PAIRS = 2_000
+"""Random pairs verification is timed on at least (drawn again when the sample has fewer)."""
+
+TIMED_DOCS = 2**18
+"""Documents whose random band keys are sorted to time banding: as many as the input has, at
+most this many (16 MiB of keys). Sorting a band has a fixed cost (its parallel sort starts
+threads: tens of milliseconds on a busy machine) that the run pays per band too, so it is timed
+at the run's size, not scaled up from the sample's."""
+
+TIMED_REPEATS = 3
+"""Banding is timed this many times and the fastest taken (it is short, and a busy machine's
+scheduling can stretch one sort several-fold)."""
+
+WARM_UP = "a few words that make every kernel load or compile before it is timed"
+"""The tiny text each stage is run on before it is timed (:mod:`neardup.plan.timing`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +273,7 @@ def measure_pairs(texts: list[str], num_docs: int, config: DedupConfig, seed: in
     whole = num_docs * num_distinct / n  # distinct texts expected in the whole input
     scale = whole * (whole - 1) / (num_distinct * (num_distinct - 1)) if num_distinct > 1 else 0.0
     near = found.pairs.jaccard
-    background, seconds = _background(texts, distinct, config, seed)
+    background, verify_per_pair = _background(texts, distinct, config, seed)
     below = background[background < floor]
     num_pairs = whole * (whole - 1) / 2
     similarity = np.concatenate([near, below])
@@ -268,35 +291,65 @@ def measure_pairs(texts: list[str], num_docs: int, config: DedupConfig, seed: in
         background_pairs=int(background.shape[0]),
         background_mean=float(background.mean()) if background.shape[0] else 0.0,
         distribution=PairDistribution.of(similarity, weights, threshold),
-        verify_per_pair=seconds / max(background.shape[0], 1),
+        verify_per_pair=verify_per_pair,
     )
 
 
 def _background(
     texts: list[str], distinct: I64Array, config: DedupConfig, seed: int
 ) -> tuple[F64Array, float]:
-    """Exact Jaccard of random pairs of distinct documents, and the seconds verifying took."""
+    """Exact Jaccard of random pairs of distinct documents, and the seconds per pair verified.
+
+    Verification is timed after one warm-up pair, on at least :data:`TIMED_PAIRS` pairs.
+    """
     m = distinct.shape[0]
     num = min(BACKGROUND_PAIRS, m * (m - 1) // 2)
     if num == 0:
         return np.empty(0), 0.0
     rng = np.random.default_rng(seed)
-    a = rng.integers(0, m, num)
-    b = (a + 1 + rng.integers(0, m - 1, num)) % m
-    pairs = CandidatePairs(first=distinct[np.minimum(a, b)], second=distinct[np.maximum(a, b)])
-    start = time.perf_counter()
-    _, jaccard = score_pairs(pairs, StringTexts(texts, config), config)
-    return jaccard, time.perf_counter() - start
+    drawn = max(num, TIMED_PAIRS)
+    a = rng.integers(0, m, drawn)
+    b = (a + 1 + rng.integers(0, m - 1, drawn)) % m
+    first, second = distinct[np.minimum(a, b)], distinct[np.maximum(a, b)]
+    store = StringTexts(texts, config)
+    score_pairs(CandidatePairs(first=first[:1], second=second[:1]), store, config)
+    watch = Stopwatch()
+    with watch.running():
+        _, jaccard = score_pairs(CandidatePairs(first=first, second=second), store, config)
+    return jaccard[:num], watch.seconds / drawn
+
+
+def _repeated(batch: Batch, num_bytes: int) -> Batch:
+    """``batch`` repeated until it holds at least ``num_bytes`` bytes (once if it is empty)."""
+    times = math.ceil(num_bytes / batch.num_bytes) if batch.num_bytes else 1
+    return concat([batch] * times) if times > 1 else batch
+
+
+def _warm_up_batch() -> Batch:
+    data = np.frombuffer(WARM_UP.encode("utf-8"), dtype=np.uint8).copy()
+    return Batch(data=data, offsets=np.array([0, data.shape[0]], dtype=np.int64))
 
 
 def measure_rates(
-    raw: Batch, read_seconds: float, config: DedupConfig, verify_per_pair: float
+    raw: Batch, read_seconds: float, config: DedupConfig, verify_per_pair: float, num_docs: int
 ) -> Rates:
-    """Normalising, sketching (for each of :data:`NUM_PERMS`) and banding, timed on ``raw``."""
-    start = time.perf_counter()
-    normalized = normalize_bytes(raw, config.sketch.normalize)
-    normalize_seconds = time.perf_counter() - start
-    size = max(normalized.num_bytes, 1)
+    """Normalising, sketching (for each of :data:`NUM_PERMS`) and banding, timed.
+
+    ``raw``: the sample; ``num_docs``: documents of the whole input (banding is timed on as
+    many, at most :data:`TIMED_DOCS`). Each stage first runs on a tiny text (:data:`WARM_UP`), so
+    that loading or compiling its kernels is not timed; normalising and sketching are timed on
+    the sample repeated to :data:`TIMED_BYTES` at least, so that fixed costs per call are not
+    scaled up as costs per byte. The rates are per byte of raw text, as the run's input is
+    counted.
+    """
+    spec = config.sketch.normalize
+    warm = normalize_bytes(_warm_up_batch(), spec)
+    timed = _repeated(raw, TIMED_BYTES)
+    size = max(timed.num_bytes, 1)
+    watch = Stopwatch()
+    with watch.running():
+        normalized = normalize_bytes(timed, spec)
+    normalize_per_byte = watch.seconds / size
     sketch: dict[int, float] = {}
     for num_perm in NUM_PERMS:
         sized = replace(
@@ -305,19 +358,27 @@ def measure_rates(
             lsh=replace(config.lsh, num_perm=num_perm, num_bands=None, num_rows=None),
         )
         sketcher = BatchSketcher(sized)
-        start = time.perf_counter()
-        for _ in sketcher.blocks(normalized):
+        for _ in sketcher.blocks(warm):
             pass
-        sketch[num_perm] = (time.perf_counter() - start) / size
+        watch = Stopwatch()
+        with watch.running():
+            for _ in sketcher.blocks(normalized):
+                pass
+        sketch[num_perm] = watch.seconds / size
     rng = np.random.default_rng(0)
-    keys = rng.integers(0, 2**63, size=(raw.num_docs, TIMED_BANDS), dtype=np.uint64)
-    start = time.perf_counter()
-    candidate_pairs(keys)
-    band_seconds = time.perf_counter() - start
+    candidate_pairs(rng.integers(0, 2**63, size=(2, TIMED_BANDS), dtype=np.uint64))
+    banded = max(min(num_docs, TIMED_DOCS), 2)
+    keys = rng.integers(0, 2**63, size=(banded, TIMED_BANDS), dtype=np.uint64)
+    band_seconds = math.inf
+    for _ in range(TIMED_REPEATS):
+        watch = Stopwatch()
+        with watch.running():
+            candidate_pairs(keys)
+        band_seconds = min(band_seconds, watch.seconds)
     return Rates(
         read_seconds=read_seconds,
-        normalize_per_byte=normalize_seconds / max(raw.num_bytes, 1),
+        normalize_per_byte=normalize_per_byte,
         sketch_per_byte=sketch,
-        band_per_key=band_seconds / max(raw.num_docs * TIMED_BANDS, 1),
+        band_per_key=band_seconds / (banded * TIMED_BANDS),
         verify_per_pair=verify_per_pair,
     )

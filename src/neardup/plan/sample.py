@@ -13,7 +13,6 @@ below that bound are copied: after the first batches, most are only counted.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from neardup._types import Batch, F64Array
 from neardup.errors import InputError
 from neardup.io.readers import ReadOptions, open_sources
 from neardup.params import DedupConfig
+from neardup.plan.timing import Stopwatch
 from neardup.text.spans import concat, take
 
 __all__ = ["Sample", "sample_inputs"]
@@ -42,7 +42,9 @@ class Sample:
     num_bytes
         UTF-8 bytes of text in the whole input.
     read_seconds
-        Seconds the pass took (reading and decoding every record, and sampling).
+        Seconds the pass took (reading and decoding every record, and sampling), less the
+        seconds numba spent compiling kernels in it (a one-off cost of a first run,
+        :mod:`neardup.plan.timing`).
     """
 
     texts: Batch
@@ -89,9 +91,11 @@ def sample_inputs(
     keys: F64Array = np.empty(0)
     bound = np.inf  # the smallest key left out so far: no larger key can join
     num_docs = num_bytes = 0
-    start = time.perf_counter()
-    for source in sources:
-        for batch in source.batches(config.batch_bytes):
+    watch = Stopwatch()
+    with watch.running():
+        for batch in itertools.chain.from_iterable(
+            source.batches(config.batch_bytes) for source in sources
+        ):
             drawn = rng.random(batch.num_docs)
             entering = np.flatnonzero(drawn < bound)
             if entering.shape[0]:
@@ -110,9 +114,4 @@ def sample_inputs(
             num_bytes += batch.texts.num_bytes
     if num_docs == 0:
         raise InputError("no usable records in the input; nothing to plan for")
-    return Sample(
-        texts=kept,
-        num_docs=num_docs,
-        num_bytes=num_bytes,
-        read_seconds=time.perf_counter() - start,
-    )
+    return Sample(texts=kept, num_docs=num_docs, num_bytes=num_bytes, read_seconds=watch.seconds)
