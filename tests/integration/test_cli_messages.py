@@ -134,3 +134,16 @@ def test_messages_name_only_the_options_of_their_command(
 def test_the_table_covers_every_command_that_reads_records() -> None:
     readers = {name for name, c in leaf_commands().items() if "--text-field" in command_options(c)}
     assert readers - {"index query"} <= set(COMMANDS)
+
+
+def test_mirrors_names_the_html_field_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pages.jsonl").write_bytes(_jsonl({"url": "http://a.example/", "html": "<p>a"}))
+    argv = ["mirrors", "pages.jsonl", "--url-field", "url", "--html-field", "nope", "-o", "out"]
+    assert main(argv) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "'nope'" in line
+    assert "--html-field" in line
+    assert "--text-field" not in line

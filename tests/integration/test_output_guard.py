@@ -229,3 +229,12 @@ def test_readers_leave_a_file_that_is_no_index_unchanged(
         _refused(argv, capsys)
     assert _digest(corpus) == before
     assert sorted(p.name for p in corpus.parent.iterdir()) == ["corpus.jsonl"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, w in WRITERS.items() if w.kind == "file"))
+def test_an_empty_output_path_is_refused_before_any_work(
+    name: str, corpus: Path, run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = sorted(p.name for p in corpus.parent.iterdir())
+    _refused(_argv(WRITERS[name], "", corpus, run_dir), capsys)
+    assert sorted(p.name for p in corpus.parent.iterdir()) == before
