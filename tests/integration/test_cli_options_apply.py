@@ -20,6 +20,8 @@ CONTEXTUAL = frozenset(
 )
 """Options that apply only with some engine, input format or other option."""
 
+JOIN = ["join", "in.jsonl", "--metric", "edit", "--threshold", "2", "-o", "out"]
+
 CASES: list[tuple[str, list[str], str]] = [
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--spark-master", "local[2]"], "--spark-master"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--spark-conf", "a=b"], "--spark-conf"),
@@ -56,6 +58,10 @@ CASES: list[tuple[str, list[str], str]] = [
         ["index", "query", "x.ndx", "in.jsonl", "--text-field", "t", "--html-field", "h"],
         "--html-field",
     ),
+    ("join", [*JOIN, "--spark-master", "local[2]"], "--spark-master"),
+    ("join", [*JOIN, "--spark-conf", "a=b"], "--spark-conf"),
+    ("join", [*JOIN, "--html-extract", "main"], "--html-extract"),
+    ("join", [*JOIN, "--qgram", "3", "--metric", "jaccard"], "--qgram"),
     ("compare", ["compare", "in.jsonl", "in.jsonl", "--html-extract", "main"], "--html-extract"),
     ("mirrors", ["mirrors", "in.warc.gz", "-o", "out", "--url-field", "url"], "--url-field"),
     ("mirrors", ["mirrors", "in.warc.gz", "-o", "out", "--html-field", "html"], "--html-field"),

@@ -196,3 +196,51 @@ def bucket_pairs(docs, bounds, cap):  # type: ignore[no-untyped-def]
                 second[k] = docs[j]
                 k += 1
     return first, second, num_giant, largest
+
+
+@njit(cache=True, nogil=True)
+def member_pair_ends(bounds, cap):  # type: ignore[no-untyped-def]
+    """``int64[members]``: the pairs the members up to each one yield, counted cumulatively.
+
+    Member ``j`` of bucket ``docs[bounds[b]:bounds[b + 1]]`` pairs with the members before it
+    in its bucket (the ``cap - 1`` just before it in a bucket of more than ``cap``), as
+    :func:`bucket_pairs` pairs them; ``ends[j]`` is the pairs of members ``0 .. j``. Splitting
+    the members where ``ends`` crosses multiples of a chunk size gives chunks of pairs of
+    bounded size (:func:`member_pairs`). Cost: O(members).
+    """
+    num_members = bounds[bounds.shape[0] - 1] if bounds.shape[0] else 0
+    ends = np.empty(num_members, dtype=np.int64)
+    total = 0
+    for b in range(bounds.shape[0] - 1):
+        start, end = bounds[b], bounds[b + 1]
+        giant = end - start > cap
+        for j in range(start, end):
+            rank = j - start
+            total += min(rank, cap - 1) if giant else rank
+            ends[j] = total
+    return ends
+
+
+@njit(cache=True, nogil=True)
+def member_pairs(docs, bounds, cap, bucket, lo, hi, num_pairs):  # type: ignore[no-untyped-def]
+    """The pairs members ``lo .. hi - 1`` yield, each with those before it in its bucket.
+
+    ``bucket``: the bucket of member ``lo``; ``num_pairs``: how many pairs they yield
+    (:func:`member_pair_ends`). Over all members, the pairs of :func:`bucket_pairs` in its
+    order (a member's pairs follow those of the members before it). Returns
+    ``(first, second)`` with ``first < second``. Cost: O(hi - lo + pairs).
+    """
+    first = np.empty(num_pairs, dtype=np.int64)
+    second = np.empty(num_pairs, dtype=np.int64)
+    k = 0
+    b = bucket
+    for j in range(lo, hi):
+        while bounds[b + 1] <= j:
+            b += 1
+        start, end = bounds[b], bounds[b + 1]
+        low = max(start, j - cap + 1) if end - start > cap else start
+        for i in range(low, j):
+            first[k] = docs[i]
+            second[k] = docs[j]
+            k += 1
+    return first, second

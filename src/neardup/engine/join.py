@@ -2,9 +2,11 @@
 
 The input is read whole into the arrays the metric compares (:class:`JoinSource` says how; 4
 bytes a coordinate, 8 bytes an item or 64 bits), the join runs
-(:func:`neardup.join.similarity_join`) with its band keys spilled, one file per band, to a work
-directory inside the output's hidden sibling (read back one band at a time), and the output
-directory appears atomically.
+(:func:`neardup.join.similarity.similarity_stream`) within its working memory
+(``memory_bytes``, ``--memory-gb``): band keys spilled one file per band to a work directory
+inside the output's hidden sibling (read back one band at a time), candidate pairs generated
+and measured a bounded chunk at a time, close pairs buffered and spilled there in sorted runs,
+then merged into ``pairs.jsonl`` as a stream; the output directory appears atomically.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +23,24 @@ import numpy as np
 from neardup._types import Batch
 from neardup._version import __version__
 from neardup.errors import InputError, ParameterError
+from neardup.io.itemsets import default_id_field
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import ReadOptions, is_web_archive, open_sources
-from neardup.io.results import write_json, write_value_pairs
-from neardup.join import similarity_join
+from neardup.io.results import write_json, write_value_pair_chunks
+from neardup.join.similarity import similarity_stream
 from neardup.kinds import METRICS
-from neardup.params import HtmlExtract, JoinSpec
+from neardup.params import DedupConfig, HtmlExtract, JoinSpec
 from neardup.text import Shingler
 from neardup.text.spans import pack_strings
 
-__all__ = ["JoinData", "JoinSource", "join_files", "join_summary", "read_join_input"]
+__all__ = [
+    "JoinData",
+    "JoinSource",
+    "join_files",
+    "join_memory",
+    "join_summary",
+    "read_join_input",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +50,9 @@ class JoinSource:
     Attributes
     ----------
     id_field
-        The field or column of the ids (``None``: the row or record numbers, from 0).
+        The field or column of the ids; ``None``: the ``id`` field where the input has one
+        (:func:`~neardup.io.itemsets.default_id_field`, as ``neardup dedup`` takes ids), else
+        the row or record numbers from 0; ``""``: always the row or record numbers.
     vector_field
         Parquet: the list column of the vectors (``.npy`` files need none).
     items_field
@@ -82,6 +94,11 @@ def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
     kind = METRICS[metric].input
     if is_web_archive(path):
         return _read_pages(path, metric, source)
+    rows_given = source.entity_field is not None or source.item_field is not None
+    if source.id_field is None and not rows_given:
+        source = replace(source, id_field=default_id_field(path))
+    elif source.id_field == "":
+        source = replace(source, id_field=None)
     if kind == "sets":
         return _read_sets(path, source)
     if kind == "strings":
@@ -194,6 +211,19 @@ def join_summary(
     }
 
 
+def join_memory(memory_bytes: int | None = None) -> int:
+    """A join's working memory: ``memory_bytes``, or ``neardup dedup``'s default.
+
+    That is an eighth of the machine's memory, at most 1 GiB
+    (:attr:`~neardup.params.DedupConfig.working_memory`).
+    """
+    if memory_bytes is not None:
+        if memory_bytes < 1:
+            raise ParameterError(f"memory_bytes must be an int >= 1; got {memory_bytes!r}.")
+        return int(memory_bytes)
+    return DedupConfig().working_memory
+
+
 def join_files(
     path: Path,
     output: Path,
@@ -201,29 +231,36 @@ def join_files(
     source: JoinSource | None = None,
     *,
     overwrite: bool = False,
+    memory_bytes: int | None = None,
 ) -> dict[str, Any]:
-    """``neardup join``: read ``path``, join, write ``output``; return the summary."""
+    """``neardup join``: read ``path``, join, write ``output``; return the summary.
+
+    ``memory_bytes`` (:func:`join_memory`) bounds the candidate chunks and the close pairs
+    held at once; beyond it they are spilled to the work directory. The output never depends
+    on it.
+    """
+    memory = join_memory(memory_bytes)
     started = time.perf_counter()
-    with AtomicDirectory(output, overwrite=overwrite, inputs=[path]) as directory:
+    with AtomicDirectory(output, kind="join", overwrite=overwrite, inputs=[path]) as directory:
         items = read_join_input(path, spec.metric, source or JoinSource())
         read = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
             try:
-                result = similarity_join(items.data, spec, dim=items.dim, work_dir=Path(work))
+                stream = similarity_stream(
+                    items.data, spec, dim=items.dim, work_dir=Path(work), memory_bytes=memory
+                )
             except InputError as exc:  # the items' own faults: name the file they came from
                 if exc.path is not None:
                     raise
                 raise InputError(exc.reason, path=path) from None
-        joined = time.perf_counter()
-        write_value_pairs(
-            directory / "pairs.jsonl",
-            items.ids,
-            result.first,
-            result.second,
-            result.values,
-            key=METRICS[spec.metric].measure,
-            integral=METRICS[spec.metric].integral,
-        )
+            joined = time.perf_counter()
+            num_pairs = write_value_pair_chunks(
+                directory / "pairs.jsonl",
+                items.ids,
+                stream.chunks(),
+                key=METRICS[spec.metric].measure,
+                integral=METRICS[spec.metric].integral,
+            )
         done = time.perf_counter()
         times = {
             "read": read - started,
@@ -231,10 +268,13 @@ def join_files(
             "write": done - joined,
             "total": done - started,
         }
+        info = {**stream.info, "memory_bytes": memory}
+        for name in ("num_zero_vectors", "first_zero_vector"):  # the reader refuses them
+            info.pop(name, None)
         summary = join_summary(
-            result.info,
+            info,
             spec,
-            num_pairs=len(result),
+            num_pairs=num_pairs,
             num_items=len(items.ids),
             inputs=[str(path)],
             times=times,

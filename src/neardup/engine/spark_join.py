@@ -7,7 +7,8 @@
                 the local functions (:mod:`neardup.join.banded`): the same bands as locally
     keys        mapInArrow: each Arrow batch's rows through the family's band keys
     candidates  a shuffle on (band, key); each partition's buckets through bucket_pairs (the
-                bucket cap included), then the distinct pairs
+                bucket cap included), then the distinct pairs; the count reported is the
+                buckets' pairs, a pair once per band it shares, as the local join counts
     verify      mapInArrow over the pairs joined to both rows: the exact value, the threshold
 
 The family, the bucket rule and the exact measure are the local engine's, so ``pairs.jsonl``
@@ -28,6 +29,7 @@ import numpy as np
 from neardup.engine.join import JoinSource, join_summary
 from neardup.engine.spark import _bucket_batches, _errors_of_tasks, _require_pyspark
 from neardup.errors import InputError, ParameterError
+from neardup.io.itemsets import default_id_field
 from neardup.io.spark import spark_output
 from neardup.join.banded import band_info, plan_bands, sample_pairs, sensitivity
 from neardup.join.distances import pair_values, within_threshold
@@ -268,10 +270,11 @@ def join_files_spark(
         raise ParameterError("the Spark engine needs --vector-field naming the list column.")
     started = time.perf_counter()
     with (
-        spark_output(spark, output, overwrite=overwrite, inputs=[str(path)]) as out,
+        spark_output(spark, output, kind="join", overwrite=overwrite, inputs=[str(path)]) as out,
         _errors_of_tasks(),
     ):
-        items = _items(spark, path, field, source.id_field).cache()
+        id_field = default_id_field(path) if source.id_field is None else source.id_field
+        items = _items(spark, path, field, id_field or None).cache()
         num_items = items.count()
         if num_items == 0:
             raise InputError("no items in the input", path=path)
@@ -289,7 +292,7 @@ def join_files_spark(
         counts = found.where(F.col("first").isNull())
         giant, largest = counts.agg(F.sum("giant_buckets"), F.max("largest_bucket")).first()
         candidates = found.where(F.col("first").isNotNull()).select("first", "second").distinct()
-        num_candidates = candidates.count()
+        num_candidates = _bucket_pair_count(postings, spec.max_bucket_size)
         rows = items.select("doc", "item")
         joined = candidates.join(rows.toDF("first", "a_item"), "first").join(
             rows.toDF("second", "b_item"), "second"
@@ -328,6 +331,23 @@ def join_files_spark(
         )
         out.write_json("summary.json", summary)
     return summary
+
+
+def _bucket_pair_count(postings: Any, cap: int) -> int:
+    """The pairs every ``(band, key)`` bucket yields, summed: the local join's count.
+
+    A bucket of ``L <= cap`` members yields ``L (L - 1) / 2`` pairs, a larger one
+    ``cap (cap - 1) / 2 + (L - cap)(cap - 1)`` (:func:`neardup.lsh.banding.bucket_pairs`); a
+    pair sharing keys in several bands counts once in each, as the local join measures it.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    size = F.col("count").cast("long")
+    pairs = F.when(size <= cap, size * (size - 1) / 2).otherwise(
+        cap * (cap - 1) / 2 + (size - cap) * (cap - 1)
+    )
+    counted = postings.groupBy("band", "key").count().select(F.sum(pairs.cast("long")))
+    return int(counted.first()[0] or 0)
 
 
 def _pair_line(key: str) -> Any:

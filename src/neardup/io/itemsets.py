@@ -19,11 +19,13 @@ line 1 and each row one line) or the record (Parquet, from 1), and what to do.
 
 Ids: with no id field, the record numbers from 0 (the join's item numbers); otherwise the
 field's values as given: ``int64`` for integers, :class:`~neardup.io.records.Ids` for strings
-(CSV fields are strings).
+(CSV fields are strings). The command line names the id field ``--id-field``, or, left out,
+:func:`default_id_field`: ``id`` where the input has it, as ``neardup dedup`` takes ids.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError
 from neardup.io.columns import CHUNK_BYTES, Field, read_columns
+from neardup.io.compression import open_binary
 from neardup.io.readers import detect_format, open_sources
 from neardup.io.records import Ids
 from neardup.io.source import ReadOptions
@@ -48,6 +51,7 @@ __all__ = [
     "ITEM_HASH_SCHEME",
     "ItemRows",
     "ItemSets",
+    "default_id_field",
     "group_sets",
     "hash_items",
     "read_item_rows",
@@ -343,3 +347,53 @@ def read_strings(
     )
     records = np.arange(1, len(ids) + 1, dtype=np.int64)
     return check_ids(column, id_field, path, records, unit="record"), texts
+
+
+ID_FIELD = "id"
+"""The id field taken when none is named (``neardup dedup``'s rule)."""
+
+
+def default_id_field(path: Path | str) -> str | None:
+    r"""``"id"`` when the input's records carry an ``id`` field, else ``None`` (record numbers).
+
+    Parquet and CSV: a column ``id``; JSON Lines: the first record has the key ``id``
+    (then every record must have it); anything else (``.npy``, ``.txt`` directories, web
+    archives): ``None``. Unreadable inputs answer ``None``, and the reader then says why.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "sets.jsonl"
+    >>> _ = path.write_text('\n{"id": "a", "items": [1]}\n')
+    >>> default_id_field(path), default_id_field(path.with_suffix(".npy"))
+    ('id', None)
+    """
+    path = Path(path)
+    try:
+        fmt = detect_format(path)
+    except InputError:
+        return None
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(path).names
+        elif fmt == "csv":
+            import csv
+
+            with open_binary(path) as f:
+                header = f.readline().decode("utf-8-sig", errors="replace")
+            names = next(csv.reader([header]), [])
+        elif fmt == "jsonl":
+            names = []
+            with open_binary(path) as f:
+                for line in f:
+                    if line.strip():
+                        record = json.loads(line)
+                        names = list(record) if isinstance(record, dict) else []
+                        break
+        else:
+            return None
+    except Exception:  # any fault is the reader's to report, with its line
+        return None
+    return ID_FIELD if ID_FIELD in names else None

@@ -19,7 +19,7 @@ buffers (:class:`~neardup.io.records.Ids`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "write_index_matches",
     "write_json",
     "write_pairs",
+    "write_value_pair_chunks",
     "write_value_pairs",
 ]
 
@@ -289,17 +290,37 @@ def write_value_pairs(
     >>> path.read_text()
     '{"a": "x", "b": "y", "similarity": 0.25}\n'
     """
+    write_value_pair_chunks(path, ids, [(first, second, values)], key=key, integral=integral)
+
+
+def write_value_pair_chunks(
+    path: Path,
+    ids: NDArray[Any],
+    chunks: Iterable[tuple[I64Array, I64Array, F64Array]],
+    *,
+    key: str,
+    integral: bool = False,
+) -> int:
+    """:func:`write_value_pairs` of pairs given a chunk at a time (in order); the pairs written.
+
+    The bytes are those of :func:`write_value_pairs` on the chunks concatenated, whatever the
+    chunks: a join streams its merged pairs through here without holding them all.
+    """
+    written = 0
     with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
-        for lo in range(0, first.shape[0], CHUNK_LINES):
-            hi = lo + CHUNK_LINES
-            a = ids[first[lo:hi]].tolist()
-            b = ids[second[lo:hi]].tolist()
-            numbers = values[lo:hi].tolist()
-            shown = [int(v) for v in numbers] if integral else [round(v, 6) for v in numbers]
-            f.writelines(
-                json.dumps({"a": x, "b": y, key: v}, ensure_ascii=False) + "\n"
-                for x, y, v in zip(a, b, shown, strict=True)
-            )
+        for first, second, values in chunks:
+            written += int(first.shape[0])
+            for lo in range(0, first.shape[0], CHUNK_LINES):
+                hi = lo + CHUNK_LINES
+                a = ids[first[lo:hi]].tolist()
+                b = ids[second[lo:hi]].tolist()
+                numbers = values[lo:hi].tolist()
+                shown = [int(v) for v in numbers] if integral else [round(v, 6) for v in numbers]
+                f.writelines(
+                    json.dumps({"a": x, "b": y, key: v}, ensure_ascii=False) + "\n"
+                    for x, y, v in zip(a, b, shown, strict=True)
+                )
+    return written
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

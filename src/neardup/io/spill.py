@@ -1,21 +1,38 @@
-"""Lookup keys kept column by column, in memory or spilled to files, read one column at a time.
+"""Working data too large to hold whole: key columns and sorted runs of pairs, kept in files.
 
-The first pass appends each batch's key rows (one LSH band key per column, or the scheme's
-other keys); candidate generation then reads one column (one band) at a time, so its memory is
-one ``uint64`` per document, whatever the number of bands. In a directory each column is a raw
-little-endian ``uint64`` file ``keys-<column>.u64``, deleted with the run's work directory.
+:class:`KeyColumns`: the first pass appends each batch's key rows (one LSH band key per column,
+or the scheme's other keys); candidate generation then reads one column (one band) at a time, so
+its memory is one ``uint64`` per document, whatever the number of bands. In a directory each
+column is a raw little-endian ``uint64`` file ``keys-<column>.u64``, deleted with the run's
+work directory.
+
+:class:`PairRuns`: pairs of items with a ``float64`` value each, gathered in any order and
+read back sorted by ``(first, second)`` with repeats dropped, holding at most a budget of them
+in memory: beyond it a sorted run is written out, and the runs are merged a block at a time.
+In a directory run ``k`` is two raw little-endian files, ``pairs-<k>.i64`` (the pair codes
+``first * num_items + second``, ascending, distinct) and ``values-<k>.f64`` (their values).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-from neardup._types import U64Array
+from neardup._types import F64Array, I64Array, U64Array
 
-__all__ = ["KeyColumns"]
+__all__ = ["FAN_IN", "MIN_BLOCK", "PAIR_BYTES", "KeyColumns", "PairRuns"]
+
+PAIR_BYTES = 48
+"""Bytes a buffered pair takes while a run is sorted (code, value, the order, the sorted copies)."""
+
+FAN_IN = 32
+"""Runs merged at once; more are first merged in groups of this many."""
+
+MIN_BLOCK = 4096
+"""Fewest codes read from a run at a time in a merge, however small the budget."""
 
 
 class KeyColumns:
@@ -87,3 +104,222 @@ class KeyColumns:
         for column in range(self.width):
             out[:, column] = self.column(column)
         return out
+
+
+class PairRuns:
+    """Pairs ``first < second`` of ``num_items`` items with a ``float64`` value, read back sorted.
+
+    Pairs are added in any order, repeats allowed (a repeated pair must carry the same value:
+    the first kept is returned). They are buffered; once the buffer holds ``memory_bytes``
+    (:data:`PAIR_BYTES` a pair) it is sorted, its repeats dropped, and kept as a *run*: written
+    to ``directory`` (two files a run, see the module docstring), or kept in memory when
+    ``directory`` is ``None``. :meth:`chunks` merges the runs a block at a time.
+
+    Parameters
+    ----------
+    num_items
+        The items paired (pairs are coded ``first * num_items + second``; at most about
+        ``3 * 10^9`` items).
+    directory
+        Where runs go; ``None`` keeps them in memory (sorted and distinct all the same).
+    memory_bytes
+        The buffer, and the blocks of the merge, together.
+
+    Examples
+    --------
+    >>> runs = PairRuns(10, memory_bytes=PAIR_BYTES * 2)
+    >>> runs.add(np.array([3, 0]), np.array([4, 9]), np.array([0.5, 0.25]))
+    >>> runs.add(np.array([0, 1]), np.array([9, 2]), np.array([0.25, 0.75]))
+    >>> [p for f, s, v in runs.chunks() for p in zip(f.tolist(), s.tolist(), v.tolist())]
+    [(0, 9, 0.25), (1, 2, 0.75), (3, 4, 0.5)]
+    >>> runs.num_runs
+    2
+    """
+
+    def __init__(
+        self, num_items: int, directory: Path | None = None, *, memory_bytes: int = 1 << 28
+    ) -> None:
+        if num_items > 3_037_000_499:
+            raise ValueError(f"PairRuns codes pairs of at most 3037000499 items; got {num_items}.")
+        self.num_items = max(int(num_items), 1)
+        self.directory = directory
+        self.capacity = max(1, int(memory_bytes) // PAIR_BYTES)
+        """Pairs buffered before a run is made."""
+        self.num_added = 0
+        self._codes: list[I64Array] = []
+        self._values: list[F64Array] = []
+        self._buffered = 0
+        self._runs: list[tuple[_Column, _Column]] = []
+        self._paths: list[Path] = []
+
+    @property
+    def num_runs(self) -> int:
+        """The runs made so far (the buffer makes one more when read)."""
+        return len(self._runs)
+
+    def add(self, first: I64Array, second: I64Array, values: F64Array) -> None:
+        """Add pairs (``first[i] < second[i]``) and their values."""
+        count = int(first.shape[0])
+        if not count:
+            return
+        codes = first.astype(np.int64) * self.num_items + second.astype(np.int64)
+        self._codes.append(codes)
+        self._values.append(np.asarray(values, dtype=np.float64))
+        self._buffered += count
+        self.num_added += count
+        if self._buffered >= self.capacity:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buffered:
+            return
+        codes = np.concatenate(self._codes)
+        values = np.concatenate(self._values)
+        self._codes, self._values, self._buffered = [], [], 0
+        codes, values = _sorted_distinct(codes, values)
+        size = int(codes.shape[0])
+        if self.directory is None:
+            self._runs.append((_Column(codes), _Column(values)))
+            return
+        k = len(self._paths) // 2
+        code_path = self.directory / f"pairs-{k}.i64"
+        value_path = self.directory / f"values-{k}.f64"
+        codes.astype("<i8", copy=False).tofile(code_path)
+        values.astype("<f8", copy=False).tofile(value_path)
+        del codes, values
+        self._paths += [code_path, value_path]
+        self._runs.append((_Stored(code_path, "<i8", size), _Stored(value_path, "<f8", size)))
+
+    def codes(self) -> Iterator[tuple[I64Array, F64Array]]:
+        """Pair codes ascending, each once, with their values: a block at a time.
+
+        More than :data:`FAN_IN` runs are first merged :data:`FAN_IN` at a time into longer
+        runs, so each block of the final merge stays large.
+        """
+        self._flush()
+        runs = [run for run in self._runs if len(run[0])]
+        while len(runs) > FAN_IN:
+            group, runs = runs[:FAN_IN], runs[FAN_IN:]
+            runs.append(self._store(_merge(group, self._block(FAN_IN))))
+        if runs:
+            yield from _merge(runs, self._block(len(runs)))
+
+    def _block(self, num_runs: int) -> int:
+        """Codes read from each of ``num_runs`` runs at a time."""
+        return max(MIN_BLOCK, self.capacity // num_runs)
+
+    def _store(self, blocks: Iterator[tuple[I64Array, F64Array]]) -> tuple[_Column, _Column]:
+        """A new run of merged blocks (written out, or kept in memory)."""
+        if self.directory is None:
+            parts = list(blocks)
+            return (
+                _Column(np.concatenate([p[0] for p in parts])),
+                _Column(np.concatenate([p[1] for p in parts])),
+            )
+        k = len(self._paths) // 2
+        code_path = self.directory / f"pairs-{k}.i64"
+        value_path = self.directory / f"values-{k}.f64"
+        size = 0
+        with code_path.open("wb") as codes_file, value_path.open("wb") as values_file:
+            for codes, values in blocks:
+                codes_file.write(codes.astype("<i8", copy=False).tobytes())
+                values_file.write(values.astype("<f8", copy=False).tobytes())
+                size += int(codes.shape[0])
+        self._paths += [code_path, value_path]
+        return _Stored(code_path, "<i8", size), _Stored(value_path, "<f8", size)
+
+    def chunks(self) -> Iterator[tuple[I64Array, I64Array, F64Array]]:
+        """``(first, second, values)`` sorted by ``(first, second)``, each pair once."""
+        for codes, values in self.codes():
+            yield codes // self.num_items, codes % self.num_items, values
+
+    def close(self) -> None:
+        """Drop the runs and delete their files."""
+        self._runs = []
+        self._codes, self._values, self._buffered = [], [], 0
+        for path in self._paths:
+            path.unlink(missing_ok=True)
+        self._paths = []
+
+
+def _merge(runs: list[tuple[_Column, _Column]], block: int) -> Iterator[tuple[I64Array, F64Array]]:
+    """The runs' codes merged ascending, each once, with their values: a block at a time.
+
+    Each step reads up to ``block`` more codes of every run; every code up to the least of
+    the windows' last codes is then in the windows (runs ascend and hold each code once), so
+    those are merged and emitted. Each step emits one run's window whole, or more.
+    """
+    if len(runs) == 1:
+        codes, values = runs[0]
+        for lo in range(0, len(codes), block):
+            hi = min(lo + block, len(codes))
+            yield codes.read(lo, hi), values.read(lo, hi)
+        return
+    at = [0] * len(runs)
+    window = [np.empty(0, dtype=np.int64) for _ in runs]  # run i's codes from at[i] on
+    while True:
+        live = []
+        for i, (codes, _) in enumerate(runs):
+            have = at[i] + window[i].shape[0]
+            if window[i].shape[0] < block and have < len(codes):
+                more = codes.read(have, min(at[i] + block, len(codes)))
+                window[i] = np.concatenate([window[i], more])
+            if window[i].shape[0]:
+                live.append(i)
+        if not live:
+            return
+        bound = min(int(window[i][-1]) for i in live)
+        parts_codes: list[I64Array] = []
+        parts_values: list[F64Array] = []
+        for i in live:
+            taken = int(np.searchsorted(window[i], bound, side="right"))
+            parts_codes.append(window[i][:taken])
+            parts_values.append(runs[i][1].read(at[i], at[i] + taken))
+            window[i] = window[i][taken:]
+            at[i] += taken
+        yield _sorted_distinct(np.concatenate(parts_codes), np.concatenate(parts_values))
+
+
+def _sorted_distinct(codes: I64Array, values: F64Array) -> tuple[I64Array, F64Array]:
+    """``codes`` ascending with repeats dropped (the first kept), and their values."""
+    order = np.argsort(codes, kind="stable")
+    codes = codes[order]
+    keep = np.ones(codes.shape[0], dtype=bool)
+    keep[1:] = codes[1:] != codes[:-1]
+    if keep.all():
+        return codes, values[order]
+    return codes[keep], values[order[keep]]
+
+
+class _Column:
+    """One column of a run: ``read(lo, hi)`` gives its entries ``lo:hi`` as an array."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        return self.values[lo:hi]
+
+
+class _Stored(_Column):
+    """A column in a raw file, read a block at a time (not mapped: its pages stay out of RSS)."""
+
+    def __init__(self, path: Path, dtype: str, size: int) -> None:
+        super().__init__(np.empty(0, dtype=dtype))
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, lo: int, hi: int) -> np.ndarray:
+        count = max(0, min(hi, self.size) - lo)
+        if not count:
+            return np.empty(0, dtype=self.dtype.newbyteorder("="))
+        with self.path.open("rb") as f:
+            data = np.fromfile(f, dtype=self.dtype, count=count, offset=lo * self.dtype.itemsize)
+        return data.astype(self.dtype.newbyteorder("="), copy=False)

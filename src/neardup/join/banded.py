@@ -8,44 +8,67 @@ plans with the same functions so that both engines choose the same bands:
    exact values stand for the far pairs;
 2. :func:`plan_bands`: the spec's ``num_bands`` and ``num_rows``, or the cheapest that reach
    ``spec.recall`` at the threshold (:func:`~neardup.lsh.amplify.choose_amplification`);
-3. :func:`banded_join`: band keys appended chunk by chunk (spilled with a work directory),
-   pairs sharing a band's key found one band at a time, measured exactly in chunks, and those
-   within the threshold kept.
+   :func:`predict` then says how many pairs the bands will measure, and :func:`warn_if_large`
+   warns before any work when that is many;
+3. :func:`banded_stream`: band keys appended chunk by chunk (spilled with a work directory);
+   one band at a time, the pairs sharing a key are generated in chunks of bounded size,
+   measured exactly at once, and only those within the threshold kept, in a
+   :class:`~neardup.io.spill.PairRuns` (spilled beyond its budget) that gives them back sorted
+   and each once (a pair sharing keys in several bands is measured in each).
+
+Memory: the band keys (``8 n b`` bytes, on disk with a work directory), one band's sort (about
+``40 n`` bytes), one chunk of candidate pairs (:data:`CHUNK_PAIR_BYTES` a pair) and the close
+pairs' buffer: with ``memory_bytes``, a quarter of it each for the chunk and the buffer, so the
+candidates are never all held at once, however many there are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from neardup._kernels import groups
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
-from neardup.io.spill import KeyColumns
+from neardup.errors import NeardupWarning, advice
+from neardup.io.spill import KeyColumns, PairRuns
 from neardup.join.distances import within_threshold
-from neardup.join.result import JoinResult
+from neardup.join.result import JoinResult, JoinStream
 from neardup.kinds import METRICS
 from neardup.lsh.amplify import Amplification, Sensitivity, choose_amplification
-from neardup.lsh.banding import banded_pairs
+from neardup.lsh.banding import equal_key_groups
 from neardup.params import JoinSpec
 
 __all__ = [
+    "CHUNK_PAIR_BYTES",
+    "LARGE_JOIN",
     "SAMPLE_PAIRS",
     "VERIFY_PAIRS",
     "band_info",
     "banded_join",
+    "banded_stream",
     "plan_bands",
+    "predict",
     "sample_pairs",
     "sensitivity",
+    "warn_if_large",
 ]
 
 SAMPLE_PAIRS = 4000
 """Random pairs of the data measured to weigh the candidate cost of each amplification."""
 
 VERIFY_PAIRS = 1 << 20
-"""Candidate pairs measured at once."""
+"""Candidate pairs measured at once when no memory budget is given."""
+
+CHUNK_PAIR_BYTES = 40
+"""Bytes a candidate pair takes while its chunk is measured (the pair, its value, the kept)."""
+
+LARGE_JOIN = 50_000_000
+"""Pairs to measure from which a join warns before it starts, with a threshold that cuts them."""
 
 _SAMPLE_TAG = 0x6A6F696E
 """Mixed into ``spec.seed`` for the sample, so it draws apart from the family's hashes."""
@@ -77,17 +100,122 @@ def plan_bands(
 
     ``sample``: the elementary collision probabilities of :func:`sample_pairs`' pairs;
     ``num_items``: how many items are joined (``None`` with no sample: an index, which grows).
+
+    Warns
+    -----
+    NeardupWarning
+        When no bands within ``spec.max_hashes`` reach the recall: the best are used, and the
+        message names what a user can change (the threshold, the recall, the bands).
     """
     if spec.num_bands is not None and spec.num_rows is not None:
         return spec.num_bands, spec.num_rows
-    chosen = choose_amplification(
-        p_near,
-        recall=spec.recall,
-        max_hashes=spec.max_hashes,
-        far_probabilities=sample if sample is not None and sample.shape[0] else None,
-        num_items=num_items,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        chosen = choose_amplification(
+            p_near,
+            recall=spec.recall,
+            max_hashes=spec.max_hashes,
+            far_probabilities=sample if sample is not None and sample.shape[0] else None,
+            num_items=num_items,
+        )
+    for warning in caught:
+        if not issubclass(warning.category, NeardupWarning):
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+            continue
+        b, r = chosen.as_bands()
+        reached = float(chosen.probability(p_near))
+        nearer = "higher" if METRICS[spec.metric].measure == "similarity" else "lower"
+        options = [
+            advice("--threshold", f"a {nearer} --threshold"),
+            advice("--recall", f"a lower --recall (now {spec.recall:g})"),
+            advice("--bands", "more bands and fewer rows (--bands, --rows)"),
+        ]
+        named = [option for option in options if option]
+        hint = f"; {' or '.join(named)} would reach it" if named else ""
+        warnings.warn(
+            f"a pair at the threshold becomes a candidate with probability {reached:.4f} at "
+            f"most ({b} bands of {r} rows, the best of {spec.max_hashes} hashes), short of the "
+            f"recall {spec.recall:g} asked{hint}.",
+            NeardupWarning,
+            stacklevel=2,
+        )
     return chosen.as_bands()
+
+
+def predict(
+    probabilities: F64Array, num_bands: int, num_rows: int, num_items: int
+) -> dict[str, int]:
+    """What bands of ``num_rows`` will meet among ``num_items`` items, from a sample of pairs.
+
+    ``probabilities``: the sampled pairs' elementary collision probabilities ``q``. Over the
+    ``N = n (n - 1) / 2`` pairs, ``candidate_pairs`` is ``N`` times the mean of
+    ``1 - (1 - q^r)^b`` (pairs sharing a key in some band) and ``measured_pairs`` ``N`` times
+    the mean of ``b q^r`` (bucket pairs, a pair counted once per band it shares: what the
+    join measures). Giant buckets, which pair fewer, are not foreseen.
+
+    Examples
+    --------
+    >>> predict(np.array([0.5, 0.5]), num_bands=4, num_rows=2, num_items=101)
+    {'candidate_pairs': 3452, 'measured_pairs': 5050}
+    """
+    total = num_items * (num_items - 1) / 2
+    if not probabilities.shape[0] or total == 0:
+        return {"candidate_pairs": 0, "measured_pairs": 0}
+    band = np.asarray(probabilities, dtype=np.float64) ** num_rows
+    found = 1.0 - (1.0 - band) ** num_bands
+    return {
+        "candidate_pairs": round(total * float(found.mean())),
+        "measured_pairs": round(total * num_bands * float(band.mean())),
+    }
+
+
+def warn_if_large(
+    spec: JoinSpec,
+    measured: int,
+    at_threshold: Callable[[float], int],
+    *,
+    limit: int = LARGE_JOIN,
+) -> float | None:
+    """Warn before the work when a join will measure more than ``limit`` pairs.
+
+    ``measured``: the pairs :func:`predict` expects; ``at_threshold(t)``: those it expects at
+    threshold ``t`` (bands chosen again). The warning names the nearest threshold of a grid
+    towards the strict end that brings them under ``limit`` (returned), or, with the bands
+    given, says that more rows cut them.
+    """
+    if measured <= limit:
+        return None
+    metric = METRICS[spec.metric]
+    head = (
+        f"this join will measure about {measured:,} candidate pairs (predicted from "
+        f"{SAMPLE_PAIRS:,} random pairs); it stays within its memory, but takes long"
+    )
+    if spec.num_bands is not None:
+        hint = advice("--rows", "; more rows a band (--rows) cut them")
+        warnings.warn(head + hint + ".", NeardupWarning, stacklevel=2)
+        return None
+    strict = metric.high if metric.measure == "similarity" else metric.low
+    suggested = None
+    if strict is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NeardupWarning)
+            for step in np.linspace(spec.threshold, strict, 41)[1:-1].tolist():
+                t = float(round(step) if metric.integral else round(step, 3))
+                if t == spec.threshold:
+                    continue
+                cut = at_threshold(t)
+                if cut <= limit:
+                    suggested = (t, cut)
+                    break
+    if suggested is None:
+        warnings.warn(head + ".", NeardupWarning, stacklevel=2)
+        return None
+    t, cut = suggested
+    hint = advice("--threshold", f"; --threshold {t:g} would cut them to about {cut:,}")
+    warnings.warn(head + hint + ".", NeardupWarning, stacklevel=2)
+    return t
 
 
 def sensitivity(
@@ -148,42 +276,104 @@ def banded_join(
     info: dict[str, Any] | None = None,
     family: Sensitivity | None = None,
 ) -> JoinResult:
+    """:func:`banded_stream`'s pairs, all in memory: a :class:`JoinResult`."""
+    return banded_stream(
+        spec,
+        num_items,
+        key_chunks,
+        measure,
+        num_bands=num_bands,
+        num_rows=num_rows,
+        p_near=p_near,
+        active=active,
+        work_dir=work_dir,
+        info=info,
+        family=family,
+    ).result()
+
+
+def banded_stream(
+    spec: JoinSpec,
+    num_items: int,
+    key_chunks: Iterable[U64Array],
+    measure: Callable[[I64Array, I64Array], F64Array],
+    *,
+    num_bands: int,
+    num_rows: int,
+    p_near: float,
+    active: BoolArray | None = None,
+    work_dir: Path | None = None,
+    info: dict[str, Any] | None = None,
+    family: Sensitivity | None = None,
+    memory_bytes: int | None = None,
+) -> JoinStream:
     """Pairs sharing a band key, measured by ``measure(first, second)``, kept within threshold.
 
     ``key_chunks`` yields ``uint64[rows, num_bands]`` keys of consecutive items; ``active``
-    marks the items that may pair (all by default). ``info`` is extended with the bands, the
+    marks the items that may pair (all by default). One band at a time, the bucket pairs
+    are generated in chunks (at most ``memory_bytes / 4`` bytes of them, or
+    :data:`VERIFY_PAIRS` pairs without a budget), measured at once and the close ones kept
+    in a :class:`~neardup.io.spill.PairRuns` of ``memory_bytes / 4`` (in ``work_dir``; in
+    memory without it, or without a budget). ``info`` is extended with the bands, the
     predicted recall, the counts and, given the elementary ``family``'s sensitivity (see
-    :func:`sensitivity`), the amplified one (MMDS §3.6.3).
+    :func:`sensitivity`), the amplified one (MMDS §3.6.3); ``num_candidates`` counts the
+    bucket pairs measured, a pair once for each band it shares a key in.
     """
     keys = KeyColumns(work_dir)
     for chunk in key_chunks:
         keys.append(chunk)
-    bands = (keys.column(band) for band in range(num_bands))
-    candidates = banded_pairs(bands, num_items, active=active, max_bucket_size=spec.max_bucket_size)
-    firsts: list[I64Array] = [np.empty(0, np.int64)]
-    seconds: list[I64Array] = [np.empty(0, np.int64)]
-    values: list[F64Array] = [np.empty(0, np.float64)]
-    for start in range(0, len(candidates), VERIFY_PAIRS):
-        first = candidates.first[start : start + VERIFY_PAIRS]
-        second = candidates.second[start : start + VERIFY_PAIRS]
-        value = measure(first, second)
-        close = within_threshold(spec.metric, value, spec.threshold)
-        firsts.append(first[close])
-        seconds.append(second[close])
-        values.append(value[close])
+    if memory_bytes is None:
+        chunk_pairs = VERIFY_PAIRS
+        close = PairRuns(num_items, None, memory_bytes=1 << 62)
+    else:
+        chunk_pairs = max(1024, memory_bytes // 4 // CHUNK_PAIR_BYTES)
+        close = PairRuns(num_items, work_dir, memory_bytes=max(1, memory_bytes // 4))
+    docs = np.arange(num_items, dtype=np.int64)
+    if active is not None:
+        docs = docs[active]
+    cap = spec.max_bucket_size
+    num_measured = num_giant = largest = 0
+    for band in range(num_bands):
+        if docs.shape[0]:
+            largest = max(largest, 1)
+        members, bounds = equal_key_groups(keys.column(band)[docs])
+        if bounds.shape[0] < 2:
+            continue
+        sizes = np.diff(bounds)
+        num_giant += int(np.count_nonzero(sizes > cap))
+        largest = max(largest, int(sizes.max()))
+        members = docs[members]
+        for first, second in _bucket_chunks(members, bounds, cap, chunk_pairs):
+            value = measure(first, second)
+            kept = within_threshold(spec.metric, value, spec.threshold)
+            close.add(first[kept], second[kept], value[kept])
+            num_measured += int(first.shape[0])
     found = {
         **(info or {}),
         **band_info(num_bands, num_rows, p_near, family),
-        "num_candidates": len(candidates),
-        "num_giant_buckets": candidates.num_giant_buckets,
-        "largest_bucket": candidates.largest_bucket,
+        "num_candidates": num_measured,
+        "num_giant_buckets": num_giant,
+        "largest_bucket": largest,
+        "spilled_runs": close.num_runs if work_dir is not None else 0,
     }
-    result = JoinResult(
-        first=np.concatenate(firsts),
-        second=np.concatenate(seconds),
-        values=np.concatenate(values),
-        metric=spec.metric,
-        info=found,
-    )
-    found["num_pairs"] = len(result)
-    return result
+    return JoinStream(chunks=close.chunks, metric=spec.metric, info=found)
+
+
+def _bucket_chunks(
+    members: I64Array, bounds: I64Array, cap: int, chunk_pairs: int
+) -> Iterator[tuple[I64Array, I64Array]]:
+    """The pairs of each bucket ``members[bounds[b]:bounds[b + 1]]``, a chunk at a time.
+
+    Chunks of about ``chunk_pairs`` (one member's pairs are never split: at most ``cap - 1``
+    more). In :func:`neardup.lsh.banding.bucket_pairs`' order and under its rule for giant buckets.
+    """
+    ends = groups.member_pair_ends(bounds, cap)
+    lo = 0
+    while lo < ends.shape[0]:
+        before = int(ends[lo - 1]) if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, before + chunk_pairs, side="right")))
+        count = int(ends[hi - 1]) - before
+        if count:
+            bucket = int(np.searchsorted(bounds, lo, side="right")) - 1
+            yield groups.member_pairs(members, bounds, cap, bucket, lo, hi, count)
+        lo = hi

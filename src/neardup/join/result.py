@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from neardup._types import F64Array, I64Array
 
-__all__ = ["JoinResult"]
+__all__ = ["JoinResult", "JoinStream"]
+
+PairChunks = Iterator[tuple[I64Array, I64Array, F64Array]]
+"""``(first, second, values)`` chunks, sorted by ``(first, second)`` across chunks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,3 +44,49 @@ class JoinResult:
 
     def __len__(self) -> int:
         return int(self.first.shape[0])
+
+
+@dataclass(frozen=True, slots=True)
+class JoinStream:
+    """A join's close pairs read back a chunk at a time, for outputs that never hold them all.
+
+    Attributes
+    ----------
+    chunks
+        Called once: ``(first, second, values)`` chunks as :class:`JoinResult` holds them
+        (``first < second``, sorted by ``(first, second)``, each pair once), concatenated.
+    metric, info
+        As :class:`JoinResult`'s (``info`` without ``num_pairs``, known once read).
+    """
+
+    chunks: Callable[[], PairChunks]
+    metric: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, result: JoinResult) -> JoinStream:
+        """A stream of a result already in memory (one chunk)."""
+
+        def chunks() -> PairChunks:
+            yield result.first, result.second, result.values
+
+        return cls(chunks=chunks, metric=result.metric, info=result.info)
+
+    def result(self) -> JoinResult:
+        """Every pair in memory; ``info`` gains ``num_pairs``."""
+        firsts: list[I64Array] = [np.empty(0, np.int64)]
+        seconds: list[I64Array] = [np.empty(0, np.int64)]
+        values: list[F64Array] = [np.empty(0, np.float64)]
+        for first, second, value in self.chunks():
+            firsts.append(first)
+            seconds.append(second)
+            values.append(value)
+        found = JoinResult(
+            first=np.concatenate(firsts),
+            second=np.concatenate(seconds),
+            values=np.concatenate(values),
+            metric=self.metric,
+            info=self.info,
+        )
+        self.info["num_pairs"] = len(found)
+        return found

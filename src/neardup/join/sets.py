@@ -24,12 +24,22 @@ paired; the threshold must be above 0 (at 0 every pair would qualify).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from neardup.errors import ParameterError
-from neardup.join.banded import banded_join, plan_bands, sample_pairs, sensitivity
-from neardup.join.result import JoinResult
+from neardup.join.banded import (
+    banded_stream,
+    plan_bands,
+    predict,
+    sample_pairs,
+    sensitivity,
+    warn_if_large,
+)
+from neardup.join.result import JoinResult, JoinStream
 from neardup.lsh.prefix import exact_set_pairs, jaccard_threshold
 from neardup.lsh.sets import SetHasher, check_item_sets
 from neardup.pairs import CandidatePairs
@@ -37,7 +47,7 @@ from neardup.params import JoinSpec
 from neardup.text.shingle import ShingleSets
 from neardup.verify import exact_jaccard
 
-__all__ = ["prefix_join", "set_join"]
+__all__ = ["prefix_join", "set_join", "set_stream"]
 
 
 CHUNK_SETS = 65536
@@ -78,7 +88,13 @@ def prefix_join(sets: ShingleSets, threshold: float, *, suffix_depth: int = 2) -
 # the LSH join ---------------------------------------------------------------------------------
 
 
-def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None) -> JoinResult:
+def set_join(
+    sets: ShingleSets,
+    spec: JoinSpec,
+    *,
+    work_dir: Path | None = None,
+    memory_bytes: int | None = None,
+) -> JoinResult:
     """All pairs of sets with Jaccard similarity >= ``spec.threshold``, verified exactly.
 
     Parameters
@@ -92,6 +108,9 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
     work_dir
         LSH only: where the band keys are spilled, one file per band; ``None`` keeps them in
         memory.
+    memory_bytes
+        LSH only: the working memory of candidate chunks and close pairs, as
+        :func:`~neardup.join.vectors.vector_join` takes it.
 
     Returns
     -------
@@ -99,7 +118,8 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
         The pairs ``first < second``, sorted, ``values`` their exact Jaccard. ``info`` (LSH):
         ``family`` ``"minhash"``, ``num_bands``, ``num_rows``, ``collision_probability`` (the
         threshold), ``predicted_recall`` (``1 - (1 - t^r)^b``), ``sampled_pairs``,
-        ``num_candidates``, ``num_pairs``, ``num_giant_buckets``, ``largest_bucket``; exact:
+        ``num_candidates`` (bucket pairs measured), ``num_pairs``, ``num_giant_buckets``,
+        ``largest_bucket``, ``prediction``; exact:
         as :func:`prefix_join`.
 
     Raises
@@ -124,7 +144,8 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
 
     Memory (LSH), besides ``sets``: the band keys, ``8 n b`` bytes (on disk with
     ``work_dir``: then one band, ``8 n`` bytes, plus its sort), one chunk of signatures
-    (32 MiB at most), the candidate pairs (16 bytes each) and one verification chunk.
+    (32 MiB at most), one chunk of candidate pairs and the close pairs (bounded by
+    ``memory_bytes`` with ``work_dir``); the candidates are never all held.
     Time: ``O(N b r)`` hashing for ``N`` elements in all, plus the sorts and candidates.
 
     References
@@ -140,21 +161,41 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
     >>> list(zip(result.first.tolist(), result.second.tolist())), result.info["family"]
     ([(0, 1)], 'minhash')
     """
+    return set_stream(sets, spec, work_dir=work_dir, memory_bytes=memory_bytes).result()
+
+
+def set_stream(
+    sets: ShingleSets,
+    spec: JoinSpec,
+    *,
+    work_dir: Path | None = None,
+    memory_bytes: int | None = None,
+) -> JoinStream:
+    """:func:`set_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (same arguments)."""
     if spec.metric != "jaccard":
         raise ParameterError(
             f"set_join joins item sets: JoinSpec.metric must be 'jaccard'; got {spec.metric!r}."
         )
     t = jaccard_threshold(spec.threshold, "set_join")
     if spec.exact:
-        return prefix_join(sets, t)
+        return JoinStream.of(prefix_join(sets, t))
     sets = check_item_sets(sets, "set_join")
     # As the Spark engine plans: every set, empty ones included. One MinHash slot agrees with
     # probability J, so the sample's values are their collision probabilities.
     first, second = sample_pairs(len(sets), spec.seed)
     sample = exact_jaccard(sets, CandidatePairs(first=first, second=second))
     num_bands, num_rows = plan_bands(spec, t, sample, len(sets))
+    prediction = predict(sample, num_bands, num_rows, len(sets))
+
+    def at_threshold(threshold: float) -> int:
+        bands = plan_bands(replace(spec, threshold=threshold), threshold, sample, len(sets))
+        return predict(sample, *bands, len(sets))["measured_pairs"]
+
+    warn_if_large(spec, prediction["measured_pairs"], at_threshold)
+    total = len(sets) * (len(sets) - 1) // 2
+    close = float(np.mean(sample >= t)) if sample.shape[0] else 0.0
     hasher = SetHasher(spec, num_bands=num_bands, num_rows=num_rows)
-    return banded_join(
+    return banded_stream(
         spec,
         len(sets),
         (hasher.keys(chunk) for chunk in _chunks(sets, CHUNK_SETS)),
@@ -164,8 +205,13 @@ def set_join(sets: ShingleSets, spec: JoinSpec, *, work_dir: Path | None = None)
         p_near=t,
         active=sets.sizes() > 0,
         work_dir=work_dir,
-        info={"family": "minhash", "sampled_pairs": len(sample)},
+        info={
+            "family": "minhash",
+            "sampled_pairs": len(sample),
+            "prediction": {**prediction, "pairs": round(total * close)},
+        },
         family=sensitivity(spec, t, sample, sample),
+        memory_bytes=memory_bytes,
     )
 
 

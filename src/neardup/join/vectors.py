@@ -19,13 +19,15 @@ Input, by metric (the family's own input):
 
 A pair is close when its exact value (float64, :func:`~neardup.join.distances.pair_values`) is
 at least the threshold for ``cosine``, at most it for the distances: a pair exactly at the
-threshold is close. A zero vector has cosine 0 with every vector, itself included.
+threshold is close. A zero vector has no direction, so its cosine is undefined:
+:func:`~neardup.join.distances.pair_values` gives it 0 with every vector, and
+:func:`vector_join` leaves it out (it never pairs, at any threshold; ``info`` counts them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,15 +39,22 @@ from neardup._kernels import distances as kernels
 from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError, StoreError
-from neardup.join.banded import banded_join, plan_bands, sample_pairs, sensitivity
+from neardup.join.banded import (
+    banded_stream,
+    plan_bands,
+    predict,
+    sample_pairs,
+    sensitivity,
+    warn_if_large,
+)
 from neardup.join.distances import VECTOR_METRICS, pair_values, within_threshold
-from neardup.join.result import JoinResult
+from neardup.join.result import JoinResult, JoinStream
 from neardup.kinds import METRICS, load
 from neardup.lsh.amplify import Amplification
 from neardup.lsh.family import VectorHasher
 from neardup.params import JoinSpec
 
-__all__ = ["VectorIndex", "VectorMatches", "vector_join"]
+__all__ = ["VectorIndex", "VectorMatches", "vector_join", "vector_stream"]
 
 CHUNK_ROWS = 8192
 """Rows checked and hashed at once (the results do not depend on it)."""
@@ -144,7 +153,16 @@ def _check_chunk(
 
 
 def _check_reachable(spec: JoinSpec, dim: int, max_value: int | None) -> None:
-    """Refuse a distance threshold no pair can exceed (every pair would be close)."""
+    """Refuse a threshold every pair is within (a join of all pairs is no near-neighbour join).
+
+    A distance no pair can exceed (``hamming``, ``l1``), or the cosine -1 (no pair is below
+    it, and no random hyperplane separates less than all of a pair at -1).
+    """
+    if spec.metric == "cosine" and spec.threshold <= -1.0:
+        raise ParameterError(
+            f"JoinSpec.threshold {spec.threshold:g} admits every pair of vectors (no cosine is "
+            "below -1): raise --threshold."
+        )
     largest = {"hamming": dim, "l1": dim * (max_value or 0)}.get(spec.metric)
     if largest is not None and spec.threshold >= largest:
         raise ParameterError(
@@ -194,6 +212,7 @@ def vector_join(
     max_value: int | None = None,
     chunk_rows: int = CHUNK_ROWS,
     work_dir: Path | None = None,
+    memory_bytes: int | None = None,
 ) -> JoinResult:
     """All pairs of rows within ``spec.threshold``: LSH candidates, verified exactly.
 
@@ -215,6 +234,11 @@ def vector_join(
         Rows checked and hashed at once; the result does not depend on it.
     work_dir
         Where the band keys are spilled, one file per band; ``None`` keeps them in memory.
+    memory_bytes
+        The working memory of candidate chunks and close pairs (:mod:`neardup.join.banded`);
+        with ``work_dir``, close pairs beyond it are spilled there. ``None``: chunks of
+        :data:`~neardup.join.banded.VERIFY_PAIRS`, every close pair in memory. The pairs never
+        depend on it.
 
     Returns
     -------
@@ -223,13 +247,25 @@ def vector_join(
         ``family`` (the class name), ``num_bands``, ``num_rows``, ``collision_probability``
         (of one elementary hash at the threshold), ``predicted_recall`` (the banded
         probability at the threshold, ``1 - (1 - p^r)^b``), ``sampled_pairs``,
-        ``num_candidates``, ``num_pairs``, ``num_giant_buckets``, ``largest_bucket``, and
-        ``max_value`` for ``l1``.
+        ``num_candidates`` (bucket pairs measured: a pair once per band it shares a key in),
+        ``num_pairs``, ``num_giant_buckets``, ``largest_bucket``, ``prediction`` (the
+        candidates and close pairs expected from the sample, see
+        :func:`~neardup.join.banded.predict`), ``num_zero_vectors`` (and
+        ``first_zero_vector``, where there is one) for ``cosine``, and ``max_value`` for
+        ``l1``.
 
     Raises
     ------
     ParameterError
-        A metric other than the four, or ``dim`` / ``max_value`` that do not fit the data.
+        A metric other than the four, ``dim`` / ``max_value`` that do not fit the data, or a
+        threshold every pair is within (cosine -1; a Hamming or L1 distance no pair exceeds).
+
+    Warns
+    -----
+    NeardupWarning
+        More than
+        :data:`~neardup.join.banded.LARGE_JOIN` pairs to measure (with a threshold that cuts
+        them); bands that cannot reach the recall.
     InputError
         Rows of the wrong shape or dtype, NaN or infinite values, negative counts or counts
         past ``max_value``, bits set past ``dim``.
@@ -243,17 +279,16 @@ def vector_join(
     hashes reaching ``spec.recall`` at the threshold; (3) hash ``chunk_rows`` rows at a time
     into band keys, appended to :class:`~neardup.io.spill.KeyColumns`; (4) find the pairs
     sharing a band's key one band at a time (a bucket past ``spec.max_bucket_size`` pairs each
-    member with the ``max_bucket_size - 1`` before it); (5) measure the candidates in chunks
-    and keep the close ones. With ``cosine`` and a threshold above 0, zero vectors (cosine 0
-    with everything) never become candidates.
+    member with the ``max_bucket_size - 1`` before it); (5) measure the candidates a chunk
+    at a time and keep the close ones. With ``cosine``, zero vectors never become candidates.
 
     Memory, besides ``data``: the band keys, ``8 n b`` bytes (on disk with ``work_dir``; then
-    one band, ``8 n`` bytes, plus its sort, about ``24 n``), one chunk of hashing (the
-    family's working memory, a few times ``8 chunk_rows (dim + b r)`` bytes), the candidate
-    pairs (16 bytes each; while they are gathered, 8 bytes for each band a pair is found in)
-    and one verification chunk (24 bytes a pair). A pair that is close is found with
-    probability ``predicted_recall`` or more (exactly at the threshold; more when nearer);
-    every pair returned is close.
+    one band, ``8 n`` bytes, plus its sort, about ``40 n``), one chunk of hashing (the
+    family's working memory, a few times ``8 chunk_rows (dim + b r)`` bytes), one chunk of
+    candidate pairs and the close pairs (24 bytes each; with ``memory_bytes`` and
+    ``work_dir``, bounded by it and spilled beyond). The candidates are never all held. A
+    pair that is close is found with probability ``predicted_recall`` or more (exactly at
+    the threshold; more when nearer); every pair returned is close.
 
     References
     ----------
@@ -269,6 +304,28 @@ def vector_join(
     >>> round(float(result.values[0]), 4)
     0.9939
     """
+    return vector_stream(
+        data,
+        spec,
+        dim=dim,
+        max_value=max_value,
+        chunk_rows=chunk_rows,
+        work_dir=work_dir,
+        memory_bytes=memory_bytes,
+    ).result()
+
+
+def vector_stream(
+    data: Any,
+    spec: JoinSpec,
+    *,
+    dim: int | None = None,
+    max_value: int | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+    work_dir: Path | None = None,
+    memory_bytes: int | None = None,
+) -> JoinStream:
+    """:func:`vector_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (its arguments)."""
     owner = "vector_join"
     family = _vector_metric(spec, owner)
     rows, dim = _matrix(spec.metric, data, dim, owner)
@@ -276,35 +333,52 @@ def vector_join(
         raise ParameterError(f"vector_join chunk_rows must be an int >= 1; got {chunk_rows!r}.")
     limit = _max_value(spec, max_value, owner)
     n = rows.shape[0]
+    cosine = spec.metric == "cosine"
+    active = np.ones(n, dtype=bool) if cosine else None
     largest = 0
     for start, stop in _chunks(n, chunk_rows):
-        largest = max(
-            largest, _check_chunk(spec.metric, rows[start:stop], start, dim, limit, owner)
-        )
+        chunk = rows[start:stop]
+        largest = max(largest, _check_chunk(spec.metric, chunk, start, dim, limit, owner))
+        if active is not None:
+            active[start:stop] = chunk.any(axis=1)
     if spec.metric == "l1" and limit is None:
         limit = max(largest, 1)
     _check_reachable(spec, dim, limit)
+    info: dict[str, Any] = {"family": family.__name__}
+    if active is not None:
+        num_zero = n - int(np.count_nonzero(active))
+        info["num_zero_vectors"] = num_zero
+        if num_zero:
+            info["first_zero_vector"] = int(np.argmin(active))
     p_near = float(family.collision_probability(spec.threshold, spec, dim, limit))
     values, sample = _sample(spec, family, rows, dim, limit)
     num_bands, num_rows = plan_bands(spec, p_near, sample, n)
+    prediction = predict(sample, num_bands, num_rows, n)
+
+    def at_threshold(t: float) -> int:
+        other = replace(spec, threshold=t)
+        q = np.asarray(family.collision_probability(values, other, dim, limit), np.float64)
+        p = float(family.collision_probability(t, other, dim, limit))
+        return predict(q, *plan_bands(other, p, q, n), n)["measured_pairs"]
+
+    warn_if_large(spec, prediction["measured_pairs"], at_threshold)
     hasher = family(spec, dim, num_bands=num_bands, num_rows=num_rows, max_value=limit)
     dtype = _hash_dtype(spec.metric)
-    active = np.ones(n, dtype=bool) if spec.metric == "cosine" and spec.threshold > 0 else None
 
     def key_chunks() -> Iterator[U64Array]:
         for start, stop in _chunks(n, chunk_rows):
-            chunk = np.ascontiguousarray(rows[start:stop], dtype=dtype)
-            if active is not None:  # filled before banded_join pairs (it hashes every chunk first)
-                active[start:stop] = chunk.any(axis=1)
-            yield hasher.keys(chunk)
+            yield hasher.keys(np.ascontiguousarray(rows[start:stop], dtype=dtype))
 
-    info: dict[str, Any] = {
-        "family": family.__name__,
-        "sampled_pairs": int(sample.shape[0]),
+    close = within_threshold(spec.metric, values, spec.threshold)
+    total = n * (n - 1) // 2
+    info["sampled_pairs"] = int(sample.shape[0])
+    info["prediction"] = {
+        **prediction,
+        "pairs": round(total * float(close.mean())) if close.shape[0] else 0,
     }
     if spec.metric == "l1":
         info["max_value"] = limit
-    return banded_join(
+    return banded_stream(
         spec,
         n,
         key_chunks(),
@@ -316,6 +390,7 @@ def vector_join(
         work_dir=work_dir,
         info=info,
         family=sensitivity(spec, p_near, values, sample),
+        memory_bytes=memory_bytes,
     )
 
 
