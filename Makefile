@@ -1,10 +1,9 @@
-# The two commands of the quick start: `make demo` and `make test`.
+# The two commands of the quick start: `make demo` and `make test`; `make test-fast` while you work.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: demo test lint typecheck pytest java browser bench clean coverage-kernels
+.PHONY: demo test test-fast lint typecheck pytest java browser bench clean coverage-kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +11,7 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/neardup warmup  # compiles the default path's kernels once, so no first run does
 	touch $@
 
 $(VENV)/.installed-bench: pyproject.toml $(VENV)/.installed
@@ -40,6 +40,15 @@ pytest: $(VENV)/.installed java browser
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The inner loop: the unit, reference, property and doc tests, in this process only; no test
+# marked slow (over ~2 s), subprocess (starts the installed command or another Python),
+# service (a real server on a socket), spark or browser. Under 3 minutes on 2 cores; needs
+# neither Java nor Chromium. CONTRIBUTING.md says what each tier runs.
+FAST := not (slow or subprocess or service or spark or browser)
+
+test-fast: $(VENV)/.installed
+	$(BIN)/pytest -q -m "$(FAST)"
 
 # Line and branch coverage of the numba kernels (src/neardup/_kernels): with NUMBA_DISABLE_JIT=1
 # they run as plain Python, so coverage sees them. Only the tests that feed the kernels small
@@ -74,4 +83,4 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/scale.py --rfc  # makes 1M and 10M documents once (out/bench, ~4 GB)
 
 clean:
-	rm -rf $(VENV) .numba_cache out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) src/neardup/_kernels/__pycache__ out .pytest_cache .mypy_cache .ruff_cache

@@ -164,7 +164,8 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
     is_ascii)``, decoding into ``out[o:]`` when ``write``; position -1 when the string is not
     on the fast path. Characters and ASCII are those of the decoded string. Runs of ``plain``
     bytes (printable ASCII but quote and backslash: the table of :func:`plain_bytes`) are
-    found first and copied as one block.
+    found first and copied as one block. Callers pass ``o`` and ``write`` as typed values
+    (``np.int64``, ``np.bool_``), never literals, so one specialisation serves them all.
     """
     i += 1
     start_o = o
@@ -177,7 +178,8 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
             j += 1
         if j > i:
             if write:
-                out[o : o + j - i] = buf[i:j]
+                for t in range(j - i):  # a loop: a slice copy compiles seconds longer
+                    out[o + t] = buf[i + t]
             o += j - i
             chars += j - i
             i = j
@@ -321,7 +323,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             return -1
         c = buf[i]
         if c == 34:
-            i = _string(buf, i, end, plain, 0, False, plain)[0]
+            i = _string(buf, i, end, plain, np.int64(0), np.bool_(False), plain)[0]
         elif c == 45 or 48 <= c <= 57:
             i, _ = _number(buf, i, end)
         elif c == 116 or c == 102 or c == 110:
@@ -340,7 +342,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             elif c == 123:
                 if buf[i] != 34:
                     return -1
-                i = _string(buf, i, end, plain, 0, False, plain)[0]
+                i = _string(buf, i, end, plain, np.int64(0), np.bool_(False), plain)[0]
                 if i < 0:
                     return -1
                 i = _skip_space(buf, i, end)
@@ -371,7 +373,7 @@ def _skip_value(buf, i, end, plain, stack):  # type: ignore[no-untyped-def]
             if stack[depth - 1] == 1:
                 if i >= end or buf[i] != 34:
                     return -1
-                i = _string(buf, i, end, plain, 0, False, plain)[0]
+                i = _string(buf, i, end, plain, np.int64(0), np.bool_(False), plain)[0]
                 if i < 0:
                     return -1
                 i = _skip_space(buf, i, end)
@@ -428,7 +430,7 @@ def _parse_line(  # type: ignore[no-untyped-def]
         if i >= end or buf[i] != 34:
             return SLOW, 0, ID_NONE, 0, 0, False
         key_start = i + 1
-        i, _, escaped, _, _ = _string(buf, i, end, plain, 0, False, plain)
+        i, _, escaped, _, _ = _string(buf, i, end, plain, np.int64(0), np.bool_(False), plain)
         if i < 0 or escaped:
             return SLOW, 0, ID_NONE, 0, 0, False
         key_stop = i - 1
@@ -444,7 +446,7 @@ def _parse_line(  # type: ignore[no-untyped-def]
             if has_text or buf[i] != 34:
                 return SLOW, 0, ID_NONE, 0, 0, False
             i, text_length, _, text_chars, text_ascii = _string(
-                buf, i, end, text_out, start, True, plain
+                buf, i, end, text_out, start, np.bool_(True), plain
             )
             has_text = True
         elif is_id:
@@ -453,7 +455,7 @@ def _parse_line(  # type: ignore[no-untyped-def]
             has_id = True
             c = buf[i]
             if c == 34:
-                i, id_length, _, _, _ = _string(buf, i, end, id_out, start, True, plain)
+                i, id_length, _, _, _ = _string(buf, i, end, id_out, start, np.bool_(True), plain)
                 id_kind = ID_STRING
             elif c == 110:
                 i = _literal(buf, i, end)
@@ -539,10 +541,10 @@ def parse_lines(  # type: ignore[no-untyped-def]
             )
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def default_ids(prefix, numbers, out, out_offsets):  # type: ignore[no-untyped-def]
     """Write ``prefix`` followed by the decimal ``numbers[r]`` for every item ``r``."""
-    for r in prange(numbers.shape[0]):
+    for r in range(numbers.shape[0]):
         o = out_offsets[r]
         for j in range(prefix.shape[0]):
             out[o + j] = prefix[j]
@@ -605,13 +607,15 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
         if keep[record]:
             if run_stop != s:
                 if run_start >= 0:
-                    out[o : o + run_stop - run_start] = buf[run_start:run_stop]
+                    for t in range(run_stop - run_start):
+                        out[o + t] = buf[run_start + t]
                     o += run_stop - run_start
                 run_start = s
             run_stop = e
         record += 1
     if run_start >= 0:
-        out[o : o + run_stop - run_start] = buf[run_start:run_stop]
+        for t in range(run_stop - run_start):
+            out[o + t] = buf[run_start + t]
         o += run_stop - run_start
         if buf[run_stop - 1] != 10:
             out[o] = 10

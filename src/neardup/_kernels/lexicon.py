@@ -7,9 +7,8 @@ ALONE code point a word of its own), found here with their places in the text. A
 so folded when case is folded), finalised with ``fmix64``: the ``nd64`` token hash.
 
 The word rules are the shingling kernels' own (``shingles.token_class`` and
-``utf8.decode_code_point``), imported, not copied: numba's on-disk cache does not notice a
-change to a kernel called from another file, which is why the project keeps its cache in
-``.numba_cache`` (``make clean``).
+``utf8.decode_code_point``), imported, not copied: the cache directory is named for a hash of
+every kernel's source (:mod:`neardup._kernels`), so a change to them starts a new one.
 """
 
 from __future__ import annotations

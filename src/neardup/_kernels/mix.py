@@ -1,9 +1,8 @@
 """The 64-bit mixing function every kernel shares.
 
 Kernels in other files call (and inline) it. numba's on-disk cache does not notice a change to a
-function called from another file, so after changing anything here run ``make clean`` (the
-Makefile points ``NUMBA_CACHE_DIR`` at ``.numba_cache``, which it removes); CI always starts
-without a cache.
+function called from another file; the cache directory is named for a hash of every kernel's
+source (:mod:`neardup._kernels`), so a change here starts a new one.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ token keys, so two shingles have equal keys exactly when their tokens are equal 
 collisions), whatever the fingerprint scheme.
 
 The character rules are the shingling kernels' own (``shingles.token_class``), imported, not
-copied (the project keeps numba's cache in ``.numba_cache``, see ``neardup._kernels.lexicon``).
+copied (a change to them starts a new cache directory, see :mod:`neardup._kernels`).
 """
 
 from __future__ import annotations

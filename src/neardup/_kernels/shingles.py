@@ -2,9 +2,9 @@
 
 A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
 ``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
-over documents, and keeps its whole call chain inside this file but for ``mix.fmix64`` and the
-Rabin steps of ``rabin`` (numba's on-disk cache does not notice changes to kernels called from
-other files: see ``mix``).
+over documents; it calls ``mix.fmix64``, the Rabin steps of ``rabin`` and ``utf8`` decoding
+from other files (safe with the cache: its directory is named for a hash of every kernel's
+source, see :mod:`neardup._kernels`).
 
 The default fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
 
@@ -424,14 +424,16 @@ def _densify(row, ranks, index_bits, densify_key, best, filled, is_filled):  # t
     if ranks.shape[0] == 0:
         for i in range(num_bins):
             if not is_filled[i]:
-                attempt = 0
+                attempt = np.int64(0)
                 j = _probe(densify_key, i, attempt, num_bins)
                 while not is_filled[j]:
                     attempt += 1
                     j = _probe(densify_key, i, attempt, num_bins)
                 row[i] = row[j]
         return
-    best[:] = ranks[filled[0]]
+    first = ranks[filled[0]]
+    for i in range(num_bins):  # a loop: a slice copy compiles seconds longer
+        best[i] = first[i]
     for t in range(1, m):
         candidate = ranks[filled[t]]
         for i in range(num_bins):
@@ -448,7 +450,7 @@ def _densify(row, ranks, index_bits, densify_key, best, filled, is_filled):  # t
         for i in range(num_bins):
             if is_filled[i] or (best[i] >> index_bits) != UNRANKED:
                 continue
-            attempt = UNRANKED
+            attempt = np.int64(UNRANKED)
             j = _probe(densify_key, i, attempt, num_bins)
             while not is_filled[j]:
                 attempt += 1
@@ -559,7 +561,9 @@ def oph_signatures(  # type: ignore[no-untyped-def]
                 buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
                 is_char, rabin, stop_keys, k, tokens, shingles,
             )  # fmt: skip
-            _oph_row(shingles, 0, num, key, densify_key, ranks, index_bits, sig[d], scratch)
+            _oph_row(
+                shingles, np.int64(0), num, key, densify_key, ranks, index_bits, sig[d], scratch
+            )
             num_shingles[d] = num
             fingerprint[d, 0] = fp_hi
             fingerprint[d, 1] = fp_lo
@@ -614,7 +618,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     ``n`` values, ``counts`` 4,097 entries. Cost: O(n) expected.
     """
     if n <= 64:
-        insertion_sort(values, 0, n)
+        insertion_sort(values, np.int64(0), n)
         return
     bits = 4
     while bits < 12 and (n >> (bits + 3)) > 0:
@@ -634,7 +638,8 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     for b in range(num_buckets):  # counts[b] is now the end of bucket b
         insertion_sort(scratch, start, counts[b])
         start = counts[b]
-    values[:n] = scratch[:n]
+    for i in range(n):
+        values[i] = scratch[i]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -696,17 +701,19 @@ def shingle_sets(  # type: ignore[no-untyped-def]
             out_sizes[d] = size
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def compact_sets(scratch, scratch_counts, room_offsets, offsets, out, out_counts):  # type: ignore[no-untyped-def]
     """Pack each document's shingles (and counts, unless empty) from its room to ``offsets``."""
     counting = out_counts.shape[0] > 0
-    for d in prange(offsets.shape[0] - 1):
+    for d in range(offsets.shape[0] - 1):
         src = room_offsets[d]
         dst = offsets[d]
         n = offsets[d + 1] - dst
-        out[dst : dst + n] = scratch[src : src + n]
+        for t in range(n):
+            out[dst + t] = scratch[src + t]
         if counting:
-            out_counts[dst : dst + n] = scratch_counts[src : src + n]
+            for t in range(n):
+                out_counts[dst + t] = scratch_counts[src + t]
 
 
 @njit(cache=True, nogil=True, parallel=True)

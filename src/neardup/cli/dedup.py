@@ -205,5 +205,10 @@ def _print_summary(summary: Summary, output: Path) -> None:
         biggest = ", ".join(f"{c.cluster} ({c.size})" for c in summary.biggest_clusters)
         echo(f"  biggest clusters    : {biggest}")
     times = summary.times
-    echo(f"  time                : {times.total:.2f} s, {times.throughput_mb_s} MB/s")
+    compiling = (
+        f" (and {times.compile_seconds:.1f} s compiling kernels, once)"
+        if times.compile_seconds >= 0.05
+        else ""
+    )
+    echo(f"  time                : {times.total:.2f} s, {times.throughput_mb_s} MB/s{compiling}")
     echo(f"  outputs in {output}/: " + ", ".join((summary.outputs or {}).values()))

@@ -26,6 +26,7 @@ from neardup.cli.mirrors import mirrors_command
 from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
+from neardup.cli.warmup import warmup_command
 from neardup.errors import NeardupError, ParameterError, offered_options
 
 __all__ = ["cli", "main", "run"]
@@ -60,6 +61,7 @@ cli.add_command(mirrors_command)
 cli.add_command(plan_command)
 cli.add_command(report_command)
 cli.add_command(serve_command)
+cli.add_command(warmup_command)
 
 
 def command_options(command: click.Command) -> frozenset[str]:

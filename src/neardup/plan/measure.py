@@ -19,13 +19,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch, F64Array, I64Array
 from neardup.lsh import candidate_pairs
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig, NormalizeSpec, ShingleSpec
 from neardup.pipeline import BatchSketcher, StringTexts, dedup, score_pairs
 from neardup.plan.design import NUM_PERMS, PairDistribution, Rates
-from neardup.plan.timing import Stopwatch
 from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import concat
@@ -87,7 +87,8 @@ TIMED_REPEATS = 3
 scheduling can stretch one sort several-fold)."""
 
 WARM_UP = "a few words that make every kernel load or compile before it is timed"
-"""The tiny text each stage is run on before it is timed (:mod:`neardup.plan.timing`)."""
+"""The tiny text each stage is run on before it is timed
+(:class:`~neardup._kernels.compiling.Stopwatch`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch, F64Array
 from neardup.errors import InputError
 from neardup.io.readers import ReadOptions, open_sources
 from neardup.params import DedupConfig
-from neardup.plan.timing import Stopwatch
 from neardup.text.spans import concat, take
 
 __all__ = ["Sample", "sample_inputs"]
@@ -44,7 +44,7 @@ class Sample:
     read_seconds
         Seconds the pass took (reading and decoding every record, and sampling), less the
         seconds numba spent compiling kernels in it (a one-off cost of a first run,
-        :mod:`neardup.plan.timing`).
+        :class:`~neardup._kernels.compiling.Stopwatch`).
     """
 
     texts: Batch

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels.bottomk import bottom_k_counts
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import bottom_k_sketches
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
@@ -61,7 +62,7 @@ class BottomKSketcher(TextSketcher):
     ) -> None:
         kt = self._kernel_text
         bottom_k_sketches(
-            batch.data,
+            read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
             kt.k,

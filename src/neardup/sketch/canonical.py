@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels.canonical import canonical_fingerprints
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import document_fingerprints
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
@@ -84,7 +85,7 @@ class CanonicalSketcher(TextSketcher):
     ) -> None:
         kt = self._kernel_text
         document_fingerprints(
-            batch.data, batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
+            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
         )  # num_shingles is overwritten below: the kept terms
         sets = self._shingler.shingle_sets(batch)
         canonical_fingerprints(

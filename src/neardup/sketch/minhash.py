@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import (
     minhash_lead_byte_signatures,
     minhash_of_sets,
@@ -85,7 +86,7 @@ class MinHasher(TextSketcher):
     ) -> None:
         kt = self._kernel_text
         minhash_signatures(
-            batch.data,
+            read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
             kt.k,
@@ -136,7 +137,7 @@ class LeadByteMinHasher(MinHasher):
     ) -> None:
         kt = self._kernel_text
         minhash_lead_byte_signatures(
-            batch.data,
+            read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
             kt.k,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import oph_agreement_of_sets, oph_rank_table, oph_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
@@ -74,7 +75,7 @@ class OPHSketcher(TextSketcher):
     ) -> None:
         kt = self._kernel_text
         oph_signatures(
-            batch.data,
+            read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
             kt.k,

@@ -22,6 +22,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import simhash_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
@@ -115,7 +116,7 @@ class SimHasher(TextSketcher):
         kt = self._kernel_text
         gaussians = _gaussians() if self.spec.projection == "gaussian" else _NO_GAUSSIANS
         simhash_signatures(
-            batch.data, batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussians,
+            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussians,
             keys, idf, missing, values, weights, num_shingles, fingerprints,
         )  # fmt: skip
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import document_fingerprints
 from neardup._kernels.verify import weighted_overlaps
 from neardup._kernels.weighted import icws_samples
@@ -255,7 +256,7 @@ class WeightedMinHasher(TextSketcher):
         values[:] = self.sketch_weighted(term_counts(batch, self.spec))
         kt = self._kernel_text
         document_fingerprints(
-            batch.data, batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
+            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
         )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import normalize as kernels
+from neardup._kernels.compiling import read_only
 from neardup._kernels.shingles import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SPACE, WORD
 from neardup._kernels.spans import text_stats
 from neardup._parallel import parallel_section
@@ -190,7 +191,7 @@ def text_statistics(texts: Batch) -> TextStats:
     stats = TextStats(chars=np.empty(n, dtype=np.int64), is_ascii=np.empty(n, dtype=bool))
     if n:
         with parallel_section:
-            text_stats(texts.data, texts.offsets, stats.chars, stats.is_ascii)
+            text_stats(read_only(texts.data), texts.offsets, stats.chars, stats.is_ascii)
     return stats
 
 
@@ -239,7 +240,7 @@ def _fold_bytes(
         if in_place and texts.data.flags.writeable and not resized[by_table].any():
             with parallel_section:
                 kernels.simple_fill(
-                    texts.data,
+                    read_only(texts.data),
                     texts.offsets,
                     docs[by_table],
                     _FOLDS.table,
@@ -252,7 +253,12 @@ def _fold_bytes(
     mapped = np.empty(int(table_offsets[-1]), dtype=np.uint8)
     with parallel_section:
         kernels.simple_fill(
-            texts.data, texts.offsets, docs[by_table], _FOLDS.table, mapped, table_offsets[:-1]
+            read_only(texts.data),
+            texts.offsets,
+            docs[by_table],
+            _FOLDS.table,
+            mapped,
+            table_offsets[:-1],
         )
     rest = _one_by_one(take(texts, docs[by_python]), spec)
     starts = texts.offsets[:-1].copy()
@@ -319,7 +325,7 @@ class SimpleFolds:
 
     def _size(self, texts: Batch, docs: I64Array, *outputs: np.ndarray) -> None:
         with parallel_section:
-            kernels.simple_sizes(texts.data, texts.offsets, docs, self.table, *outputs)
+            kernels.simple_sizes(read_only(texts.data), texts.offsets, docs, self.table, *outputs)
 
     def _fill(self, block: int) -> None:
         code_points = [

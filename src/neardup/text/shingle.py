@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import shingles as kernels
+from neardup._kernels.compiling import read_only
 from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.errors import ParameterError
@@ -92,7 +93,9 @@ class KernelText:
         counts = np.empty(listed.num_docs, dtype=np.int64)
         firsts = np.empty(listed.num_docs, dtype=np.uint64)
         with parallel_section:
-            kernels.first_tokens(listed.data, listed.offsets, *text.tokenizer, counts, firsts)
+            kernels.first_tokens(
+                read_only(listed.data), listed.offsets, *text.tokenizer, counts, firsts
+            )
         return replace(text, stop_keys=np.unique(firsts[counts == 1]))
 
     @property
@@ -166,7 +169,7 @@ class Shingler:
         kt = self._kernel_text
         out = np.empty(batch.num_docs, dtype=np.int64)
         with parallel_section:
-            kernels.count_tokens(batch.data, batch.offsets, *kt.tokenizer, out)
+            kernels.count_tokens(read_only(batch.data), batch.offsets, *kt.tokenizer, out)
         return out
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
@@ -219,7 +222,7 @@ class Shingler:
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         with parallel_section:
             kernels.shingle_sets(
-                batch.data, batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch,
+                read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch,
                 scratch_counts, sizes,
             )  # fmt: skip
             np.cumsum(sizes, out=offsets[1:])

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from neardup._kernels.compiling import read_only
 from neardup._kernels.spans import gather_spans
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
@@ -60,8 +61,8 @@ def gather(
     if starts.shape[0]:
         with parallel_section:
             gather_spans(
-                first,
-                second,
+                read_only(first),
+                read_only(second),
                 np.ascontiguousarray(use_second),
                 np.ascontiguousarray(starts, dtype=np.int64),
                 np.ascontiguousarray(lengths, dtype=np.int64),
