@@ -170,7 +170,7 @@ def test_passages_of_two_licences_cover_exactly_their_shared_shingles(
         assert_passages_cover_the_shared_shingles(texts[a], texts[b], spec)
 
 
-@pytest.mark.parametrize("shingle", ["word:5", "char:9"])
+@pytest.mark.parametrize("shingle", ["word:5", pytest.param("char:9", marks=pytest.mark.slow)])
 def test_passages_of_two_rfc_revisions_cover_exactly_their_shared_shingles(shingle: str) -> None:
     texts = read_rfcs({1050, 1057})  # RFC 1057 (RPC, version 2) obsoletes RFC 1050
     spec = SketchSpec(shingle=ShingleSpec.parse(shingle))

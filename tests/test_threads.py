@@ -33,6 +33,7 @@ print(numba.threading_layer())
 """
 
 
+@pytest.mark.subprocess
 def test_concurrent_kernel_calls_do_not_abort_the_workqueue_layer() -> None:
     # The workqueue layer aborts the process on concurrent parallel launches; neardup serializes
     # them, so this must finish cleanly.

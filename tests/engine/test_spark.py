@@ -30,6 +30,7 @@ from neardup.engine.spark import (
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, ParameterError
 from tests.conftest import SAMPLE, read_rfcs
+from tests.integration.conftest import run, run_process
 from tests.strategies import graphs
 
 pytestmark = [
@@ -218,31 +219,26 @@ def test_an_unsupported_sketch_kind_is_refused(spark: Any) -> None:
         dedup_dataframe(frame, DedupConfig(sketch=SketchSpec(kind="supershingle")))
 
 
-def _neardup(*args: object) -> Any:
-    import subprocess
-    import sys
-
-    command = [str(Path(sys.executable).parent / "neardup"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, check=False)
-
-
-def test_the_command_line_engine_flag(tmp_path: Path) -> None:
-    local = _neardup("dedup", SAMPLE, "-o", tmp_path / "local", "-q")
+@pytest.mark.subprocess
+def test_the_command_line_engine_flag(spark: Any, tmp_path: Path) -> None:
+    local = run("dedup", SAMPLE, "-o", tmp_path / "local", "-q")
     assert local.returncode == 0, local.stderr
     spark_flags = ["--engine", "spark", "--spark-master", "local[2]",
                    "--spark-conf", "spark.sql.shuffle.partitions=4"]  # fmt: skip
-    spark = _neardup("dedup", SAMPLE, "-o", tmp_path / "spark", *spark_flags)
-    assert spark.returncode == 0, spark.stderr
-    assert "near-duplicate pairs" in spark.stdout
+    # The installed command, starting a Spark of its own.
+    spark_run = run_process("dedup", SAMPLE, "-o", tmp_path / "spark", *spark_flags)
+    assert spark_run.returncode == 0, spark_run.stderr
+    assert "near-duplicate pairs" in spark_run.stdout
     _same_outputs(tmp_path / "local", tmp_path / "spark")
-    quiet = _neardup("dedup", SAMPLE, "-o", tmp_path / "none", *spark_flags, "--pairs", "none")
+    # In this process the command takes the running session of these tests (local[2] too).
+    quiet = run("dedup", SAMPLE, "-o", tmp_path / "none", *spark_flags, "--pairs", "none")
     assert quiet.returncode == 0, quiet.stderr
     assert not (tmp_path / "none" / "pairs.jsonl").exists()
     assert (tmp_path / "none" / "clusters.jsonl").read_bytes() == (
         tmp_path / "local" / "clusters.jsonl"
     ).read_bytes()
-    bad = _neardup("dedup", SAMPLE, "-o", tmp_path / "x", "--engine", "spark",
-                   "--spark-conf", "no-equals-sign")  # fmt: skip
+    bad = run("dedup", SAMPLE, "-o", tmp_path / "x", "--engine", "spark",
+              "--spark-conf", "no-equals-sign")  # fmt: skip
     assert bad.returncode == 2
     assert "KEY=VALUE" in bad.stderr
 

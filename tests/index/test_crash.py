@@ -34,6 +34,7 @@ with LSHIndex.open(path) as index:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_acknowledged_batches_survive_sigkill(tmp_path: Path) -> None:
     path = tmp_path / "crash.ndx"
     LSHIndex.open(path).close()

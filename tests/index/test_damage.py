@@ -11,20 +11,16 @@ must answer or refuse in one line too.
 
 from __future__ import annotations
 
-import os
 import random
 import sqlite3
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from neardup.index import LSHIndex
-
-NEARDUP = Path(sys.executable).parent / "neardup"
+from tests.integration.conftest import run
 
 # Fields of the 100-byte database header (https://sqlite.org/fileformat.html#the_database_header)
 # and the first page's b-tree header and cells.
@@ -73,12 +69,6 @@ def _content(path: Path) -> tuple[list[object], list[tuple[object, ...]]] | str:
         return repr(exc)
 
 
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(NEARDUP), *map(str, args)], capture_output=True, text=True, check=False, timeout=120
-    )
-
-
 def _assert_one_line_refusal(result: subprocess.CompletedProcess[str], path: Path) -> str:
     assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
@@ -88,12 +78,9 @@ def _assert_one_line_refusal(result: subprocess.CompletedProcess[str], path: Pat
     return lines[0]
 
 
-@pytest.mark.slow
 def test_every_detectable_flipped_byte_is_reported_in_one_line(
     original: Path, tmp_path: Path
 ) -> None:
-    if not NEARDUP.exists():
-        pytest.skip("the neardup command is not installed")
     data = original.read_bytes()
     size = len(data)
     offsets = sorted(
@@ -111,11 +98,9 @@ def test_every_detectable_flipped_byte_is_reported_in_one_line(
         flipped = bytearray(data)
         flipped[offset] ^= 0xFF
         copy.write_bytes(bytes(flipped))
-        return offset, copy, _run("index", "check", copy)
+        return offset, copy, run("index", "check", copy)
 
-    workers = max(2, os.cpu_count() or 2)
-    with ThreadPoolExecutor(workers) as pool:
-        outcomes = list(pool.map(damage, offsets))
+    outcomes = [damage(offset) for offset in offsets]
 
     reported = unchanged = 0
     for offset, copy, result in outcomes:
@@ -142,8 +127,7 @@ def test_every_detectable_flipped_byte_is_reported_in_one_line(
         for offset, copy, _ in outcomes[::3]
         for args in (["info", copy], ["query", copy, "--text", query_text])
     ]
-    with ThreadPoolExecutor(workers) as pool:
-        answers = list(pool.map(lambda job: _run("index", *job[2]), others))
+    answers = [run("index", *args) for _, _, args in others]
     for (offset, copy, args), result in zip(others, answers, strict=True):
         assert "Traceback" not in result.stderr, (offset, args, result.stderr)
         if result.returncode != 0:
@@ -170,7 +154,7 @@ def test_a_damaged_page_is_one_line_for_every_command(original: Path, tmp_path: 
         ["index", "delete", copy, "doc-5"],
     ]
     for args in commands:
-        line = _assert_one_line_refusal(_run(*args), copy)
+        line = _assert_one_line_refusal(run(*args), copy)
         assert "damaged" in line, line
         assert "restore it from a copy, or rebuild it" in line, line
 
@@ -182,6 +166,6 @@ def test_a_damaged_header_is_one_line_for_every_command(original: Path, tmp_path
         conn.execute("UPDATE meta SET value = substr(value, 1, 40) WHERE key = 'header'")
         conn.commit()
     for args in (["check"], ["info"], ["query", "--text", "x"], ["delete", "x"]):
-        result = _run("index", args[0], copy, *args[1:])
+        result = run("index", args[0], copy, *args[1:])
         line = _assert_one_line_refusal(result, copy)
         assert "the header is not valid JSON" in line, line

@@ -137,6 +137,7 @@ def test_a_failing_batch_leaves_nothing(make_store: StoreFactory) -> None:
         index._check()
 
 
+@pytest.mark.slow
 def test_stress_invariants_hold_after_random_operations(
     make_store: StoreFactory, corpus: tuple[list[str], list[str]]
 ) -> None:

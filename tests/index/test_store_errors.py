@@ -164,6 +164,7 @@ def test_a_foreign_sqlite_file_is_not_switched_to_wal(tmp_path: Path) -> None:
     assert path.read_bytes() == before  # journal mode unchanged (header bytes 18-19)
 
 
+@pytest.mark.subprocess
 def test_opening_an_index_keeps_the_locks_of_other_connections(tmp_path: Path) -> None:
     """Opening must not read the file outside SQLite: closing any descriptor of it would drop
     this process's POSIX locks, and another process would then delete the write-ahead log

@@ -16,7 +16,7 @@ import pytest
 from neardup import DedupConfig, Shingler, dedup
 from neardup.hashing import DEFAULT_POLYNOMIAL
 from tests.conftest import SAMPLE
-from tests.integration.conftest import NEARDUP, run
+from tests.integration.conftest import NEARDUP, run, run_process
 from tests.reference_allpairs import all_pairs_above
 
 pytestmark = pytest.mark.usefixtures("installed")
@@ -127,6 +127,38 @@ def test_errors_are_one_line_with_an_exit_code(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.subprocess
+def test_the_installed_command_starts_and_exits_with_the_code_of_its_outcome(
+    tmp_path: Path,
+) -> None:
+    """The program itself (the other tests call its entry point in this process): help and
+    version exit 0 on stdout, a bad input 1 and bad usage 2, each error one line on stderr;
+    exactly what the in-process runner gives."""
+    for args, code in [
+        (["--help"], 0),
+        (["--version"], 0),
+        (["dedup", "missing.jsonl", "-o", "out"], 1),
+        (["dedup", str(SAMPLE), "-o", "out", "--threshold", "1.5"], 2),
+        (["dedup", str(SAMPLE), "-o", "out", "--no-such-option"], 2),
+    ]:
+        done = run_process(*args, cwd=tmp_path)
+        assert done.returncode == code, (args, done.stderr)
+        if code == 0:
+            assert done.stdout.startswith("Usage: neardup" if "--help" in args else "neardup, ")
+            assert done.stderr == ""
+        else:
+            assert done.stdout == ""
+            assert len(done.stderr.splitlines()) == 1, done.stderr
+            assert done.stderr.startswith("error: "), done.stderr
+        inside = run(*args, cwd=tmp_path)  # and the runner of the other tests sees the same
+        assert (inside.returncode, inside.stdout, inside.stderr) == (
+            done.returncode,
+            done.stdout,
+            done.stderr,
+        )
+    assert not (tmp_path / "out").exists()
+
+
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     result = run("--debug", "dedup", "missing.jsonl", "-o", "out", cwd=tmp_path)
     assert result.returncode == 1
@@ -189,7 +221,10 @@ def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
                   "--preset", "altavista-variant")  # fmt: skip
     assert too_few.returncode == 2
     assert "--num-perm 200" in too_few.stderr
-    bits = run("dedup", SAMPLE, "-o", tmp_path / "bits", "-q", "--sketch", "bbit", "--bbits", "1")
+    bits = run(
+        "dedup", SAMPLE, "-o", tmp_path / "bits", "-q", "--sketch", "bbit", "--bbits", "1",
+        "--pairs", "all",  # every candidate measured: the verified pairs are all found
+    )  # fmt: skip
     assert bits.returncode == 0, bits.stderr
     summary = json.loads((tmp_path / "bits" / "summary.json").read_text())
     assert summary["config"]["sketch"]["bbits"] == 1
@@ -243,6 +278,8 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
     assert "--method simhash conflicts with --sketch oph" in clash.stderr
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_killed_run_leaves_no_output_and_the_next_run_clears_its_remains(
     tmp_path: Path,
 ) -> None:
@@ -269,6 +306,7 @@ def test_a_killed_run_leaves_no_output_and_the_next_run_clears_its_remains(
     ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROGRESS_SCRIPT, str(SAMPLE), str(tmp_path / "out")],

@@ -1,8 +1,9 @@
 """Bad files, bad paths and bad options of ``neardup dedup``: one line, an exit code, nothing
 written or changed.
 
-Each case builds a small tree of inputs in a fresh directory, runs the installed command there
-as a user would, and asserts the exit code, a one-line message (no traceback) holding the
+Each case builds a small tree of inputs in a fresh directory, runs the command there as a user
+would (in this process, through its entry point: tests/integration/conftest.py), and asserts the
+exit code, a one-line message (no traceback) holding the
 expected words, that no output (nor a hidden half-written sibling) appeared, and that every
 file that was there before is unchanged.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from tests.integration.conftest import NEARDUP
+from tests.integration.conftest import run
 
 pytestmark = pytest.mark.usefixtures("installed")
 
@@ -242,9 +242,7 @@ def test_a_bad_file_path_or_option_is_one_line_and_changes_nothing(
     if "-o" not in args:
         args = [*args, "-o", "out"]
     before = _tree(tmp_path)
-    done = subprocess.run(
-        [str(NEARDUP), "dedup", *args, "-q"], capture_output=True, text=True, cwd=root, check=False
-    )
+    done = run("dedup", *args, "-q", cwd=root)
     assert done.returncode == code, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -267,12 +265,7 @@ def test_a_byte_order_mark_is_no_part_of_the_first_record(
 ) -> None:
     _write(tmp_path, name, data)
     source = tmp_path / (name.split("/", maxsplit=1)[0])
-    done = subprocess.run(
-        [str(NEARDUP), "dedup", str(source), "-o", str(tmp_path / "out"), "-q", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run("dedup", source, "-o", tmp_path / "out", "-q", *args)
     assert done.returncode == 0, done.stderr
     got = [json.loads(line)["id"] for line in _lines(tmp_path / "out" / "clusters.jsonl")]
     assert got == (ids if ids is not None else [f"d{i}" for i in range(len(TEXTS))])
@@ -283,13 +276,7 @@ def test_a_byte_order_mark_is_no_part_of_the_first_record(
 def test_default_ids_of_inputs_with_one_name_tell_them_apart(tmp_path: Path) -> None:
     for folder in ("d1", "d2"):
         _write(tmp_path, f"{folder}/x.jsonl", _jsonl([{"text": f"words of {folder} here"}]))
-    done = subprocess.run(
-        [str(NEARDUP), "dedup", "d1/x.jsonl", "d2/x.jsonl", "-o", "out", "-q"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    done = run("dedup", "d1/x.jsonl", "d2/x.jsonl", "-o", "out", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     got = [json.loads(line)["id"] for line in _lines(tmp_path / "out" / "clusters.jsonl")]
     assert got == ["d1/x.jsonl:1", "d2/x.jsonl:1"]
@@ -297,13 +284,7 @@ def test_default_ids_of_inputs_with_one_name_tell_them_apart(tmp_path: Path) -> 
 
 def test_an_encoding_names_how_text_files_are_written(tmp_path: Path) -> None:
     _cp1252(tmp_path)
-    done = subprocess.run(
-        [str(NEARDUP), "dedup", "docs", "-o", "out", "-q", "--encoding", "cp1252"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    done = run("dedup", "docs", "-o", "out", "-q", "--encoding", "cp1252", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     kept = json.loads((tmp_path / "out" / "kept.jsonl").read_text(encoding="utf-8"))
     assert kept["text"] == "café crème brûlée au four"

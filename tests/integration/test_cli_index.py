@@ -25,18 +25,10 @@ pytestmark = pytest.mark.usefixtures("installed")
 
 
 def neardup(
-    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str | Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The command with ``env`` added to a copy of the environment without $NEARDUP_TOKENS."""
-    full = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"} | (env or {})
-    return subprocess.run(
-        [str(NEARDUP), *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=timeout,
-        check=False,
-    )
+    """The command (in this process) with ``env`` set and $NEARDUP_TOKENS otherwise unset."""
+    return run(*args, env={"NEARDUP_TOKENS": None, **(env or {})})
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -186,7 +178,7 @@ def test_a_path_that_is_no_index_is_refused_and_left_unchanged(
     records = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "text": "one two three four"}])
     before = snapshot(folder)
     args = [a.format(path=path, input=records) for a in COMMANDS[command]]
-    result = neardup(*args, env={"NEARDUP_TOKENS": "t0ken"}, timeout=60)
+    result = neardup(*args, env={"NEARDUP_TOKENS": "t0ken"})
     assert result.returncode == 1, result.stderr
     line = one_error_line(result)
     assert message in line
@@ -269,7 +261,7 @@ def test_bad_options_are_refused_before_any_work(
         for a in args
     ]
     before = snapshot(tmp_path / "good")
-    result = neardup(*filled, env=env, timeout=60)  # a server that started would time out
+    result = neardup(*filled, env=env)  # a server that started would time out
     assert result.returncode == 2, result.stderr
     assert message in one_error_line(result)
     assert snapshot(tmp_path / "good") == before
@@ -308,7 +300,7 @@ def test_a_token_file_line_that_is_no_plain_token_is_refused(
 ) -> None:
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(content, encoding="utf-8")
-    result = neardup("serve", good_index, "--token-file", tokens, timeout=60)
+    result = neardup("serve", good_index, "--token-file", tokens)
     assert result.returncode == 1
     error = one_error_line(result)
     assert f"{tokens}:{line}: not a plain token" in error
@@ -317,18 +309,18 @@ def test_a_token_file_line_that_is_no_plain_token_is_refused(
 
 
 def test_a_bad_token_in_the_environment_is_refused(good_index: Path) -> None:
-    result = neardup("serve", good_index, env={"NEARDUP_TOKENS": "good, bad token"}, timeout=60)
+    result = neardup("serve", good_index, env={"NEARDUP_TOKENS": "good, bad token"})
     assert result.returncode == 1
     assert "$NEARDUP_TOKENS, token 2: not a plain token" in one_error_line(result)
 
 
 def test_an_unreadable_token_file_is_an_input_error(tmp_path: Path, good_index: Path) -> None:
-    result = neardup("serve", good_index, "--token-file", tmp_path / "none.txt", timeout=60)
+    result = neardup("serve", good_index, "--token-file", tmp_path / "none.txt")
     assert result.returncode == 1
     assert "cannot read the token file" in one_error_line(result)
     binary = tmp_path / "binary.txt"
     binary.write_bytes(b"\xff\xfe\x00token")
-    result = neardup("serve", good_index, "--token-file", binary, timeout=60)
+    result = neardup("serve", good_index, "--token-file", binary)
     assert result.returncode == 1
     assert "not UTF-8 text" in one_error_line(result)
 
@@ -393,6 +385,7 @@ def test_an_id_conflict_midway_keeps_earlier_batches_and_says_how_to_go_on(
         assert opened.query(["an older text"])[0][0].id == "c0-mit"
 
 
+@pytest.mark.subprocess
 def test_an_interrupted_add_says_what_was_committed_and_resumes(
     tmp_path: Path, licenses: list[dict[str, object]]
 ) -> None:

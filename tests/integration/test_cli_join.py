@@ -120,6 +120,7 @@ def test_join_of_a_npy_file_finds_close_pairs_only_and_reaches_the_predicted_rec
     assert len(truth) > 50
 
 
+@pytest.mark.slow
 def test_exact_jaccard_join_of_item_sets_equals_brute_force(
     licenses: list[dict[str, object]], tmp_path: Path
 ) -> None:
@@ -186,6 +187,7 @@ def _levenshtein(a: str, b: str) -> int:
     return row[-1]
 
 
+@pytest.mark.slow
 def test_edit_join_of_licence_names_equals_brute_force(
     licenses: list[dict[str, object]], tmp_path: Path
 ) -> None:
@@ -407,6 +409,7 @@ sys.exit(done.returncode)
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_join_of_many_candidates_stays_within_its_memory(tmp_path: Path) -> None:
     """30,000 random vectors at cosine 0.6: ~75 million bucket pairs measured.
 

@@ -99,8 +99,10 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "plan": lambda path: ["plan", str(path), "-o", "plan.toml"],
     "index add": lambda path: ["index", "add", "seen.ndx", str(path)],
     "join": lambda path: ["join", str(path), "--metric", "edit", "--threshold", "2", "-o", "out"],
-    "mirrors": lambda path: ["mirrors", str(path), "-o", "out", "-q"]
-    + ([] if ".warc" in path.name else ["--url-field", "url", "--text-field", "text"]),
+    "mirrors": lambda path: (
+        ["mirrors", str(path), "-o", "out", "-q"]
+        + ([] if ".warc" in path.name else ["--url-field", "url", "--text-field", "text"])
+    ),
     "compare": lambda path: ["compare", str(path), str(path)],
 }
 """How each command that reads records reads one bad input."""

@@ -40,7 +40,11 @@ CASES: list[tuple[str, list[str], str]] = [
         "--html-field",
     ),
     ("index add", ["index", "add", "x.ndx", "in.jsonl", "--encoding", "latin-1"], "--encoding"),
-    ("index add", ["index", "add", "x.ndx", "in.jsonl", "--html-extract", "main"], "--html-extract"),
+    (
+        "index add",
+        ["index", "add", "x.ndx", "in.jsonl", "--html-extract", "main"],
+        "--html-extract",
+    ),
     (
         "index add",
         ["index", "add", "x.ndx", "in.jsonl", "--text-field", "t", "--html-field", "h"],
@@ -67,10 +71,20 @@ CASES: list[tuple[str, list[str], str]] = [
     ("mirrors", ["mirrors", "in.warc.gz", "-o", "out", "--html-field", "html"], "--html-field"),
     (
         "mirrors",
-        ["mirrors", "in.jsonl", "-o", "out", "--url-field", "url", "--text-field", "text",
-         "--html-extract", "main"],
+        [
+            "mirrors",
+            "in.jsonl",
+            "-o",
+            "out",
+            "--url-field",
+            "url",
+            "--text-field",
+            "text",
+            "--html-extract",
+            "main",
+        ],
         "--html-extract",
-    ),  # fmt: skip
+    ),
 ]
 
 

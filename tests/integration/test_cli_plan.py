@@ -46,6 +46,7 @@ def _recall_at_threshold(
     return found / len(truth), len(truth)
 
 
+@pytest.mark.slow
 def test_plan_for_the_licences_reaches_its_recall(tmp_path: Path) -> None:
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         records = [json.loads(line) for line in f]

@@ -70,6 +70,7 @@ READERS: dict[str, tuple[str, ...]] = {
     "index info": ("index", "info", "IDX"),
     "index check": ("index", "check", "IDX"),
     "serve": (),  # opens an index as index add does (the same store); started in test_service
+    "warmup": (),  # compiles kernels into numba's cache, on records of its own in a temporary dir
 }
 """Every command that writes nothing of its own (an index path it is given must be an index)."""
 

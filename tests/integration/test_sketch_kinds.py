@@ -84,6 +84,7 @@ def test_a_family_the_kind_cannot_feed_is_refused() -> None:
         DedupConfig(sketch=SketchSpec(kind="oph"), lsh=LSHSpec(hamming=3))
 
 
+@pytest.mark.slow
 def test_weighted_kind_finds_pairs_above_the_weighted_threshold(corpus: list[str]) -> None:
     found = _found(corpus, "weighted")
     assert found

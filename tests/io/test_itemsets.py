@@ -227,6 +227,7 @@ def reuters() -> list[tuple[str, list[str]]]:
     return reuters_tags()
 
 
+@pytest.mark.slow
 def test_reuters_tag_sets_read_from_jsonl_gz_and_parquet_match_the_reference(
     tmp_path: Path, reuters: list[tuple[str, list[str]]]
 ) -> None:

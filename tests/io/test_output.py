@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import fcntl
+import itertools
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,10 +13,26 @@ from neardup.io import output
 from neardup.io.output import AtomicDirectory, remove_abandoned
 
 
+def _free_pids() -> itertools.count[int]:
+    pid_max = Path("/proc/sys/kernel/pid_max")
+    top = int(pid_max.read_text()) if pid_max.exists() else 32768
+    return itertools.count(top - 1, -1)
+
+
+_PIDS = _free_pids()
+
+
 def _dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
+    """The id of no running process, as a finished run's id is (a new one at each call;
+    counted down from the largest id the system hands out, where ids are least likely used)."""
+    for pid in _PIDS:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:  # another user's live process
+            continue
+    raise AssertionError("every process id is in use")
 
 
 def _leftover(parent: Path, name: str, pid: int) -> Path:

@@ -222,12 +222,14 @@ def _check_real_strings(strings: list[str]) -> None:
             assert pairs_of(edit_join(strings, edit(k, q))) == truth
 
 
+@pytest.mark.slow
 def test_edit_join_equals_brute_force_on_licence_names(licenses: list[dict[str, object]]) -> None:
     names = sorted({str(r["meta"]["short_name"]) for r in licenses if isinstance(r["meta"], dict)})  # type: ignore[index]
     chosen = [n for n in names if len(n) <= 40][::5]
     _check_real_strings(_with_typos(chosen, 120, seed=1))
 
 
+@pytest.mark.slow
 def test_edit_join_equals_brute_force_on_rfc_titles() -> None:
     with shared("rfc/rfc_meta.tsv").open(encoding="utf-8") as f:
         titles = [row["title"] for row in csv.DictReader(f, delimiter="\t")]

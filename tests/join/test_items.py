@@ -192,6 +192,7 @@ def test_ratings_modes_need_a_rating_field() -> None:
             sets_from_rows(rows, mode)
 
 
+@pytest.mark.slow
 def test_reuters_rows_group_into_the_same_sets_as_the_list_form(tmp_path: Path) -> None:
     """Real data: (story, tag) rows of Reuters-21578 as CSV give each tagged story its tag set."""
     stories = reuters_tags()

@@ -103,7 +103,7 @@ def recall_floor(predicted: float, num_true: int) -> float:
 CASES = [
     # (metric, data fixture, threshold, close pairs in the data at least)
     ("cosine", "licence_tf", 0.95, 5000),
-    ("hamming", "licence_bits", 16, 2000),
+    pytest.param("hamming", "licence_bits", 16, 2000, marks=pytest.mark.slow),
     ("l1", "digits", 80, 3000),
     ("l2", "digits", 18.0, 3000),
 ]

@@ -1,6 +1,7 @@
-"""The service's edges, over real HTTP on loopback: ids of any Unicode in paths, strict request
-bodies, authentication as declared in OpenAPI, offline docs, the start-up line, warnings, empty
-texts, and a damaged index answered in JSON."""
+"""The service's edges: ids of any Unicode in paths, strict request bodies, authentication as
+declared in OpenAPI, offline docs, the start-up line, warnings, empty texts, and a damaged index
+answered in JSON. Through the application in this process, and over real HTTP on loopback
+(marked ``service``) where a socket or the command itself is what is tested."""
 
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ from hypothesis import strategies as st
 
 from neardup.index import recall_at
 from tests.conftest import SAMPLE
-from tests.service.conftest import NEARDUP, TOKEN, Server, start_server
-
-pytestmark = pytest.mark.service
+from tests.integration.conftest import run
+from tests.service.conftest import NEARDUP, TOKEN, App, Server, serve_here, start_server
 
 TEXT = "the licence grants every person a perpetual worldwide royalty free right to use the work"
 
@@ -35,17 +35,17 @@ def path_of(doc_id: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def no_auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("open") / "open.ndx", "--no-auth", tokens=None)
-    yield running
-    running.stop()
+def no_auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    """``neardup serve --no-auth``, in this process."""
+    with serve_here(tmp_path_factory.mktemp("open") / "open.ndx", tokens=frozenset()) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")
-def auth_reads_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("closed") / "closed.ndx", "--auth-reads")
-    yield running
-    running.stop()
+def auth_reads_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    """``neardup serve --auth-reads``, in this process."""
+    with serve_here(tmp_path_factory.mktemp("closed") / "closed.ndx", auth_reads=True) as app:
+        yield app
 
 
 SPECIAL = st.sampled_from(["/", "?", "#", "%", " ", "%2F", "%25", ".", "..", "+", "&", "=", "\\"])
@@ -54,39 +54,56 @@ IDS = st.lists(st.one_of(SPECIAL, st.text(min_size=1, max_size=6)), min_size=1, 
 )
 
 
+def _round_trip(http: httpx.Client, doc_id: str) -> None:
+    """Add, get, query and delete a document of id ``doc_id``."""
+    text = f"{TEXT} for the id {doc_id!r}"
+    added = http.post(
+        "/v1/documents",
+        json={"documents": [{"id": doc_id, "text": text, "metadata": [doc_id]}], "upsert": True},
+    )
+    assert added.status_code == 201, added.text
+    got = http.get(path_of(doc_id))
+    assert got.status_code == 200, (doc_id, got.text)
+    assert got.json()["id"] == doc_id
+    assert got.json()["metadata"] == [doc_id]
+    found = http.post("/v1/query", json={"documents": [{"id": doc_id, "text": text}]})
+    [result] = found.json()["results"]
+    assert result["query"] == doc_id
+    assert doc_id in [m["id"] for m in result["matches"]]
+    deleted = http.delete(path_of(doc_id))
+    assert deleted.status_code == 200, (doc_id, deleted.text)
+    assert deleted.json() == {"deleted": doc_id}
+    assert http.get(path_of(doc_id)).status_code == 404
+    assert http.delete(path_of(doc_id)).status_code == 404
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(doc_id=IDS)
 def test_any_unicode_id_round_trips_through_add_get_query_delete(
-    shared_server: Server, doc_id: str
+    shared_server: App, doc_id: str
 ) -> None:
-    text = f"{TEXT} for the id {doc_id!r}"
     with shared_server.client() as http:
-        added = http.post(
-            "/v1/documents",
-            json={
-                "documents": [{"id": doc_id, "text": text, "metadata": [doc_id]}],
-                "upsert": True,
-            },
-        )
-        assert added.status_code == 201, added.text
-        got = http.get(path_of(doc_id))
-        assert got.status_code == 200, (doc_id, got.text)
-        assert got.json()["id"] == doc_id
-        assert got.json()["metadata"] == [doc_id]
-        found = http.post("/v1/query", json={"documents": [{"id": doc_id, "text": text}]})
-        [result] = found.json()["results"]
-        assert result["query"] == doc_id
-        assert doc_id in [m["id"] for m in result["matches"]]
-        deleted = http.delete(path_of(doc_id))
-        assert deleted.status_code == 200, (doc_id, deleted.text)
-        assert deleted.json() == {"deleted": doc_id}
-        assert http.get(path_of(doc_id)).status_code == 404
-        assert http.delete(path_of(doc_id)).status_code == 404
+        _round_trip(http, doc_id)
 
 
-def test_a_url_id_is_fetched_and_deleted_with_a_percent_encoded_slash(server: Server) -> None:
+@pytest.mark.service
+@pytest.mark.slow
+def test_ids_of_every_special_character_round_trip_over_a_real_socket(
+    shared_real_server: App,
+) -> None:
+    """What a real HTTP server makes of the paths: every special character alone and inside a
+    word, a URL, and ids of other scripts and of a newline."""
+    specials = ["/", "?", "#", "%", " ", "%2F", "%25", ".", "..", "+", "&", "=", "\\"]
+    ids = [*specials, *(f"a{c}b" for c in specials)]
+    ids += ["https://example.org/a/b?page=2#top", "ünïcödé", "日本語/テキスト", "a\nb", "e\u0301"]
+    with shared_real_server.client() as http:
+        for doc_id in ids:
+            _round_trip(http, doc_id)
+
+
+def test_a_url_id_is_fetched_and_deleted_with_a_percent_encoded_slash(server: App) -> None:
     url = "https://example.org/a/b?page=2#top"
     with server.client() as http:
         body = {"documents": [{"id": url, "text": TEXT}, {"id": "a%2Fb", "text": "other words"}]}
@@ -117,7 +134,7 @@ def test_a_url_id_is_fetched_and_deleted_with_a_percent_encoded_slash(server: Se
     ],
 )
 def test_unknown_fields_and_loose_types_are_refused_naming_the_field(
-    shared_server: Server, path: str, body: dict[str, object], field: str
+    shared_server: App, path: str, body: dict[str, object], field: str
 ) -> None:
     with shared_server.client() as http:
         response = http.post(path, json=body)
@@ -127,7 +144,7 @@ def test_unknown_fields_and_loose_types_are_refused_naming_the_field(
         assert http.get("/v1/documents/a").status_code == 404  # nothing was written
 
 
-def test_a_conflict_names_the_json_field_that_replaces(server: Server) -> None:
+def test_a_conflict_names_the_json_field_that_replaces(server: App) -> None:
     with server.client() as http:
         body = {"documents": [{"id": "a", "text": TEXT}]}
         assert http.post("/v1/documents", json=body).status_code == 201
@@ -143,7 +160,7 @@ READS = {("get", "/v1/info"), ("post", "/v1/query"), ("get", "/v1/documents/{doc
 WRITES = {("post", "/v1/documents"), ("post", "/v1/check"), ("delete", "/v1/documents/{doc_id}")}
 
 
-def _secured(server: Server) -> set[tuple[str, str]]:
+def _secured(server: App) -> set[tuple[str, str]]:
     with server.client(token=None) as http:
         paths = http.get("/openapi.json").json()["paths"]
     return {
@@ -155,7 +172,7 @@ def _secured(server: Server) -> set[tuple[str, str]]:
 
 
 def test_openapi_marks_exactly_the_routes_that_need_a_token(
-    shared_server: Server, auth_reads_server: Server, no_auth_server: Server
+    shared_server: App, auth_reads_server: App, no_auth_server: App
 ) -> None:
     assert _secured(shared_server) == WRITES
     assert _secured(auth_reads_server) == WRITES | READS
@@ -172,7 +189,7 @@ def test_openapi_marks_exactly_the_routes_that_need_a_token(
         assert anonymous.post("/v1/documents", json=body).status_code == 201
 
 
-def test_the_docs_page_needs_no_network(shared_server: Server) -> None:
+def test_the_docs_page_needs_no_network(shared_server: App) -> None:
     with shared_server.client(token=None) as http:
         page = http.get("/docs")
         assert page.status_code == 200
@@ -190,19 +207,27 @@ def test_the_docs_page_needs_no_network(shared_server: Server) -> None:
         assert http.get("/redoc").status_code == 404  # the CDN pages are gone
 
 
+@pytest.mark.service
+@pytest.mark.slow
 def test_the_start_up_line_says_where_what_and_whether_auth_is_on(
-    shared_server: Server, auth_reads_server: Server, no_auth_server: Server
+    shared_real_server: Server, tmp_path: Path
 ) -> None:
-    for running, auth in [
-        (shared_server, "auth on: a bearer token for writes, reads open"),
-        (auth_reads_server, "auth on: a bearer token for writes and reads"),
-        (no_auth_server, "auth off (--no-auth)"),
-    ]:
-        lines = running.log.read_text().splitlines()
-        assert lines[0] == (
-            f"neardup serve: listening on {running.url} "
-            f"(index {running.index_path}, {_count(lines[0])} documents; {auth})"
-        )
+    open_server = start_server(tmp_path / "open.ndx", "--no-auth", tokens=None)
+    closed_server = start_server(tmp_path / "closed.ndx", "--auth-reads")
+    try:
+        for running, auth in [
+            (shared_real_server, "auth on: a bearer token for writes, reads open"),
+            (closed_server, "auth on: a bearer token for writes and reads"),
+            (open_server, "auth off (--no-auth)"),
+        ]:
+            lines = running.log.read_text().splitlines()
+            assert lines[0] == (
+                f"neardup serve: listening on {running.url} "
+                f"(index {running.index_path}, {_count(lines[0])} documents; {auth})"
+            )
+    finally:
+        open_server.stop()
+        closed_server.stop()
 
 
 def _count(line: str) -> str:
@@ -211,9 +236,10 @@ def _count(line: str) -> str:
     return match[1]
 
 
+@pytest.mark.service
 def test_port_0_listens_on_a_free_port_and_says_which(tmp_path: Path) -> None:
     index = tmp_path / "x.ndx"
-    subprocess.run([str(NEARDUP), "index", "create", str(index)], check=True, capture_output=True)
+    assert run("index", "create", index).returncode == 0
     process = subprocess.Popen(
         [str(NEARDUP), "serve", str(index), "--port", "0", "--no-auth"],
         stderr=subprocess.PIPE,
@@ -231,7 +257,7 @@ def test_port_0_listens_on_a_free_port_and_says_which(tmp_path: Path) -> None:
         process.communicate(timeout=30)
 
 
-def test_a_threshold_below_the_index_s_adds_a_warning(server: Server) -> None:
+def test_a_threshold_below_the_index_s_adds_a_warning(server: App) -> None:
     with server.client() as http:
         body = {"documents": [{"id": "a", "text": TEXT}]}
         assert http.post("/v1/documents", json=body).status_code == 201
@@ -253,7 +279,7 @@ def test_a_threshold_below_the_index_s_adds_a_warning(server: Server) -> None:
             assert "warning" not in answer
 
 
-def test_empty_texts_match_nothing(server: Server) -> None:
+def test_empty_texts_match_nothing(server: App) -> None:
     with server.client() as http:
         docs = [{"id": "e1", "text": ""}, {"id": "e2", "text": "  \n "}, {"id": "t", "text": TEXT}]
         assert http.post("/v1/documents", json={"documents": docs}).status_code == 201
@@ -263,6 +289,7 @@ def test_empty_texts_match_nothing(server: Server) -> None:
         assert check["results"] == [{"id": "e3", "inserted": True, "matches": []}]
 
 
+@pytest.mark.service
 def test_a_token_file_with_comments_and_spaces_authenticates(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(f"# the crawlers\n\n   {TOKEN}   \r\n# old: none\n  other-token\n")
@@ -280,8 +307,9 @@ def test_a_damaged_index_answers_json_errors(tmp_path: Path) -> None:
     """The documents table's root page overwritten after the index was built: every answer is
     JSON, damage is a 503 naming the file and what to do, and the service stays up."""
     index = tmp_path / "damaged.ndx"
-    subprocess.run([str(NEARDUP), "index", "create", str(index)], check=True, capture_output=True)
-    subprocess.run([str(NEARDUP), "index", "add", str(index), str(SAMPLE)], check=True)
+    assert run("index", "create", index).returncode == 0
+    added = run("index", "add", index, SAMPLE)
+    assert added.returncode == 0, added.stderr
     with closing(sqlite3.connect(index)) as conn:
         page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'documents'")
         root = page.fetchone()[0]
@@ -289,8 +317,7 @@ def test_a_damaged_index_answers_json_errors(tmp_path: Path) -> None:
     raw = bytearray(index.read_bytes())
     raw[(root - 1) * page_size : root * page_size] = b"\xa5" * page_size
     index.write_bytes(bytes(raw))
-    running = start_server(index)
-    try:
+    with serve_here(index, max_batch=1000, max_body_mb=16) as running:  # serve's defaults
         with running.client() as http:
             licences = [json.loads(x) for x in _sample_lines(40)]
             responses = [
@@ -314,8 +341,6 @@ def test_a_damaged_index_answers_json_errors(tmp_path: Path) -> None:
                 assert "restore it from a copy, or rebuild it" in message
                 damaged += 1
         assert damaged >= 40
-    finally:
-        running.stop()
 
 
 def _sample_lines(count: int) -> list[str]:

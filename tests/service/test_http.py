@@ -1,4 +1,5 @@
-"""The HTTP service, driven over real HTTP on loopback: results equal the library's."""
+"""The HTTP service, driven through its ASGI application (a streamed body over real HTTP on
+loopback): results equal the library's."""
 
 from __future__ import annotations
 
@@ -7,14 +8,12 @@ import json
 import pytest
 
 from neardup.index import LSHIndex
-from tests.service.conftest import Server
-
-pytestmark = pytest.mark.service
+from tests.service.conftest import App, Server
 
 BASE = "the licence grants every person a perpetual worldwide royalty free right to use the work"
 
 
-def test_add_query_get_check_delete(server: Server, licenses: list[dict[str, object]]) -> None:
+def test_add_query_get_check_delete(server: App, licenses: list[dict[str, object]]) -> None:
     docs = [
         {"id": str(r["id"]), "text": str(r["text"]), "metadata": {"n": i}}
         for i, r in enumerate(licenses[:120])
@@ -53,7 +52,7 @@ def test_add_query_get_check_delete(server: Server, licenses: list[dict[str, obj
         assert http.get("/v1/documents/new-2").status_code == 404
 
 
-def test_writes_need_a_token_and_reads_are_open(server: Server) -> None:
+def test_writes_need_a_token_and_reads_are_open(server: App) -> None:
     body = {"documents": [{"id": "a", "text": BASE}]}
     with server.client(token=None) as anonymous, server.client(token="wrong") as wrong:
         for http in (anonymous, wrong):
@@ -139,7 +138,7 @@ def test_writes_need_a_token_and_reads_are_open(server: Server) -> None:
     ],
 )
 def test_bad_requests_get_a_4xx_with_a_json_body(
-    shared_server: Server, method: str, path: str, body: bytes | None, status: int, code: str
+    shared_server: App, method: str, path: str, body: bytes | None, status: int, code: str
 ) -> None:
     with shared_server.client() as http:
         response = http.request(
@@ -150,21 +149,22 @@ def test_bad_requests_get_a_4xx_with_a_json_body(
     assert response.json()["error"]["message"]
 
 
-def test_a_streamed_oversized_body_is_refused(server: Server) -> None:
+@pytest.mark.service
+def test_a_streamed_oversized_body_is_refused(shared_real_server: Server) -> None:
     def chunks():  # no Content-Length: the limit must hold on the bytes actually sent
         yield b'{"documents": [{"id": "x", "text": "'
         for _ in range(40):
             yield b"y" * 50_000
         yield b'"}]}'
 
-    with server.client() as http:
+    with shared_real_server.client() as http:
         response = http.post(
             "/v1/documents", content=chunks(), headers={"Content-Type": "application/json"}
         )
     assert response.status_code == 413
 
 
-def test_an_existing_id_is_a_conflict_and_upsert_replaces(server: Server) -> None:
+def test_an_existing_id_is_a_conflict_and_upsert_replaces(server: App) -> None:
     with server.client() as http:
         assert (
             http.post("/v1/documents", json={"documents": [{"id": "a", "text": BASE}]}).status_code
@@ -181,7 +181,7 @@ def test_an_existing_id_is_a_conflict_and_upsert_replaces(server: Server) -> Non
         assert http.post("/v1/query", json={"texts": [BASE]}).json()["results"][0]["matches"] == []
 
 
-def test_openapi_document_lists_the_api(server: Server) -> None:
+def test_openapi_document_lists_the_api(server: App) -> None:
     with server.client() as http:
         paths = http.get("/openapi.json").json()["paths"]
     assert {

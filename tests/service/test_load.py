@@ -17,12 +17,14 @@ CLIENTS = 8
 REQUESTS_PER_CLIENT = 60
 
 
-def test_concurrent_adds_and_queries(server: Server, licenses: list[dict[str, object]]) -> None:
+def test_concurrent_adds_and_queries(
+    real_server: Server, licenses: list[dict[str, object]]
+) -> None:
     texts = [str(r["text"]) for r in licenses]
 
     def client(number: int) -> tuple[list[float], list[str], int]:
         latencies, acked, errors = [], [], 0
-        with server.client() as http:
+        with real_server.client() as http:
             for step in range(REQUESTS_PER_CLIENT):
                 start = time.perf_counter()
                 if step % 2 == 0:
@@ -49,7 +51,7 @@ def test_concurrent_adds_and_queries(server: Server, licenses: list[dict[str, ob
     latencies = sorted(x for lat, _, _ in outcomes for x in lat)
     acked = [doc for _, ids, _ in outcomes for doc in ids]
     assert sum(e for _, _, e in outcomes) == 0
-    with server.client() as http:
+    with real_server.client() as http:
         assert http.get("/v1/info").json()["documents"] == len(acked)
         for doc in acked[:: max(1, len(acked) // 50)]:
             assert http.get(f"/v1/documents/{doc}").status_code == 200

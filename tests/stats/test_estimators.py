@@ -59,7 +59,8 @@ def test_each_estimate_is_within_four_sigma(
 
 @pytest.mark.parametrize(
     ("kind", "fingerprint"),
-    [(kind, fp) for kind in KINDS for fp in ("nd64", "rabin")] + [("minhash-lead", "nd64")],
+    [(kind, fp) for kind in KINDS for fp in ("nd64", "rabin")]
+    + [pytest.param("minhash-lead", "nd64", marks=pytest.mark.slow)],
 )
 def test_estimates_are_unbiased_with_the_theoretical_spread(
     kind: str, fingerprint: str, licence_pairs: list[tuple[str, str, float]]
@@ -88,6 +89,7 @@ def test_estimates_are_unbiased_with_the_theoretical_spread(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_rabin_and_nd64_fingerprints_give_equivalent_estimates(
     kind: str, licence_pairs: list[tuple[str, str, float]]
 ) -> None:

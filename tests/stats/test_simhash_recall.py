@@ -27,6 +27,7 @@ def _within(h: int, flip: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("h", [3, 7])
+@pytest.mark.slow
 def test_pairs_within_h_number_what_the_angle_predicts(
     licenses: list[dict[str, object]], h: int
 ) -> None:
