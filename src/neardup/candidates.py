@@ -35,8 +35,16 @@ from neardup._types import BoolArray, F64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.pairs import near_pairs
 from neardup.hashing.bands import band_keys
+from neardup.io.spill import PairRuns
 from neardup.kinds import FAMILIES, SKETCH_KINDS, load
-from neardup.lsh.banding import KeyTable, banded_pairs, bands_rows, s_curve, shared_key_pairs
+from neardup.lsh.banding import (
+    KeyTable,
+    banded_pairs,
+    bands_rows,
+    gather_bucket_pairs,
+    s_curve,
+    shared_key_pairs,
+)
 from neardup.lsh.features import fungible_pairs
 from neardup.lsh.prefix import exact_set_pairs
 from neardup.pairs import CandidatePairs
@@ -72,15 +80,20 @@ class CandidateScheme(ABC):
     def keys(self, values: U64Array) -> U64Array:
         """``uint64[num_docs, num_keys]``: the lookup keys of each signature row."""
 
+    @abstractmethod
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
-        """Candidate pairs among the ``active`` documents.
+        """Candidate pairs among the ``active`` documents, in memory."""
 
-        By default a bucket per key within a column, one column at a time.
+    def gather_pairs(self, keys: KeyTable, active: BoolArray, runs: PairRuns) -> tuple[int, int]:
+        """Add the candidate pairs among the ``active`` documents to ``runs``.
+
+        Returns ``(giant buckets, largest bucket)``. By default the pairs are found in memory
+        (:meth:`pairs`) and added at once; banding adds them a band at a time, so what it
+        holds is one band and ``runs``' budget, however many the pairs.
         """
-        bands = (keys.column(j) for j in range(keys.width))
-        return banded_pairs(
-            bands, keys.num_rows, active=active, max_bucket_size=self.lsh.max_bucket_size
-        )
+        found = self.pairs(keys, active)
+        runs.add(found.first, found.second)
+        return found.num_giant_buckets, found.largest_bucket
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -103,6 +116,18 @@ class Banding(CandidateScheme):
 
     def keys(self, values: U64Array) -> U64Array:
         return band_keys(self._maker.band_slots(values, self.sketch), *self.bands_rows())
+
+    def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
+        """Documents sharing a bucket in a band (a column of keys), one band at a time."""
+        bands = (keys.column(j) for j in range(keys.width))
+        return banded_pairs(
+            bands, keys.num_rows, active=active, max_bucket_size=self.lsh.max_bucket_size
+        )
+
+    def gather_pairs(self, keys: KeyTable, active: BoolArray, runs: PairRuns) -> tuple[int, int]:
+        docs = np.flatnonzero(active).astype(np.int64)
+        bands = ((keys.column(j)[docs], docs) for j in range(keys.width))
+        return gather_bucket_pairs(bands, runs, self.lsh.max_bucket_size)
 
     def describe(self) -> dict[str, Any]:
         b, r = self.bands_rows()

@@ -12,11 +12,13 @@ from typing import Literal
 
 import numpy as np
 
-from neardup._kernels.cluster import assign_to_centers, component_roots
+from neardup._kernels import cluster as kernels
+from neardup._kernels.cluster import assign_to_centers
 from neardup._types import BoolArray, F64Array, I64Array
 
 __all__ = [
     "Clusters",
+    "UnionFind",
     "center_clusters",
     "connected_components",
     "preference_order",
@@ -95,6 +97,65 @@ def representative_of(labels: I64Array, keep: BoolArray) -> I64Array:
     return by_label[labels]
 
 
+class UnionFind:
+    """Components of items ``0 .. num_items - 1`` as pairs join them: one ``int64`` an item.
+
+    Each component is known by its smallest item, whatever the order of the pairs.
+
+    Examples
+    --------
+    >>> components = UnionFind(4)
+    >>> measured, joined = components.join(np.array([0, 1, 0]), np.array([1, 2, 2]))
+    >>> joined.tolist(), components.labels().tolist()
+    ([True, True, False], [0, 0, 0, 3])
+    >>> components.connected(np.array([0, 0]), np.array([2, 3])).tolist()
+    [True, False]
+    """
+
+    def __init__(self, num_items: int) -> None:
+        self._parent = np.arange(num_items, dtype=np.int64)
+
+    def connected(self, first: I64Array, second: I64Array) -> BoolArray:
+        """Whether each pair's items are in one component already."""
+        out = np.empty(first.shape[0], dtype=bool)
+        kernels.connected(self._parent, _int64(first), _int64(second), out)
+        return out
+
+    def join(
+        self,
+        first: I64Array,
+        second: I64Array,
+        accepted: BoolArray | None = None,
+        *,
+        skip_joined: bool = False,
+    ) -> tuple[BoolArray, BoolArray]:
+        """Join the components of the pairs (those ``accepted``: all by default), in order.
+
+        Returns ``(measured, joined)`` per pair: ``joined``, the pair merged two components
+        (those pairs form a spanning forest: the first pair, in this order, to connect each
+        item to its component); ``measured`` is false, with ``skip_joined``, for a pair whose
+        items were already in one component when it was reached (whatever its similarity, it
+        changes nothing), and true for every pair without.
+        """
+        count = first.shape[0]
+        measured = np.empty(count, dtype=bool)
+        joined = np.empty(count, dtype=bool)
+        if accepted is None:
+            accepted = np.ones(count, dtype=bool)
+        kernels.join_in_order(
+            self._parent, _int64(first), _int64(second), accepted, skip_joined, measured, joined
+        )
+        return measured, joined
+
+    def labels(self) -> I64Array:
+        """``labels[d]``: the smallest item of ``d``'s component."""
+        return np.asarray(kernels.roots(self._parent), dtype=np.int64)
+
+
+def _int64(values: I64Array) -> I64Array:
+    return np.ascontiguousarray(values, dtype=np.int64)
+
+
 def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Array, BoolArray]:
     """Component labels (the smallest member) and, per pair, whether it joined two components.
 
@@ -109,11 +170,9 @@ def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Ar
     >>> labels.tolist(), joined.tolist()
     ([0, 0, 0, 3], [True, True, False])
     """
-    first = np.ascontiguousarray(first, dtype=np.int64)
-    second = np.ascontiguousarray(second, dtype=np.int64)
-    joined = np.empty(first.shape[0], dtype=bool)
-    labels = np.asarray(component_roots(num_docs, first, second, joined), dtype=np.int64)
-    return labels, joined
+    components = UnionFind(num_docs)
+    _, joined = components.join(first, second)
+    return components.labels(), joined
 
 
 def preference_order(

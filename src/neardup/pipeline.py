@@ -31,15 +31,16 @@ streamed.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from neardup._kernels.compiling import Stopwatch
 from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
@@ -47,6 +48,7 @@ from neardup.candidates import PrefixFilter, candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import (
     Clusters,
+    UnionFind,
     center_clusters,
     preference_order,
     representative_of,
@@ -55,7 +57,7 @@ from neardup.cluster import (
 )
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.spill import KeyColumns
+from neardup.io.spill import KeyColumns, PairRuns
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups
 from neardup.pairs import CandidatePairs
@@ -77,12 +79,16 @@ from neardup.verify import exact_jaccard, exact_similarity
 
 __all__ = [
     "BatchSketcher",
+    "Candidates",
     "DedupResult",
+    "JoinedPairs",
+    "PairScorer",
     "Sketched",
     "SketchedBlock",
     "Timings",
     "VerifiedPairs",
     "accepted",
+    "cluster_joined",
     "cluster_pairs",
     "dedup",
     "duplicate_ids",
@@ -92,9 +98,11 @@ __all__ = [
     "find_duplicates",
     "fit_idf",
     "measured",
+    "measures_every_candidate",
     "score_pairs",
     "sketch_batches",
     "summarize",
+    "verify_and_join",
     "verify_candidates",
     "warn_of_giant_buckets",
 ]
@@ -114,22 +122,30 @@ ProgressCallback = Callable[[int], object]
 
 @dataclass
 class Timings:
-    """Seconds spent per stage, in the order the stages ran."""
+    """Seconds spent per stage, in the order the stages ran, and numba's compiling apart.
+
+    A stage's seconds leave out the seconds numba spent compiling kernels in it (a first run
+    on a cold cache: :class:`~neardup._kernels.compiling.Stopwatch`); those add up in
+    ``compile_seconds``, so a first run's stages take what a later run's take.
+    """
 
     seconds: dict[str, float] = field(default_factory=dict)
+    compile_seconds: float = 0.0
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time the enclosed block as stage ``name``."""
-        start = time.perf_counter()
+        watch = Stopwatch()
         try:
-            yield
+            with watch.running():
+                yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self.seconds[name] = self.seconds.get(name, 0.0) + watch.seconds
+            self.compile_seconds += watch.compile_seconds
 
     def report(self, num_bytes: int) -> StageTimes:
-        """Seconds per stage, the total, and the throughput over ``num_bytes`` of text."""
-        return StageTimes.measured(self.seconds, num_bytes)
+        """Seconds per stage, the total, the throughput over ``num_bytes`` of text, compiling."""
+        return StageTimes.measured(self.seconds, num_bytes, compile_seconds=self.compile_seconds)
 
 
 class TextStore(Protocol):
@@ -415,11 +431,6 @@ def exact_groups(
     return group_first, group_first == np.arange(num_docs)
 
 
-def find_candidates(keys: KeyColumns, active: BoolArray, config: DedupConfig) -> CandidatePairs:
-    """Candidate pairs among the ``active`` documents, by the sketch kind's scheme."""
-    return candidate_scheme(config.sketch, config.lsh).pairs(keys, active)
-
-
 def exact_candidates(texts: TextStore, active: BoolArray, config: DedupConfig) -> CandidatePairs:
     """Every pair of ``active`` documents whose shingle sets reach the Jaccard threshold.
 
@@ -458,60 +469,198 @@ def score_pairs(
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
 ) -> tuple[F64Array, F64Array]:
-    """The estimated and (``verify="exact"``) exact similarity of each pair.
+    """The estimated and (``verify="exact"``) exact similarity of each pair: :class:`PairScorer`."""
+    return PairScorer(texts, config, idf).score(pairs, progress)
+
+
+class PairScorer:
+    """The estimated and (``verify="exact"``) exact similarity of pairs of one text store.
 
     Pairs are taken in chunks whose documents (texts, signature rows and shingle sets) fit in
     ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are sketched
     again for the estimate (with OPH and exact verification, only for the pairs at the
     threshold, from their shingle sets; the other estimates are NaN). The exact similarity
     (:func:`~neardup.verify.exact_similarity`, weighing by ``idf`` for a TF-IDF SimHash) is NaN
-    under the other verification modes.
+    under the other verification modes. What every call needs (the sketcher, the texts'
+    sizes, one scratch entry per document) is made once, so that many small calls cost what
+    their pairs cost.
     """
-    sketcher = make_sketcher(config.sketch, idf)
-    mode = config.verify_mode
-    num = len(pairs)
-    estimate = np.full(num, np.nan)
-    jaccard = np.full(num, np.nan)
-    sizes = texts.sizes()
-    from_sets = sketcher if mode == "exact" and isinstance(sketcher, OPHSketcher) else None
-    bounds = pair_chunks(
-        pairs.first,
-        pairs.second,
-        sizes,
-        64 if from_sets is not None else 8 * sketcher.width + 64,
-        VERIFY_BYTES_PER_BYTE,
-        config.working_memory // 4,
-        np.full(sizes.shape[0], -1, dtype=np.int64),
-    )
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        first, second = pairs.first[lo:hi], pairs.second[lo:hi]
-        docs = np.unique(np.concatenate([first, second]))
-        batch = texts.take(docs)
-        local = CandidatePairs(
-            first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
+
+    def __init__(
+        self, texts: TextStore, config: DedupConfig, idf: IDFWeights | None = None
+    ) -> None:
+        self._texts = texts
+        self._config = config
+        self._idf = idf
+        self._sketcher = make_sketcher(config.sketch, idf)
+        self._sizes = texts.sizes()
+        self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
+
+    def score(
+        self, pairs: CandidatePairs, progress: ProgressCallback | None = None
+    ) -> tuple[F64Array, F64Array]:
+        """``(estimate, exact)`` of each pair; ``progress`` told the pairs scored so far."""
+        config, sketcher, texts = self._config, self._sketcher, self._texts
+        mode = config.verify_mode
+        num = len(pairs)
+        estimate = np.full(num, np.nan)
+        jaccard = np.full(num, np.nan)
+        from_sets = sketcher if mode == "exact" and isinstance(sketcher, OPHSketcher) else None
+        bounds = pair_chunks(
+            pairs.first,
+            pairs.second,
+            self._sizes,
+            64 if from_sets is not None else 8 * sketcher.width + 64,
+            VERIFY_BYTES_PER_BYTE,
+            config.working_memory // 4,
+            self._mark,
         )
-        if from_sets is not None:
-            # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
-            # at the threshold (no second pass over the text, no row matrix).
-            sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(batch)
-            exact = exact_jaccard(sets, local)
-            jaccard[lo:hi] = exact
-            near = np.flatnonzero(exact >= config.lsh.threshold)
-            estimate[lo + near] = from_sets.agreement_of_sets(
-                sets, local.first[near], local.second[near]
+        self._mark[pairs.first] = -1  # the scratch back as the next call expects it
+        self._mark[pairs.second] = -1
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            first, second = pairs.first[lo:hi], pairs.second[lo:hi]
+            docs = np.unique(np.concatenate([first, second]))
+            batch = texts.take(docs)
+            local = CandidatePairs(
+                first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
             )
-        else:
-            estimate[lo:hi] = estimate_similarity(sketcher.sketch(batch), local)
-            if mode == "exact":
-                jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, idf)
-        if progress is not None:
-            progress(hi)
-    return estimate, jaccard
+            if from_sets is not None:
+                # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
+                # at the threshold (no second pass over the text, no row matrix).
+                shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
+                sets = shingler.shingle_sets(batch)
+                exact = exact_jaccard(sets, local)
+                jaccard[lo:hi] = exact
+                near = np.flatnonzero(exact >= config.lsh.threshold)
+                estimate[lo + near] = from_sets.agreement_of_sets(
+                    sets, local.first[near], local.second[near]
+                )
+            else:
+                estimate[lo:hi] = estimate_similarity(sketcher.sketch(batch), local)
+                if mode == "exact":
+                    jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, self._idf)
+            if progress is not None:
+                progress(hi)
+        return estimate, jaccard
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
     """The similarity verification goes by: exact under ``verify="exact"``, else the estimate."""
     return jaccard if config.verify_mode == "exact" else estimate
+
+
+VERIFY_ROUND_PAIRS = 1 << 18
+"""Candidates taken per round of :func:`verify_and_join` (6 MiB of pairs). Candidates whose
+documents the rounds before joined are not measured (components clustering, pairs other than
+``all``): smaller rounds measure fewer of them, larger ones read each document's text fewer
+times. On the dense 1M corpus of bench/scale.py, 2^14 took 14.7 s to verify, 2^16 8.1 s,
+2^18 7.2 s and 2^20 7.6 s (reading the texts again costs more than measuring pairs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedPairs:
+    """What verification leaves: the components and the pairs that matter to the output.
+
+    Attributes
+    ----------
+    components
+        The documents joined by every accepted pair (the exact links not yet).
+    pairs
+        The accepted pairs kept, in ``(first, second)`` order: all of them
+        (:func:`measures_every_candidate`), else those that joined two components.
+    joined
+        Per kept pair, whether it joined two components when the pairs were taken in order.
+    num_candidates
+        Candidate pairs taken.
+    num_already_joined
+        Candidates not measured: their documents were already in one component when reached.
+    """
+
+    components: UnionFind
+    pairs: VerifiedPairs
+    joined: BoolArray
+    num_candidates: int
+    num_already_joined: int
+
+
+def measures_every_candidate(config: DedupConfig) -> bool:
+    """Whether verification measures every candidate pair.
+
+    It must for ``pairs="all"`` (every pair at the threshold is listed) and for
+    ``cluster="center"`` (the centers are chosen among all the pairs). Connected components
+    with the spanning pairs (or none) are decided by fewer: a candidate whose documents are
+    already joined, by the pairs before it in ``(first, second)`` order, changes neither the
+    components nor the spanning forest, and is not measured.
+    """
+    return config.pairs == "all" or config.cluster != "components"
+
+
+def verify_and_join(
+    candidates: Iterable[tuple[I64Array, I64Array]],
+    num_docs: int,
+    texts: TextStore,
+    config: DedupConfig,
+    idf: IDFWeights | None = None,
+    progress: ProgressCallback | None = None,
+) -> JoinedPairs:
+    """Verify candidate pairs, given in ``(first, second)`` order a block at a time, and join.
+
+    Rounds of :data:`VERIFY_ROUND_PAIRS` candidates: those whose documents are already joined
+    are left out (unless :func:`measures_every_candidate`), the rest scored
+    (:func:`score_pairs`) and, where ``config.verify_mode`` accepts them, joined in order.
+    The result is the same as measuring every candidate first and joining after (the
+    components, the spanning pairs), and what is held grows with the documents and the pairs
+    kept, not with the candidates. The candidate histogram counts the pairs measured under the
+    order's rule, not those a round measured before it knew they were joined, so it does not
+    depend on the round size.
+    """
+    every = measures_every_candidate(config)
+    scorer = PairScorer(texts, config, idf)
+    components = UnionFind(num_docs)
+    kept: list[tuple[I64Array, I64Array, F64Array, F64Array, BoolArray]] = []
+    counts = histogram_counts(np.empty(0))
+    num_candidates = num_already_joined = 0
+    for first, second in _rounds(candidates, VERIFY_ROUND_PAIRS):
+        count = first.shape[0]
+        todo = np.ones(count, dtype=bool) if every else ~components.connected(first, second)
+        scored = np.flatnonzero(todo)
+        estimate, jaccard = np.full(count, np.nan), np.full(count, np.nan)
+        estimate[scored], jaccard[scored] = scorer.score(
+            CandidatePairs(first=first[scored], second=second[scored])
+        )
+        passed = accepted(estimate, jaccard, config) & todo
+        decided, joined = components.join(first, second, passed, skip_joined=not every)
+        counts += histogram_counts(measured(estimate, jaccard, config)[decided])
+        chosen = passed if every else joined
+        kept.append(
+            (first[chosen], second[chosen], estimate[chosen], jaccard[chosen], joined[chosen])
+        )
+        num_candidates += count
+        num_already_joined += count - int(decided.sum())
+        if progress is not None:
+            progress(num_candidates)
+    empty = np.empty(0, dtype=np.int64)
+    first, second, estimate, jaccard, joined = (
+        [np.concatenate(column) for column in zip(*kept, strict=True)]
+        if kept
+        else [empty, empty, np.empty(0), np.empty(0), np.empty(0, dtype=bool)]
+    )
+    return JoinedPairs(
+        components=components,
+        pairs=VerifiedPairs(first, second, estimate, jaccard, candidate_counts=counts),
+        joined=joined,
+        num_candidates=num_candidates,
+        num_already_joined=num_already_joined,
+    )
+
+
+def _rounds(
+    blocks: Iterable[tuple[I64Array, I64Array]], size: int
+) -> Iterator[tuple[I64Array, I64Array]]:
+    """The pairs of ``blocks`` again, ``size`` at a time."""
+    for first, second in blocks:
+        for lo in range(0, first.shape[0], size):
+            yield first[lo : lo + size], second[lo : lo + size]
 
 
 def verify_candidates(
@@ -566,15 +715,32 @@ def cluster_pairs(
     ``"components"``: connected components; ``"center"``: :func:`~neardup.cluster.center_clusters`
     on them. Each document's similarity to its representative is measured (for the first of
     each exact group, by :func:`score_pairs`; its copies share it). Returns the clusters and,
-    per verified pair, whether it joined two clusters when the exact links and then the pairs
-    within one cluster (in their order) were merged: a spanning forest.
+    per verified pair, whether it joined two clusters when the pairs within one cluster (in
+    their order) were merged: a spanning forest.
+    """
+    components = UnionFind(sketched.num_docs)
+    _, joined = components.join(pairs.first, pairs.second)
+    return cluster_joined(sketched, exact_first, components, pairs, joined, config)
+
+
+def cluster_joined(
+    sketched: Sketched,
+    exact_first: I64Array,
+    components: UnionFind,
+    pairs: VerifiedPairs,
+    joined: BoolArray,
+    config: DedupConfig,
+) -> tuple[Clusters, BoolArray]:
+    """:func:`cluster_pairs`, the pairs already joined into ``components`` (``joined``, per pair).
+
+    The exact copies join their group's first document here. ``"center"`` needs every
+    accepted pair in ``pairs`` (:func:`measures_every_candidate`).
     """
     num_docs = sketched.num_docs
     docs = np.arange(num_docs, dtype=np.int64)
     linked = exact_first != docs
-    first = np.concatenate([exact_first[linked], pairs.first])
-    second = np.concatenate([docs[linked], pairs.second])
-    labels, joined = union_pairs(num_docs, first, second)
+    # A copy follows its group's first (an earlier document), which is in the component.
+    labels = components.labels()[exact_first]
     keep = representatives(labels, config.keep, sketched.lengths)
     similarity = np.ones(num_docs)
     members = np.flatnonzero(~linked & ~keep)
@@ -589,7 +755,7 @@ def cluster_pairs(
     similarity = similarity[exact_first]
     clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
     if config.cluster == "components":
-        return clusters, joined[int(linked.sum()) :]
+        return clusters, joined
     clusters = center_clusters(
         clusters,
         pairs.first,
@@ -600,42 +766,81 @@ def cluster_pairs(
         follows=exact_first,
     )
     inside = clusters.labels[pairs.first] == clusters.labels[pairs.second]
-    _, joined_inside = union_pairs(
-        num_docs,
-        np.concatenate([exact_first[linked], pairs.first[inside]]),
-        np.concatenate([docs[linked], pairs.second[inside]]),
-    )
+    _, joined_inside = union_pairs(num_docs, pairs.first[inside], pairs.second[inside])
     joined = np.zeros(len(pairs), dtype=bool)
-    joined[inside] = joined_inside[int(linked.sum()) :]
+    joined[inside] = joined_inside
     return clusters, joined
 
 
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Candidate pairs in sorted runs, and the buckets the scheme found too large to pair fully."""
+
+    runs: PairRuns
+    num_giant_buckets: int = 0
+    largest_bucket: int = 0
+
+
+def find_candidates(
+    sketched: Sketched, active: BoolArray, config: DedupConfig, work_dir: Path | None = None
+) -> Candidates:
+    """Candidate pairs among the ``active`` documents, by the sketch kind's scheme.
+
+    They are gathered into sorted runs (:class:`~neardup.io.spill.PairRuns`), written to
+    ``work_dir`` once they outgrow half of ``config.working_memory`` (kept in memory when
+    ``work_dir`` is None).
+    """
+    runs = PairRuns(
+        sketched.num_docs, work_dir, memory_bytes=config.working_memory // 2, with_values=False
+    )
+    scheme = candidate_scheme(config.sketch, config.lsh)
+    if scheme.reads_sets:
+        found = exact_candidates(sketched.texts, active, config)
+        runs.add(found.first, found.second)
+        return Candidates(runs)
+    return Candidates(runs, *scheme.gather_pairs(sketched.keys, active, runs))
+
+
 def find_duplicates(
-    sketched: Sketched, config: DedupConfig, timings: Timings, *, show_progress: bool = False
+    sketched: Sketched,
+    config: DedupConfig,
+    timings: Timings,
+    *,
+    show_progress: bool = False,
+    work_dir: Path | None = None,
 ) -> DedupResult:
-    """Every stage after sketching: exact groups, candidates, verification, clustering."""
+    """Every stage after sketching: exact groups, candidates, verification, clustering.
+
+    ``work_dir``: where candidate pairs go when they outgrow half of the working memory
+    (``config.memory_gb``); in memory when None.
+    """
     num_docs = sketched.num_docs
     with timings.stage("exact"):
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     with timings.stage("candidates"):
         active = is_first & ~sketched.is_short
-        if candidate_scheme(config.sketch, config.lsh).reads_sets:
-            candidates = exact_candidates(sketched.texts, active, config)
-        else:
-            candidates = find_candidates(sketched.keys, active, config)
+        candidates = find_candidates(sketched, active, config, work_dir)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
-    with (
-        timings.stage("verify"),
-        Progress("verify", len(candidates), unit="pairs", enabled=show_progress) as bar,
-    ):
-        verified = verify_candidates(candidates, sketched.texts, config, sketched.idf, bar)
+    runs = candidates.runs
+    try:
+        with (
+            timings.stage("verify"),
+            Progress("verify", runs.num_stored(), unit="pairs", enabled=show_progress) as bar,
+        ):
+            found = verify_and_join(
+                runs.pairs(), num_docs, sketched.texts, config, sketched.idf, bar
+            )
+    finally:
+        runs.close()
     with timings.stage("cluster"):
-        clusters, joined = cluster_pairs(sketched, group_first, verified, config)
-    reported = verified.subset(_reported(joined, config))
+        clusters, joined = cluster_joined(
+            sketched, group_first, found.components, found.pairs, found.joined, config
+        )
+    reported = found.pairs.subset(_reported(joined, config))
     docs = np.arange(num_docs, dtype=np.int64)
     linked = group_first != docs
     summary = _summary(
-        sketched, config, candidates, verified, reported, clusters, int(linked.sum()), timings
+        sketched, config, candidates, found, reported, clusters, int(linked.sum()), timings
     )
     return DedupResult(
         ids=sketched.ids,
@@ -764,8 +969,8 @@ def summarize(
 def _summary(
     sketched: Sketched,
     config: DedupConfig,
-    candidates: CandidatePairs,
-    verified: VerifiedPairs,
+    candidates: Candidates,
+    found: JoinedPairs,
     reported: VerifiedPairs,
     clusters: Clusters,
     num_exact: int,
@@ -773,6 +978,12 @@ def _summary(
 ) -> Summary:
     sizes = clusters.sizes()
     num_docs = sketched.num_docs
+    verified = found.pairs
+    # Accepted among the pairs measured: every pair kept (those kept are the accepted ones,
+    # or, when some were not measured, the ones that joined two components, which are then
+    # exactly the accepted pairs measured).
+    verified_counts = histogram_counts(measured(verified.estimate, verified.jaccard, config))
+    num_verified = len(verified)
     kept = int(clusters.keep.sum())
     counts = Counts(
         documents=num_docs,
@@ -780,8 +991,9 @@ def _summary(
         short_documents=int(sketched.is_short.sum()),
         empty_documents=int(sketched.is_empty.sum()),
         exact_duplicates=num_exact,
-        candidate_pairs=len(candidates),
-        verified_pairs=len(verified),
+        candidate_pairs=found.num_candidates,
+        already_joined=found.num_already_joined,
+        verified_pairs=num_verified,
         pairs_reported=len(reported),
         clusters=int(np.count_nonzero(sizes > 1)),
         documents_in_clusters=int(sizes[sizes > 1].sum()),
@@ -797,10 +1009,7 @@ def _summary(
     )
     histogram = None
     if verified.candidate_counts is not None:
-        histogram = SimilarityHistogram.of(
-            verified.candidate_counts,
-            histogram_counts(measured(verified.estimate, verified.jaccard, config)),
-        )
+        histogram = SimilarityHistogram.of(verified.candidate_counts, verified_counts)
     return summarize(
         config,
         counts,

@@ -94,7 +94,11 @@ class Counts:
     """Documents with no token at all, matched with nothing."""
     exact_duplicates: int
     candidate_pairs: int
+    already_joined: int
+    """Candidate pairs not measured: their documents were already in one cluster when reached
+    (connected components with the spanning pairs or none; 0 when every candidate is measured)."""
     verified_pairs: int
+    """Pairs measured and accepted."""
     pairs_reported: int
     clusters: int
     """Clusters of two or more documents."""
@@ -129,32 +133,43 @@ class ClusterSize(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class StageTimes:
-    """Seconds per stage (rounded to 0.1 ms), their total and the throughput.
+    """Seconds per stage (rounded to 0.1 ms), their total, the throughput, and compiling.
+
+    ``compile_seconds``: what numba spent compiling kernels (a first run on a cold cache),
+    counted in no stage, nor in the total or the throughput.
 
     Examples
     --------
     >>> times = StageTimes.measured({"sketch": 1.23456, "cluster": 0.76544}, num_bytes=5_000_000)
-    >>> times.seconds, times.total, times.throughput_mb_s
-    ({'sketch': 1.2346, 'cluster': 0.7654}, 2.0, 2.5)
+    >>> times.seconds, times.total, times.throughput_mb_s, times.compile_seconds
+    ({'sketch': 1.2346, 'cluster': 0.7654}, 2.0, 2.5, 0.0)
     """
 
     seconds: Mapping[str, float]
     total: float
     throughput_mb_s: float | None
+    compile_seconds: float = 0.0
 
     @classmethod
     def measured(
-        cls, seconds: Mapping[str, float], num_bytes: int, total: float | None = None
+        cls,
+        seconds: Mapping[str, float],
+        num_bytes: int,
+        total: float | None = None,
+        *,
+        compile_seconds: float = 0.0,
     ) -> StageTimes:
         """The times of stages that took ``seconds`` over ``num_bytes`` of text.
 
-        ``total``: the run's wall time, when it is not the sum of the stages.
+        ``total``: the run's wall time, when it is not the sum of the stages (less
+        ``compile_seconds``, the seconds spent compiling kernels).
         """
         total = sum(seconds.values()) if total is None else total
         return cls(
             seconds={name: round(s, 4) for name, s in seconds.items()},
             total=round(total, 4),
             throughput_mb_s=round(num_bytes / 1e6 / total, 2) if total > 0 else None,
+            compile_seconds=round(compile_seconds, 4),
         )
 
 
@@ -241,6 +256,7 @@ class Summary:
             ),
             "timings_s": dict(times.seconds),
             "total_s": times.total,
+            "compile_s": times.compile_seconds,
             "throughput_mb_s": times.throughput_mb_s,
             **({"against": dict(self.against)} if self.against is not None else {}),
             **({"inputs": list(self.inputs)} if self.inputs is not None else {}),

@@ -13,15 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup._kernels import groups
 from neardup.errors import NeardupWarning, ParameterError, offered_options
 from neardup.io.spill import PAIR_BYTES, PairRuns
-from neardup.join.banded import _bucket_chunks, plan_bands, predict, warn_if_large
+from neardup.join.banded import plan_bands, predict, warn_if_large
 from neardup.join.distances import pair_values, within_threshold
 from neardup.join.sets import set_join
 from neardup.join.vectors import vector_join
 from neardup.kinds import METRICS, load
-from neardup.lsh.banding import candidate_pairs
+from neardup.lsh.banding import bucket_pair_chunks, candidate_pairs
 from neardup.params import JoinSpec
 from neardup.text.shingle import ShingleSets
 
@@ -73,10 +72,20 @@ def test_bucket_chunks_are_the_buckets_pairs_in_order(cap: int, chunk_pairs: int
     members = np.sort(rng.choice(1000, size=int(bounds[-1]), replace=False)).astype(np.int64)
     for b in range(sizes.shape[0]):  # ascending within each bucket, as equal_key_groups gives
         members[bounds[b] : bounds[b + 1]].sort()
-    first, second, _, _ = groups.bucket_pairs(members, bounds, cap)
-    chunks = list(_bucket_chunks(members, bounds, cap, chunk_pairs))
-    assert np.array_equal(np.concatenate([c[0] for c in chunks]), first)
-    assert np.array_equal(np.concatenate([c[1] for c in chunks]), second)
+    # Each member with those before it in its bucket (the cap - 1 just before it in a giant one).
+    expected = [
+        (int(members[i]), int(members[j]))
+        for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+        for j in range(start + 1, end)
+        for i in range(max(start, j - cap + 1) if end - start > cap else start, j)
+    ]
+    chunks = list(bucket_pair_chunks(members, bounds, cap, chunk_pairs))
+    got = zip(
+        np.concatenate([c[0] for c in chunks]).tolist(),
+        np.concatenate([c[1] for c in chunks]).tolist(),
+        strict=True,
+    )
+    assert list(got) == expected
     assert all(c[0].shape[0] <= chunk_pairs + cap - 1 for c in chunks)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 
@@ -15,26 +14,44 @@ def _find(parent, x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def component_roots(num_items, first, second, joined):  # type: ignore[no-untyped-def]
-    """For each item, the smallest item of its connected component under the given edges.
+def connected(parent, first, second, out):  # type: ignore[no-untyped-def]
+    """``out[e]``: whether ``first[e]`` and ``second[e]`` are in one component of ``parent``.
 
-    Union-find with path halving; the smaller root always wins, so the labels do not depend on
-    the order of the edges. ``joined[e]`` is set when edge ``e`` merged two components as the
-    edges were taken in order (Kruskal's rule: those edges form a spanning forest).
-    Cost: O((n + e) * alpha(n)), iterative (no recursion).
+    Cost: O(e * alpha(n)).
     """
-    parent = np.arange(num_items)
+    for e in range(first.shape[0]):
+        out[e] = _find(parent, first[e]) == _find(parent, second[e])
+
+
+@njit(cache=True, nogil=True)
+def join_in_order(parent, first, second, accepted, skip_joined, measured, joined):  # type: ignore[no-untyped-def]
+    """Take the pairs in order, joining the components of those ``accepted``.
+
+    ``parent``: a union-find forest (path halving; the smaller root always wins, so each
+    root is the smallest item of its component whatever the order), kept between calls.
+    ``joined[e]`` is set when pair ``e`` merged two components (Kruskal's rule: those pairs
+    form a spanning forest). With ``skip_joined``, a pair whose items are already in one
+    component when it is reached counts as not ``measured`` (its similarity decides nothing);
+    otherwise every pair is. Cost: O(e * alpha(n)), iterative (no recursion).
+    """
     for e in range(first.shape[0]):
         ra = _find(parent, first[e])
         rb = _find(parent, second[e])
-        joined[e] = ra != rb
-        if ra < rb:
-            parent[rb] = ra
-        elif rb < ra:
-            parent[ra] = rb
-    for x in range(num_items):
+        measured[e] = ra != rb or not skip_joined
+        joined[e] = accepted[e] and ra != rb
+        if joined[e]:
+            if ra < rb:
+                parent[rb] = ra
+            else:
+                parent[ra] = rb
+
+
+@njit(cache=True, nogil=True)
+def roots(parent):  # type: ignore[no-untyped-def]
+    """Each item's root (the smallest item of its component); ``parent`` flattened too."""
+    for x in range(parent.shape[0]):
         parent[x] = _find(parent, x)
-    return parent
+    return parent.copy()
 
 
 @njit(cache=True, nogil=True)

@@ -158,47 +158,6 @@ def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-u
 
 
 @njit(cache=True, nogil=True)
-def _pairs_in_bucket(length, cap):  # type: ignore[no-untyped-def]
-    """Pairs a bucket of ``length`` members yields: all of them, or ``cap - 1`` per member."""
-    if length <= cap:
-        return length * (length - 1) // 2
-    full = cap * (cap - 1) // 2
-    return full + (length - cap) * (cap - 1)
-
-
-@njit(cache=True, nogil=True)
-def bucket_pairs(docs, bounds, cap):  # type: ignore[no-untyped-def]
-    """Candidate pairs of each bucket ``docs[bounds[b]:bounds[b + 1]]`` (documents ascending).
-
-    A bucket of up to ``cap`` members yields all its pairs; a longer one (a *giant* bucket)
-    pairs each member with the ``cap - 1`` members just before it, so the cost stays linear in
-    its size. Returns ``(first, second, num_giant, largest)`` with ``first < second``.
-    Cost: O(members + pairs).
-    """
-    total = 0
-    num_giant = 0
-    largest = 0
-    for b in range(bounds.shape[0] - 1):
-        length = bounds[b + 1] - bounds[b]
-        total += _pairs_in_bucket(length, cap)
-        if length > cap:
-            num_giant += 1
-        largest = max(largest, length)
-    first = np.empty(total, dtype=np.int64)
-    second = np.empty(total, dtype=np.int64)
-    k = 0
-    for b in range(bounds.shape[0] - 1):
-        start, end = bounds[b], bounds[b + 1]
-        for j in range(start + 1, end):
-            low = max(start, j - cap + 1) if end - start > cap else start
-            for i in range(low, j):
-                first[k] = docs[i]
-                second[k] = docs[j]
-                k += 1
-    return first, second, num_giant, largest
-
-
-@njit(cache=True, nogil=True)
 def member_pair_ends(bounds, cap):  # type: ignore[no-untyped-def]
     """``int64[members]``: the pairs the members up to each one yield, counted cumulatively.
 

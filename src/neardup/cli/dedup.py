@@ -189,6 +189,11 @@ def _print_summary(summary: Summary, output: Path) -> None:
         f"({summary.verify}) of {counts.candidate_pairs:,} candidates "
         f"({summary.scheme_label})"
     )
+    if counts.already_joined:
+        echo(
+            f"  already joined      : {counts.already_joined:,} candidates, not measured "
+            "(--pairs all measures them)"
+        )
     echo(
         f"  clusters            : {counts.clusters:,} holding "
         f"{counts.documents_in_clusters:,} documents"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from neardup._kernels.compiling import compiling_notice
 from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
@@ -57,6 +58,10 @@ __all__ = ["dedup_files"]
 
 INDEX_QUERY_DOCS = 4096
 """Kept documents looked up in an ``--against`` index per batch."""
+
+COLD_COMPILE_SECONDS = 30
+"""About how long a first run compiles the default path's kernels on two busy cores (said once
+on stderr when it does: ``neardup warmup`` compiles them ahead)."""
 
 
 def _batches(
@@ -161,7 +166,29 @@ def dedup_files(
         earlier output), or an output that is, holds or lies inside an input; the message
         names the file and line.
     """
-    config = config if config is not None else DedupConfig()
+    with compiling_notice(COLD_COMPILE_SECONDS, enabled=show_progress):
+        return _dedup_files(
+            inputs,
+            output,
+            config if config is not None else DedupConfig(),
+            overwrite=overwrite,
+            show_progress=show_progress,
+            against=against,
+            add_to_index=add_to_index,
+        )
+
+
+def _dedup_files(
+    inputs: Sequence[Path | str],
+    output: Path | str,
+    config: DedupConfig,
+    *,
+    overwrite: bool,
+    show_progress: bool,
+    against: LSHIndex | None,
+    add_to_index: bool,
+) -> DedupResult:
+    """:func:`dedup_files`, its config given."""
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
     if sources[0].format == "parquet" and config.compress != "none":
@@ -190,7 +217,9 @@ def dedup_files(
                     batches, config, KeyColumns(work), texts, idf=idf, progress=bar
                 )
                 _check_unique_ids(sketched, sources, counts, texts)
-            result = find_duplicates(sketched, config, timings, show_progress=show_progress)
+            result = find_duplicates(
+                sketched, config, timings, show_progress=show_progress, work_dir=work
+            )
             index_matches: dict[int, list[Match]] | None = None
             if against is not None:
                 with timings.stage("against_index"):

@@ -44,6 +44,7 @@ from neardup.candidates import candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import (
     Clusters,
+    UnionFind,
     center_clusters,
     preference_order,
     representatives,
@@ -67,6 +68,7 @@ from neardup.pipeline import (
     accepted,
     exact_groups,
     measured,
+    measures_every_candidate,
     summarize,
     warn_of_giant_buckets,
 )
@@ -97,6 +99,8 @@ _VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
 _SCORED_SCHEMA = (
     "first long, second long, estimate double, jaccard double, similarity double, accepted boolean"
 )
+_SCORED_COLUMNS = ("first", "second", "estimate", "jaccard", "similarity", "accepted")
+_DECIDED_SCHEMA = _SCORED_SCHEMA + ", measured boolean, joined boolean"
 _CENTER_SCHEMA = "doc long, label long, keep boolean, similarity double"
 
 
@@ -464,7 +468,6 @@ def dedup_dataframe(
 
     scored = _scored(candidates, sketched, docs, config).localCheckpoint(eager=True)
     verified = scored.where("accepted").drop("accepted").localCheckpoint(eager=True)
-    histogram = _similarity_histogram(scored, verified)
     now = lap("verify", now, "cluster")
 
     edges = exact_links.union(verified.select("first", "second")).toDF("src", "dst")
@@ -473,7 +476,9 @@ def dedup_dataframe(
     clusters = clusters.localCheckpoint(eager=True)
     now = lap("cluster", now, "write")
 
-    reported = _reported(verified, clusters.select("doc", "label"), config)
+    verified, reported, already_joined, histogram = _decided(
+        scored, verified, clusters.select("doc", "label"), num_candidates, config
+    )
     pairs = _pairs(docs, exact_links, reported)
     sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
     multi = sizes.agg(F.count("*"), F.sum("count")).first()
@@ -486,6 +491,7 @@ def dedup_dataframe(
         empty_documents=sketched.where("is_empty").count(),
         exact_duplicates=exact_links.count(),
         candidate_pairs=num_candidates,
+        already_joined=already_joined,
         verified_pairs=verified.count(),
         pairs_reported=reported.count(),
         clusters=int(multi[0] or 0),
@@ -679,6 +685,71 @@ def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
         .where("label = second_label")
     )
     return labelled.repartition("label").mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
+
+
+def _decided(
+    scored: Any, verified: Any, labels: Any, num_candidates: int, config: DedupConfig
+) -> tuple[Any, Any, int, SimilarityHistogram]:
+    """Accepted, reported, not measured, histogram: the pairs counted as the local engine does.
+
+    Returns the pairs measured and accepted, those reported, how many candidates were not
+    measured, and the similarity histogram. ``scored``: every candidate; ``verified``: those
+    accepted; ``labels``: each document's final cluster.
+    """
+    if measures_every_candidate(config):
+        reported = _reported(verified, labels, config)
+        return verified, reported, 0, _similarity_histogram(scored, verified)
+    measured_pairs, verified = _measured_in_order(scored, labels)
+    reported = verified if config.pairs == "spanning" else verified.limit(0)
+    histogram = _similarity_histogram(measured_pairs, verified)
+    return verified, reported, num_candidates - measured_pairs.count(), histogram
+
+
+def _measured_in_order(scored: Any, labels: Any) -> tuple[Any, Any]:
+    """The candidates the local engine measures, and the accepted ones among them.
+
+    The local engine (:func:`~neardup.pipeline.verify_and_join`) takes the candidates in
+    ``(first, second)`` order and leaves out those whose documents the pairs before already
+    joined: a pair between two clusters is always measured; within a cluster, its pairs
+    (whole in one task) are taken in order through the same union-find
+    (:func:`_decided_batches`). The accepted pairs measured are the spanning ones.
+    """
+    labelled = scored.join(labels.toDF("first", "label"), "first").join(
+        labels.toDF("second", "second_label"), "second"
+    )
+    across = labelled.where("label != second_label").select(*_SCORED_COLUMNS)
+    decided = (
+        labelled.where("label = second_label")
+        .select(*_SCORED_COLUMNS, "label")
+        .repartition("label")
+        .mapInArrow(_decided_batches, _DECIDED_SCHEMA)
+        .localCheckpoint(eager=True)
+    )
+    measured = across.union(decided.where("measured").select(*_SCORED_COLUMNS))
+    verified = decided.where("joined").select(*_SCORED_COLUMNS).drop("accepted")
+    return measured, verified
+
+
+def _decided_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    """The mapInArrow function: whole clusters' candidates, in order → measured, joined."""
+    import pyarrow as pa
+
+    table = _partition(batches, "first", "second")
+    if table is None:
+        return
+    first, second = _column(table, "first"), _column(table, "second")
+    nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
+    components = UnionFind(nodes.shape[0])
+    measured, joined = components.join(
+        local[: first.shape[0]],
+        local[first.shape[0] :],
+        table.column("accepted").to_numpy(zero_copy_only=False),
+        skip_joined=True,
+    )
+    columns = {name: table.column(name) for name in _SCORED_COLUMNS}
+    yield from pa.table(
+        {**columns, "measured": pa.array(measured), "joined": pa.array(joined)}
+    ).to_batches()
 
 
 def _spanning_batches(batches: Iterator[Any]) -> Iterator[Any]:

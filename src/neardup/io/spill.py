@@ -10,7 +10,8 @@ work directory.
 read back sorted by ``(first, second)`` with repeats dropped, holding at most a budget of them
 in memory: beyond it a sorted run is written out, and the runs are merged a block at a time.
 In a directory run ``k`` is two raw little-endian files, ``pairs-<k>.i64`` (the pair codes
-``first * num_items + second``, ascending, distinct) and ``values-<k>.f64`` (their values).
+``first * num_items + second``, ascending, distinct) and ``values-<k>.f64`` (their values);
+pairs without values (``with_values=False``: candidate pairs) have the first file only.
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ import numpy as np
 
 from neardup._types import F64Array, I64Array, U64Array
 
-__all__ = ["FAN_IN", "MIN_BLOCK", "PAIR_BYTES", "KeyColumns", "PairRuns"]
+__all__ = ["CODE_BYTES", "FAN_IN", "MIN_BLOCK", "PAIR_BYTES", "KeyColumns", "PairRuns"]
 
 PAIR_BYTES = 48
 """Bytes a buffered pair takes while a run is sorted (code, value, the order, the sorted copies)."""
+
+CODE_BYTES = 24
+"""Bytes a buffered pair without a value takes while a run is sorted (code, its sorted copy,
+the mask of repeats)."""
 
 FAN_IN = 32
 """Runs merged at once; more are first merged in groups of this many."""
@@ -111,7 +116,8 @@ class PairRuns:
 
     Pairs are added in any order, repeats allowed (a repeated pair must carry the same value:
     the first kept is returned). They are buffered; once the buffer holds ``memory_bytes``
-    (:data:`PAIR_BYTES` a pair) it is sorted, its repeats dropped, and kept as a *run*: written
+    (:data:`PAIR_BYTES` a pair, :data:`CODE_BYTES` without values) it is sorted, its repeats
+    dropped, and kept as a *run*: written
     to ``directory`` (two files a run, see the module docstring), or kept in memory when
     ``directory`` is ``None``. :meth:`chunks` merges the runs a block at a time.
 
@@ -124,6 +130,8 @@ class PairRuns:
         Where runs go; ``None`` keeps them in memory (sorted and distinct all the same).
     memory_bytes
         The buffer, and the blocks of the merge, together.
+    with_values
+        Whether pairs carry a value; without, :meth:`pairs` reads them back.
 
     Examples
     --------
@@ -137,34 +145,49 @@ class PairRuns:
     """
 
     def __init__(
-        self, num_items: int, directory: Path | None = None, *, memory_bytes: int = 1 << 28
+        self,
+        num_items: int,
+        directory: Path | None = None,
+        *,
+        memory_bytes: int = 1 << 28,
+        with_values: bool = True,
     ) -> None:
         if num_items > 3_037_000_499:
             raise ValueError(f"PairRuns codes pairs of at most 3037000499 items; got {num_items}.")
         self.num_items = max(int(num_items), 1)
         self.directory = directory
-        self.capacity = max(1, int(memory_bytes) // PAIR_BYTES)
+        self.with_values = with_values
+        self.capacity = max(1, int(memory_bytes) // (PAIR_BYTES if with_values else CODE_BYTES))
         """Pairs buffered before a run is made."""
         self.num_added = 0
         self._codes: list[I64Array] = []
         self._values: list[F64Array] = []
         self._buffered = 0
-        self._runs: list[tuple[_Column, _Column]] = []
+        self._runs: list[tuple[_Column, _Column | None]] = []
         self._paths: list[Path] = []
+        self._files_made = 0
+
+    def num_stored(self) -> int:
+        """Pairs held, about: each run's distinct pairs, a pair in two runs counted twice."""
+        self._flush()
+        return sum(len(codes) for codes, _ in self._runs)
 
     @property
     def num_runs(self) -> int:
         """The runs made so far (the buffer makes one more when read)."""
         return len(self._runs)
 
-    def add(self, first: I64Array, second: I64Array, values: F64Array) -> None:
-        """Add pairs (``first[i] < second[i]``) and their values."""
+    def add(self, first: I64Array, second: I64Array, values: F64Array | None = None) -> None:
+        """Add pairs (``first[i] < second[i]``) and their values (None without values)."""
         count = int(first.shape[0])
         if not count:
             return
+        if (values is not None) != self.with_values:
+            raise ValueError(f"PairRuns(with_values={self.with_values}) got values={values!r:.20}")
         codes = first.astype(np.int64) * self.num_items + second.astype(np.int64)
         self._codes.append(codes)
-        self._values.append(np.asarray(values, dtype=np.float64))
+        if values is not None:
+            self._values.append(np.asarray(values, dtype=np.float64))
         self._buffered += count
         self.num_added += count
         if self._buffered >= self.capacity:
@@ -173,24 +196,16 @@ class PairRuns:
     def _flush(self) -> None:
         if not self._buffered:
             return
-        codes = np.concatenate(self._codes)
-        values = np.concatenate(self._values)
-        self._codes, self._values, self._buffered = [], [], 0
+        codes = np.concatenate(_emptied(self._codes))
+        values = np.concatenate(_emptied(self._values)) if self.with_values else None
+        self._buffered = 0
         codes, values = _sorted_distinct(codes, values)
-        size = int(codes.shape[0])
         if self.directory is None:
-            self._runs.append((_Column(codes), _Column(values)))
-            return
-        k = len(self._paths) // 2
-        code_path = self.directory / f"pairs-{k}.i64"
-        value_path = self.directory / f"values-{k}.f64"
-        codes.astype("<i8", copy=False).tofile(code_path)
-        values.astype("<f8", copy=False).tofile(value_path)
-        del codes, values
-        self._paths += [code_path, value_path]
-        self._runs.append((_Stored(code_path, "<i8", size), _Stored(value_path, "<f8", size)))
+            self._runs.append((_Column(codes), None if values is None else _Column(values)))
+        else:
+            self._runs.append(self._store(iter([(codes, values)])))
 
-    def codes(self) -> Iterator[tuple[I64Array, F64Array]]:
+    def codes(self) -> Iterator[tuple[I64Array, F64Array | None]]:
         """Pair codes ascending, each once, with their values: a block at a time.
 
         More than :data:`FAN_IN` runs are first merged :data:`FAN_IN` at a time into longer
@@ -208,30 +223,50 @@ class PairRuns:
         """Codes read from each of ``num_runs`` runs at a time."""
         return max(MIN_BLOCK, self.capacity // num_runs)
 
-    def _store(self, blocks: Iterator[tuple[I64Array, F64Array]]) -> tuple[_Column, _Column]:
+    def _store(
+        self, blocks: Iterator[tuple[I64Array, F64Array | None]]
+    ) -> tuple[_Column, _Column | None]:
         """A new run of merged blocks (written out, or kept in memory)."""
         if self.directory is None:
             parts = list(blocks)
-            return (
-                _Column(np.concatenate([p[0] for p in parts])),
-                _Column(np.concatenate([p[1] for p in parts])),
-            )
-        k = len(self._paths) // 2
+            column = _Column(np.concatenate([p[0] for p in parts]))
+            if not self.with_values:
+                return column, None
+            return column, _Column(np.concatenate([p[1] for p in parts]))
+        k = self._files_made
+        self._files_made += 1
         code_path = self.directory / f"pairs-{k}.i64"
         value_path = self.directory / f"values-{k}.f64"
         size = 0
-        with code_path.open("wb") as codes_file, value_path.open("wb") as values_file:
-            for codes, values in blocks:
-                codes_file.write(codes.astype("<i8", copy=False).tobytes())
-                values_file.write(values.astype("<f8", copy=False).tobytes())
-                size += int(codes.shape[0])
-        self._paths += [code_path, value_path]
+        with code_path.open("wb") as codes_file:
+            self._paths.append(code_path)
+            values_file = value_path.open("wb") if self.with_values else None
+            try:
+                for codes, values in blocks:
+                    codes_file.write(codes.astype("<i8", copy=False).tobytes())
+                    if values_file is not None and values is not None:
+                        values_file.write(values.astype("<f8", copy=False).tobytes())
+                    size += int(codes.shape[0])
+            finally:
+                if values_file is not None:
+                    values_file.close()
+                    self._paths.append(value_path)
+        if not self.with_values:
+            return _Stored(code_path, "<i8", size), None
         return _Stored(code_path, "<i8", size), _Stored(value_path, "<f8", size)
 
     def chunks(self) -> Iterator[tuple[I64Array, I64Array, F64Array]]:
         """``(first, second, values)`` sorted by ``(first, second)``, each pair once."""
+        if not self.with_values:
+            raise ValueError("PairRuns(with_values=False) holds no values: read pairs()")
         for codes, values in self.codes():
+            assert values is not None
             yield codes // self.num_items, codes % self.num_items, values
+
+    def pairs(self) -> Iterator[tuple[I64Array, I64Array]]:
+        """``(first, second)`` sorted by ``(first, second)``, each pair once, a block at a time."""
+        for codes, _ in self.codes():
+            yield codes // self.num_items, codes % self.num_items
 
     def close(self) -> None:
         """Drop the runs and delete their files."""
@@ -242,7 +277,9 @@ class PairRuns:
         self._paths = []
 
 
-def _merge(runs: list[tuple[_Column, _Column]], block: int) -> Iterator[tuple[I64Array, F64Array]]:
+def _merge(
+    runs: list[tuple[_Column, _Column | None]], block: int
+) -> Iterator[tuple[I64Array, F64Array | None]]:
     """The runs' codes merged ascending, each once, with their values: a block at a time.
 
     Each step reads up to ``block`` more codes of every run; every code up to the least of
@@ -253,7 +290,7 @@ def _merge(runs: list[tuple[_Column, _Column]], block: int) -> Iterator[tuple[I6
         codes, values = runs[0]
         for lo in range(0, len(codes), block):
             hi = min(lo + block, len(codes))
-            yield codes.read(lo, hi), values.read(lo, hi)
+            yield codes.read(lo, hi), None if values is None else values.read(lo, hi)
         return
     at = [0] * len(runs)
     window = [np.empty(0, dtype=np.int64) for _ in runs]  # run i's codes from at[i] on
@@ -274,14 +311,30 @@ def _merge(runs: list[tuple[_Column, _Column]], block: int) -> Iterator[tuple[I6
         for i in live:
             taken = int(np.searchsorted(window[i], bound, side="right"))
             parts_codes.append(window[i][:taken])
-            parts_values.append(runs[i][1].read(at[i], at[i] + taken))
+            values = runs[i][1]
+            if values is not None:
+                parts_values.append(values.read(at[i], at[i] + taken))
             window[i] = window[i][taken:]
             at[i] += taken
-        yield _sorted_distinct(np.concatenate(parts_codes), np.concatenate(parts_values))
+        yield _sorted_distinct(
+            np.concatenate(parts_codes), np.concatenate(parts_values) if parts_values else None
+        )
 
 
-def _sorted_distinct(codes: I64Array, values: F64Array) -> tuple[I64Array, F64Array]:
+def _emptied(parts: list[np.ndarray]) -> list[np.ndarray]:
+    """The parts, the list emptied (so that the parts go as soon as they are joined)."""
+    taken = list(parts)
+    parts.clear()
+    return taken
+
+
+def _sorted_distinct(codes: I64Array, values: F64Array | None) -> tuple[I64Array, F64Array | None]:
     """``codes`` ascending with repeats dropped (the first kept), and their values."""
+    if values is None:
+        codes.sort()  # codes alone: an in-place sort, no order array
+        keep = np.ones(codes.shape[0], dtype=bool)
+        keep[1:] = codes[1:] != codes[:-1]
+        return (codes, None) if keep.all() else (codes[keep], None)
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
     keep = np.ones(codes.shape[0], dtype=bool)

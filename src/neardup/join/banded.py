@@ -25,14 +25,13 @@ candidates are never all held at once, however many there are.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neardup._kernels import groups
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import NeardupWarning, advice
 from neardup.io.spill import KeyColumns, PairRuns
@@ -40,7 +39,7 @@ from neardup.join.distances import within_threshold
 from neardup.join.result import JoinResult, JoinStream
 from neardup.kinds import METRICS
 from neardup.lsh.amplify import Amplification, Sensitivity, choose_amplification
-from neardup.lsh.banding import equal_key_groups
+from neardup.lsh.banding import bucket_pair_chunks, equal_key_groups
 from neardup.params import JoinSpec
 
 __all__ = [
@@ -343,7 +342,7 @@ def banded_stream(
         num_giant += int(np.count_nonzero(sizes > cap))
         largest = max(largest, int(sizes.max()))
         members = docs[members]
-        for first, second in _bucket_chunks(members, bounds, cap, chunk_pairs):
+        for first, second in bucket_pair_chunks(members, bounds, cap, chunk_pairs):
             value = measure(first, second)
             kept = within_threshold(spec.metric, value, spec.threshold)
             close.add(first[kept], second[kept], value[kept])
@@ -357,23 +356,3 @@ def banded_stream(
         "spilled_runs": close.num_runs if work_dir is not None else 0,
     }
     return JoinStream(chunks=close.chunks, metric=spec.metric, info=found)
-
-
-def _bucket_chunks(
-    members: I64Array, bounds: I64Array, cap: int, chunk_pairs: int
-) -> Iterator[tuple[I64Array, I64Array]]:
-    """The pairs of each bucket ``members[bounds[b]:bounds[b + 1]]``, a chunk at a time.
-
-    Chunks of about ``chunk_pairs`` (one member's pairs are never split: at most ``cap - 1``
-    more). In :func:`neardup.lsh.banding.bucket_pairs`' order and under its rule for giant buckets.
-    """
-    ends = groups.member_pair_ends(bounds, cap)
-    lo = 0
-    while lo < ends.shape[0]:
-        before = int(ends[lo - 1]) if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(ends, before + chunk_pairs, side="right")))
-        count = int(ends[hi - 1]) - before
-        if count:
-            bucket = int(np.searchsorted(bounds, lo, side="right")) - 1
-            yield groups.member_pairs(members, bounds, cap, bucket, lo, hi, count)
-        lo = hi

@@ -8,7 +8,7 @@ whatever the number of bands.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Protocol
 
@@ -20,6 +20,7 @@ from neardup._parallel import parallel_section
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.bands import band_keys
+from neardup.io.spill import PairRuns
 from neardup.pairs import CandidatePairs
 from neardup.params import LSHSpec
 
@@ -28,10 +29,12 @@ __all__ = [
     "band_keys",
     "banded_pairs",
     "bands_rows",
+    "bucket_pair_chunks",
     "bucket_pairs",
     "candidate_pairs",
     "choose_bands",
     "equal_key_groups",
+    "gather_bucket_pairs",
     "s_curve",
     "shared_key_pairs",
     "threshold_of",
@@ -244,12 +247,8 @@ def equal_key_groups(
     return members, bounds
 
 
-def _distinct(values: I64Array) -> I64Array:
-    """The distinct values, sorted (``np.unique``'s hashing is five times slower here)."""
-    ordered = np.sort(values)
-    keep = np.ones(ordered.shape[0], dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
+BUCKET_CHUNK_PAIRS = 1 << 22
+"""Pairs of a band's buckets made at once (32 MiB of pairs) before they go to the runs."""
 
 
 def bucket_pairs(
@@ -260,7 +259,8 @@ def bucket_pairs(
     ``docs`` ascend within each group, so a bucket's members ascend too. A bucket of more than
     ``max_bucket_size`` documents (a *giant* bucket) pairs each with the
     ``max_bucket_size - 1`` documents just before it. The rule of both engines: the Spark
-    engine calls this on the buckets of each of its partitions.
+    engine calls this on the buckets of each of its partitions; the local engine gathers the
+    same pairs into sorted runs (:func:`gather_bucket_pairs`).
 
     Examples
     --------
@@ -269,22 +269,61 @@ def bucket_pairs(
     >>> list(zip(pairs.first.tolist(), pairs.second.tolist())), pairs.num_giant_buckets
     ([(0, 1), (1, 2), (2, 3)], 1)
     """
+    runs = PairRuns(num_docs, memory_bytes=1 << 62, with_values=False)
+    num_giant, largest = gather_bucket_pairs(buckets, runs, max_bucket_size)
+    parts = list(runs.pairs())
+    first, second = (
+        (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        if parts
+        else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    )
+    return CandidatePairs(
+        first=first, second=second, num_giant_buckets=num_giant, largest_bucket=largest
+    )
+
+
+def gather_bucket_pairs(
+    buckets: Iterable[tuple[U64Array, I64Array]], runs: PairRuns, max_bucket_size: int
+) -> tuple[int, int]:
+    """Add the pairs of :func:`bucket_pairs` to ``runs``; ``(giant buckets, largest bucket)``.
+
+    A group's pairs are made :data:`BUCKET_CHUNK_PAIRS` at a time, and ``runs`` sorts them
+    into runs (on disk when it has a directory) as its memory fills: what this holds at once
+    is one group's keys and a chunk of pairs, whatever the number of pairs.
+    """
     if max_bucket_size < 2:
         raise ParameterError(f"max_bucket_size must be an int >= 2; got {max_bucket_size}.")
-    codes: list[I64Array] = []
     num_giant = largest = 0
     for values, docs in buckets:
         if docs.shape[0]:
             largest = max(largest, 1)
         members, bounds = equal_key_groups(values)
-        first, second, giant, big = groups.bucket_pairs(docs[members], bounds, max_bucket_size)
-        codes.append(first * num_docs + second)
-        num_giant += int(giant)
-        largest = max(largest, int(big))
-    unique = _distinct(np.concatenate(codes)) if codes else np.empty(0, dtype=np.int64)
-    return CandidatePairs(
-        first=unique // max(num_docs, 1),
-        second=unique % max(num_docs, 1),
-        num_giant_buckets=num_giant,
-        largest_bucket=largest,
-    )
+        if bounds.shape[0] < 2:
+            continue
+        sizes = np.diff(bounds)
+        num_giant += int(np.count_nonzero(sizes > max_bucket_size))
+        largest = max(largest, int(sizes.max()))
+        chunks = bucket_pair_chunks(docs[members], bounds, max_bucket_size, BUCKET_CHUNK_PAIRS)
+        for first, second in chunks:
+            runs.add(first, second)
+    return num_giant, largest
+
+
+def bucket_pair_chunks(
+    members: I64Array, bounds: I64Array, cap: int, chunk_pairs: int
+) -> Iterator[tuple[I64Array, I64Array]]:
+    """The pairs of each bucket ``members[bounds[b]:bounds[b + 1]]``, a chunk at a time.
+
+    Chunks of about ``chunk_pairs`` (one member's pairs are never split: at most ``cap - 1``
+    more). In :func:`bucket_pairs`' order and under its rule for giant buckets.
+    """
+    ends = groups.member_pair_ends(bounds, cap)
+    lo = 0
+    while lo < ends.shape[0]:
+        before = int(ends[lo - 1]) if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, before + chunk_pairs, side="right")))
+        count = int(ends[hi - 1]) - before
+        if count:
+            bucket = int(np.searchsorted(bounds, lo, side="right")) - 1
+            yield groups.member_pairs(members, bounds, cap, bucket, lo, hi, count)
+        lo = hi

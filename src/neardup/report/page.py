@@ -194,8 +194,15 @@ def _similarity_section(run: Run) -> str:
         _measure(run),
     )  # fmt: skip
     verified = sum(histogram["verified"])
+    already_joined = int((run.summary.get("counts") or {}).get("already_joined") or 0)
+    which = (
+        f"Every candidate pair measured (light; {already_joined:,} more were not measured, "
+        "their documents already in one cluster)"
+        if already_joined
+        else "Every candidate pair (light)"
+    )
     return (
-        f'{chart}<p class="note">Every candidate pair (light) by its {escape(_measure(run))}; '
+        f'{chart}<p class="note">{which} by its {escape(_measure(run))}; '
         f"the {verified:,} verified ones (dark) reach the threshold {run.threshold:g}. Candidates "
         "far below the threshold cost verification time only; a mass just below it suggests "
         "duplicates a lower threshold would join.</p>"
