@@ -148,8 +148,11 @@ class UnionFind:
         return measured, joined
 
     def labels(self) -> I64Array:
-        """``labels[d]``: the smallest item of ``d``'s component."""
-        return np.asarray(kernels.roots(self._parent), dtype=np.int64)
+        """``labels[d]``: the smallest item of ``d``'s component (a read-only view, no copy)."""
+        kernels.flatten(self._parent)
+        view = self._parent.view()
+        view.flags.writeable = False
+        return view
 
 
 def _int64(values: I64Array) -> I64Array:

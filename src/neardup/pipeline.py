@@ -51,7 +51,6 @@ from neardup.cluster import (
     UnionFind,
     center_clusters,
     preference_order,
-    representative_of,
     representatives,
     union_pairs,
 )
@@ -73,7 +72,7 @@ from neardup.summary import (
     histogram_counts,
 )
 from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
-from neardup.text.shingle import Shingler
+from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import pack_strings
 from neardup.verify import exact_jaccard, exact_similarity
 
@@ -83,6 +82,7 @@ __all__ = [
     "DedupResult",
     "JoinedPairs",
     "PairScorer",
+    "ScoredChunk",
     "Sketched",
     "SketchedBlock",
     "Timings",
@@ -477,13 +477,13 @@ class PairScorer:
     """The estimated and (``verify="exact"``) exact similarity of pairs of one text store.
 
     Pairs are taken in chunks whose documents (texts, signature rows and shingle sets) fit in
-    ``config.working_memory / 4``; each chunk's texts come from ``texts`` and are sketched
-    again for the estimate (with OPH and exact verification, only for the pairs at the
-    threshold, from their shingle sets; the other estimates are NaN). The exact similarity
-    (:func:`~neardup.verify.exact_similarity`, weighing by ``idf`` for a TF-IDF SimHash) is NaN
-    under the other verification modes. What every call needs (the sketcher, the texts'
-    sizes, one scratch entry per document) is made once, so that many small calls cost what
-    their pairs cost.
+    ``config.working_memory / 4`` (:meth:`chunks`); each chunk's texts come from ``texts`` once
+    and are sketched again for the estimate (with OPH and exact verification, only for the
+    pairs at the threshold, from their shingle sets; the other estimates are NaN). The exact
+    similarity (:func:`~neardup.verify.exact_similarity`, weighing by ``idf`` for a TF-IDF
+    SimHash) is NaN under the other verification modes. What every call needs (the sketcher,
+    the texts' sizes, one scratch entry per document) is made once, so that many calls cost
+    what their pairs cost.
     """
 
     def __init__(
@@ -493,55 +493,94 @@ class PairScorer:
         self._config = config
         self._idf = idf
         self._sketcher = make_sketcher(config.sketch, idf)
+        self._from_sets = (
+            self._sketcher
+            if config.verify_mode == "exact" and isinstance(self._sketcher, OPHSketcher)
+            else None
+        )
         self._sizes = texts.sizes()
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
+
+    @property
+    def measures_in_parts(self) -> bool:
+        """Whether a chunk's pairs may be measured a part at a time at no extra cost.
+
+        True for OPH with exact verification (the chunk's shingle sets are made once); the
+        other kinds measure a chunk's pairs at once (:meth:`ScoredChunk.measure` is then
+        called once per chunk).
+        """
+        return self._from_sets is not None
 
     def score(
         self, pairs: CandidatePairs, progress: ProgressCallback | None = None
     ) -> tuple[F64Array, F64Array]:
         """``(estimate, exact)`` of each pair; ``progress`` told the pairs scored so far."""
-        config, sketcher, texts = self._config, self._sketcher, self._texts
-        mode = config.verify_mode
-        num = len(pairs)
-        estimate = np.full(num, np.nan)
-        jaccard = np.full(num, np.nan)
-        from_sets = sketcher if mode == "exact" and isinstance(sketcher, OPHSketcher) else None
+        estimate = np.full(len(pairs), np.nan)
+        jaccard = np.full(len(pairs), np.nan)
+        for chunk in self.chunks(pairs):
+            positions = np.arange(chunk.lo, chunk.hi)
+            estimate[positions], jaccard[positions] = chunk.measure(positions)
+            if progress is not None:
+                progress(chunk.hi)
+        return estimate, jaccard
+
+    def chunks(self, pairs: CandidatePairs) -> Iterator[ScoredChunk]:
+        """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory."""
         bounds = pair_chunks(
             pairs.first,
             pairs.second,
             self._sizes,
-            64 if from_sets is not None else 8 * sketcher.width + 64,
+            64 if self._from_sets is not None else 8 * self._sketcher.width + 64,
             VERIFY_BYTES_PER_BYTE,
-            config.working_memory // 4,
+            self._config.working_memory // 4,
             self._mark,
         )
         self._mark[pairs.first] = -1  # the scratch back as the next call expects it
         self._mark[pairs.second] = -1
         for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            first, second = pairs.first[lo:hi], pairs.second[lo:hi]
-            docs = np.unique(np.concatenate([first, second]))
-            batch = texts.take(docs)
-            local = CandidatePairs(
-                first=np.searchsorted(docs, first), second=np.searchsorted(docs, second)
+            yield ScoredChunk(self, pairs, lo, hi)
+
+
+class ScoredChunk:
+    """Pairs ``lo .. hi - 1`` of some pairs, their documents' texts read and prepared once.
+
+    :meth:`measure` scores any of them, as often as asked.
+    """
+
+    def __init__(self, scorer: PairScorer, pairs: CandidatePairs, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+        self._scorer = scorer
+        first, second = pairs.first[lo:hi], pairs.second[lo:hi]
+        docs = np.unique(np.concatenate([first, second]))
+        self._batch = scorer._texts.take(docs)
+        self._first = np.searchsorted(docs, first)
+        self._second = np.searchsorted(docs, second)
+        self._sets: ShingleSets | None = None
+        if scorer._from_sets is not None:
+            config = scorer._config
+            shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
+            self._sets = shingler.shingle_sets(self._batch)
+
+    def measure(self, positions: I64Array) -> tuple[F64Array, F64Array]:
+        """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
+        scorer, config = self._scorer, self._scorer._config
+        local = CandidatePairs(
+            first=self._first[positions - self.lo], second=self._second[positions - self.lo]
+        )
+        estimate = np.full(len(local), np.nan)
+        if self._sets is not None and scorer._from_sets is not None:
+            # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
+            # at the threshold (no second pass over the text, no row matrix).
+            exact = exact_jaccard(self._sets, local)
+            near = np.flatnonzero(exact >= config.lsh.threshold)
+            estimate[near] = scorer._from_sets.agreement_of_sets(
+                self._sets, local.first[near], local.second[near]
             )
-            if from_sets is not None:
-                # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
-                # at the threshold (no second pass over the text, no row matrix).
-                shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
-                sets = shingler.shingle_sets(batch)
-                exact = exact_jaccard(sets, local)
-                jaccard[lo:hi] = exact
-                near = np.flatnonzero(exact >= config.lsh.threshold)
-                estimate[lo + near] = from_sets.agreement_of_sets(
-                    sets, local.first[near], local.second[near]
-                )
-            else:
-                estimate[lo:hi] = estimate_similarity(sketcher.sketch(batch), local)
-                if mode == "exact":
-                    jaccard[lo:hi] = exact_similarity(batch, local, config.sketch, self._idf)
-            if progress is not None:
-                progress(hi)
-        return estimate, jaccard
+            return estimate, exact
+        estimate = estimate_similarity(scorer._sketcher.sketch(self._batch), local)
+        if config.verify_mode != "exact":
+            return estimate, np.full(len(local), np.nan)
+        return estimate, exact_similarity(self._batch, local, config.sketch, scorer._idf)
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
@@ -549,12 +588,15 @@ def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64A
     return jaccard if config.verify_mode == "exact" else estimate
 
 
-VERIFY_ROUND_PAIRS = 1 << 18
-"""Candidates taken per round of :func:`verify_and_join` (6 MiB of pairs). Candidates whose
-documents the rounds before joined are not measured (components clustering, pairs other than
-``all``): smaller rounds measure fewer of them, larger ones read each document's text fewer
-times. On the dense 1M corpus of bench/scale.py, 2^14 took 14.7 s to verify, 2^16 8.1 s,
-2^18 7.2 s and 2^20 7.6 s (reading the texts again costs more than measuring pairs)."""
+VERIFY_BLOCK_PAIRS = 1 << 21
+"""Candidates :func:`verify_and_join` takes from the runs at a time (about 80 MB with the
+arrays made from them); those already joined are dropped before their texts are read."""
+
+VERIFY_ROUND_PAIRS = 1 << 14
+"""Candidates measured per round of :func:`verify_and_join`, within a chunk whose texts are
+read and shingled already: a candidate whose documents the rounds before joined is not
+measured (components clustering, pairs other than ``all``), so smaller rounds measure fewer
+such candidates; each round pays a few kernel calls."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -605,59 +647,86 @@ def verify_and_join(
 ) -> JoinedPairs:
     """Verify candidate pairs, given in ``(first, second)`` order a block at a time, and join.
 
-    Rounds of :data:`VERIFY_ROUND_PAIRS` candidates: those whose documents are already joined
-    are left out (unless :func:`measures_every_candidate`), the rest scored
-    (:func:`score_pairs`) and, where ``config.verify_mode`` accepts them, joined in order.
-    The result is the same as measuring every candidate first and joining after (the
-    components, the spanning pairs), and what is held grows with the documents and the pairs
-    kept, not with the candidates. The candidate histogram counts the pairs measured under the
-    order's rule, not those a round measured before it knew they were joined, so it does not
-    depend on the round size.
+    Unless :func:`measures_every_candidate`, the candidates whose documents are already
+    joined are left out of each block, the rest read in memory-bounded chunks
+    (:meth:`PairScorer.chunks`: each document's text read once a chunk) and measured in
+    rounds of :data:`VERIFY_ROUND_PAIRS`, each round leaving out what the rounds before
+    joined; the pairs ``config.verify_mode`` accepts are joined in order. The result is the
+    same as measuring every candidate first and joining after (the components, the spanning
+    pairs), and what is held grows with the documents and the pairs kept, not with the
+    candidates. The candidate histogram counts the pairs measured under the order's rule, not
+    those measured before they were known to be joined, so it depends on no block, chunk or
+    round size.
     """
     every = measures_every_candidate(config)
     scorer = PairScorer(texts, config, idf)
-    components = UnionFind(num_docs)
-    kept: list[tuple[I64Array, I64Array, F64Array, F64Array, BoolArray]] = []
-    counts = histogram_counts(np.empty(0))
-    num_candidates = num_already_joined = 0
-    for first, second in _rounds(candidates, VERIFY_ROUND_PAIRS):
-        count = first.shape[0]
-        todo = np.ones(count, dtype=bool) if every else ~components.connected(first, second)
-        scored = np.flatnonzero(todo)
-        estimate, jaccard = np.full(count, np.nan), np.full(count, np.nan)
-        estimate[scored], jaccard[scored] = scorer.score(
-            CandidatePairs(first=first[scored], second=second[scored])
-        )
-        passed = accepted(estimate, jaccard, config) & todo
-        decided, joined = components.join(first, second, passed, skip_joined=not every)
-        counts += histogram_counts(measured(estimate, jaccard, config)[decided])
-        chosen = passed if every else joined
-        kept.append(
-            (first[chosen], second[chosen], estimate[chosen], jaccard[chosen], joined[chosen])
-        )
-        num_candidates += count
-        num_already_joined += count - int(decided.sum())
+    joining = _Joining(num_docs, config)
+    num_candidates = 0
+    for block_first, block_second in _blocks(candidates, VERIFY_BLOCK_PAIRS):
+        num_candidates += block_first.shape[0]
+        apart = slice(None) if every else ~joining.components.connected(block_first, block_second)
+        first, second = block_first[apart], block_second[apart]
+        joining.num_already_joined += block_first.shape[0] - first.shape[0]
+        for chunk in scorer.chunks(CandidatePairs(first=first, second=second)):
+            step = VERIFY_ROUND_PAIRS if scorer.measures_in_parts else chunk.hi - chunk.lo
+            for lo in range(chunk.lo, chunk.hi, step):
+                joining.take(chunk, first, second, lo, min(lo + step, chunk.hi))
         if progress is not None:
             progress(num_candidates)
-    empty = np.empty(0, dtype=np.int64)
-    first, second, estimate, jaccard, joined = (
-        [np.concatenate(column) for column in zip(*kept, strict=True)]
-        if kept
-        else [empty, empty, np.empty(0), np.empty(0), np.empty(0, dtype=bool)]
-    )
-    return JoinedPairs(
-        components=components,
-        pairs=VerifiedPairs(first, second, estimate, jaccard, candidate_counts=counts),
-        joined=joined,
-        num_candidates=num_candidates,
-        num_already_joined=num_already_joined,
-    )
+    return joining.result(num_candidates)
 
 
-def _rounds(
+class _Joining:
+    """What :func:`verify_and_join` builds as it goes: the components, the pairs kept, counts."""
+
+    def __init__(self, num_docs: int, config: DedupConfig) -> None:
+        self.config = config
+        self.every = measures_every_candidate(config)
+        self.components = UnionFind(num_docs)
+        self.kept: list[tuple[I64Array, I64Array, F64Array, F64Array, BoolArray]] = []
+        self.counts = histogram_counts(np.empty(0))
+        self.num_already_joined = 0
+
+    def take(self, chunk: ScoredChunk, first: I64Array, second: I64Array, lo: int, hi: int) -> None:
+        """Measure pairs ``lo .. hi - 1`` of the chunk (those still apart) and join them."""
+        config, count = self.config, hi - lo
+        first, second = first[lo:hi], second[lo:hi]
+        todo = (
+            np.ones(count, dtype=bool) if self.every else ~self.components.connected(first, second)
+        )
+        estimate, jaccard = np.full(count, np.nan), np.full(count, np.nan)
+        at = np.flatnonzero(todo)
+        estimate[at], jaccard[at] = chunk.measure(lo + at)
+        passed = accepted(estimate, jaccard, config) & todo
+        decided, joined = self.components.join(first, second, passed, skip_joined=not self.every)
+        self.counts += histogram_counts(measured(estimate, jaccard, config)[decided])
+        self.num_already_joined += count - int(decided.sum())
+        chosen = passed if self.every else joined
+        self.kept.append(
+            (first[chosen], second[chosen], estimate[chosen], jaccard[chosen], joined[chosen])
+        )
+
+    def result(self, num_candidates: int) -> JoinedPairs:
+        """The components, the pairs kept in order, and the counts."""
+        empty = np.empty(0, dtype=np.int64)
+        first, second, estimate, jaccard, joined = (
+            [np.concatenate(column) for column in zip(*self.kept, strict=True)]
+            if self.kept
+            else [empty, empty, np.empty(0), np.empty(0), np.empty(0, dtype=bool)]
+        )
+        return JoinedPairs(
+            components=self.components,
+            pairs=VerifiedPairs(first, second, estimate, jaccard, candidate_counts=self.counts),
+            joined=joined,
+            num_candidates=num_candidates,
+            num_already_joined=self.num_already_joined,
+        )
+
+
+def _blocks(
     blocks: Iterable[tuple[I64Array, I64Array]], size: int
 ) -> Iterator[tuple[I64Array, I64Array]]:
-    """The pairs of ``blocks`` again, ``size`` at a time."""
+    """The pairs of ``blocks`` again, at most ``size`` at a time."""
     for first, second in blocks:
         for lo in range(0, first.shape[0], size):
             yield first[lo : lo + size], second[lo : lo + size]
@@ -745,13 +814,14 @@ def cluster_joined(
     similarity = np.ones(num_docs)
     members = np.flatnonzero(~linked & ~keep)
     if members.shape[0]:
-        estimate, jaccard = score_pairs(
-            CandidatePairs(first=representative_of(labels, keep)[members], second=members),
-            sketched.texts,
-            config,
-            sketched.idf,
-        )
-        similarity[members] = measured(estimate, jaccard, config)
+        scorer = PairScorer(sketched.texts, config, sketched.idf)
+        representative = np.zeros(num_docs, dtype=np.int64)  # by label
+        representative[labels[keep]] = np.flatnonzero(keep)
+        for lo in range(0, members.shape[0], VERIFY_BLOCK_PAIRS):
+            block = members[lo : lo + VERIFY_BLOCK_PAIRS]
+            to_representative = CandidatePairs(first=representative[labels[block]], second=block)
+            similarity[block] = measured(*scorer.score(to_representative), config)
+        del scorer, representative
     similarity = similarity[exact_first]
     clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
     if config.cluster == "components":

@@ -47,11 +47,10 @@ def join_in_order(parent, first, second, accepted, skip_joined, measured, joined
 
 
 @njit(cache=True, nogil=True)
-def roots(parent):  # type: ignore[no-untyped-def]
-    """Each item's root (the smallest item of its component); ``parent`` flattened too."""
+def flatten(parent):  # type: ignore[no-untyped-def]
+    """Point every item of ``parent`` at its root (the smallest item of its component)."""
     for x in range(parent.shape[0]):
         parent[x] = _find(parent, x)
-    return parent.copy()
 
 
 @njit(cache=True, nogil=True)

@@ -24,7 +24,15 @@ import numpy as np
 
 from neardup._types import F64Array, I64Array, U64Array
 
-__all__ = ["CODE_BYTES", "FAN_IN", "MIN_BLOCK", "PAIR_BYTES", "KeyColumns", "PairRuns"]
+__all__ = [
+    "CODE_BYTES",
+    "FAN_IN",
+    "MAX_MERGED",
+    "MIN_BLOCK",
+    "PAIR_BYTES",
+    "KeyColumns",
+    "PairRuns",
+]
 
 PAIR_BYTES = 48
 """Bytes a buffered pair takes while a run is sorted (code, value, the order, the sorted copies)."""
@@ -38,6 +46,10 @@ FAN_IN = 32
 
 MIN_BLOCK = 4096
 """Fewest codes read from a run at a time in a merge, however small the budget."""
+
+MAX_MERGED = 1 << 21
+"""Most codes read from all runs together at each step of a merge (16 MiB): a merged block,
+with the pairs and sorted copies made from it, stays far below the buffer's budget."""
 
 
 class KeyColumns:
@@ -221,7 +233,7 @@ class PairRuns:
 
     def _block(self, num_runs: int) -> int:
         """Codes read from each of ``num_runs`` runs at a time."""
-        return max(MIN_BLOCK, self.capacity // num_runs)
+        return max(MIN_BLOCK, min(self.capacity, MAX_MERGED) // num_runs)
 
     def _store(
         self, blocks: Iterator[tuple[I64Array, F64Array | None]]
