@@ -3,10 +3,18 @@
 Every pipeline runs as its own process on the same JSONL file and writes what a user needs:
 the cluster of every document and the deduplicated corpus. Measured per run: wall time and the
 peak RSS of that process (``os.wait4``), medians over ``--repeat`` runs, ratios to neardup.
+For every neardup run it also prints, from the run's ``summary.json``, the seconds of each
+stage (``timings_s``) per document and per candidate pair, with the candidate and verified
+pairs and the largest cluster.
 
 Corpora (made once under ``--data``, deterministic, from ``../shared/data/rfc``; see
-``bench/scale_corpus.py``): 1M and 10M short documents (45 words, ~300 bytes, 20% planted
-near-copies of known kinds), and the whole RFC corpus (9,823 long documents, 537 MB).
+``bench/scale_corpus.py``): short documents (``--sizes``, 1M and 10M: 45 words, ~300 bytes,
+20% planted near-copies of known kinds), dense documents (``--dense PRESET,...`` at
+``--dense-sizes``: windows of 30-60 words from a bounded pool of RFC words, one in ten a copy
+of a recent document with one word replaced; the presets of ``DENSE_PRESETS``,
+``rfc-first-8m-words``, ``rfc-first-20m-words`` and ``rfc-first-80k-words``, give about 1, 4
+and 50 near neighbours per document at 1M), and the whole RFC corpus (``--rfc``: 9,823 long
+documents, 537 MB).
 
 Pipelines (word 5-shingles of lower-cased text, 128 hashes, threshold 0.8):
 
@@ -20,10 +28,14 @@ Pipelines (word 5-shingles of lower-cased text, 128 hashes, threshold 0.8):
 Each peer writes ``clusters.jsonl`` and ``kept.jsonl`` as neardup does (neardup also writes
 ``pairs.jsonl`` and ``summary.json``, and syncs its output to disk before renaming it into
 place). The planted copies give a recall figure for every pipeline: the share of planted pairs
-whose exact w5 Jaccard is at least 0.8 that end up in one cluster.
+whose exact w5 Jaccard is at least 0.8 that end up in one cluster (the dense corpora's planted
+pairs are their one-word-replaced copies and the documents they copy).
 
 Run: ``.venv/bin/python bench/scale.py`` (1M with every peer, then 10M with neardup only) or
-``--sizes 1M --peers gaoya --repeat 3``; ``--rfc`` adds the RFC corpus.
+``--sizes 1M --peers gaoya --repeat 3``; ``--rfc`` adds the RFC corpus; ``--dense
+rfc-first-20m-words --dense-sizes 1M,10M`` runs dense corpora instead of the short ones (give
+``--sizes`` as well for both). Peers run on every corpus of a size in ``--peer-sizes`` (and on
+the RFC corpus): ``--peers ''`` for neardup alone.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,7 +61,7 @@ from bench.corpora import RFC_ARCHIVE  # noqa: E402
 THRESHOLD = 0.8
 NUM_PERM = 128
 K = 5
-SIZES = {"1M": 1_000_000, "10M": 10_000_000}
+SIZES = {"100k": 100_000, "1M": 1_000_000, "10M": 10_000_000}
 
 
 # ---------------------------------------------------------------- peers (run in a child)
@@ -245,10 +258,43 @@ def in_child(*args: str) -> str:
     return done.stdout.strip()
 
 
+def stage_report(summary: dict[str, Any], wall: float, peak: float) -> str:
+    """Seconds of each stage of a neardup run, per document and per candidate pair.
+
+    ``summary`` is the run's ``summary.json``; ``wall`` and ``peak`` the whole process's wall
+    seconds and peak RSS in MB.
+    """
+    counts = summary["counts"]
+    docs, candidates = counts["documents"], counts["candidate_pairs"]
+    biggest = summary.get("biggest_clusters") or [{"size": 0}]
+    lines = [
+        f"      {docs:,} documents, {candidates:,} candidate pairs "
+        f"({candidates / max(docs, 1):.2f} per document), {counts['verified_pairs']:,} verified "
+        f"({counts['verified_pairs'] / max(docs, 1):.3f} per document), "
+        f"{counts.get('already_joined', 0):,} already joined, "
+        f"{counts['exact_duplicates']:,} exact duplicates, {counts['clusters']:,} clusters, "
+        f"largest {biggest[0]['size']:,}, largest bucket {counts['largest_bucket']:,}",
+        f"      {'stage':<13}{'s':>8}{'us/doc':>10}{'ns/cand':>10}",
+    ]
+    stages = [(k, v) for k, v in summary["timings_s"].items() if k != "idf" or v]
+    stages += [("total_s", summary["total_s"]), ("compile_s", summary.get("compile_s", 0.0))]
+    stages += [("process", wall)]
+    for name, seconds in stages:
+        per_doc = seconds / docs * 1e6 if docs else float("nan")
+        per_pair = f"{seconds / candidates * 1e9:10,.0f}" if candidates else f"{'-':>10}"
+        lines.append(f"      {name:<13}{seconds:8.2f}{per_doc:10.2f}{per_pair}")
+    lines.append(
+        f"      peak RSS {peak:,.0f} MB ({peak * 2**20 / max(docs, 1):,.0f} bytes/document)"
+    )
+    return "\n".join(lines)
+
+
 def measure(
     label: str, command: Callable[[Path], list[str]], repeat: int, timeout: float
-) -> tuple[list[float], list[float], Path | None]:
+) -> tuple[list[float], list[float], Path | None, list[dict[str, Any]]]:
+    """Run ``command`` ``repeat`` times; wall times, peaks, the last output, neardup summaries."""
     walls, peaks = [], []
+    summaries: list[dict[str, Any]] = []
     kept: Path | None = None
     for _ in range(repeat):
         work = Path(tempfile.mkdtemp(prefix="scale-", dir=ROOT / "out"))
@@ -262,15 +308,40 @@ def measure(
             kept = out
         else:
             shutil.rmtree(work, ignore_errors=True)
-        print(f"    {label}: {wall:.1f} s, {peak:,.0f} MB" + ("" if code == 0 else " (failed)"))
-    return walls, peaks, kept
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        failed = "" if code == 0 else " (failed)"
+        print(f"    {label}: {wall:.1f} s, {peak:,.0f} MB{failed} (load average after: {load})")
+        summary_path = out / "summary.json"
+        if code == 0 and summary_path.exists():
+            summary = json.loads(summary_path.read_text())
+            summaries.append({**summary, "process_wall_s": wall, "peak_rss_mb": peak})
+            print(stage_report(summary, wall, peak), flush=True)
+    return walls, peaks, kept, summaries
+
+
+def _sizes(text: str, option: str) -> list[str]:
+    sizes = [s for s in text.split(",") if s]
+    unknown = [s for s in sizes if s not in SIZES]
+    if unknown:
+        sys.exit(f"{option}: unknown size {unknown[0]!r} (one of {', '.join(SIZES)})")
+    return sizes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="1M,10M", help="comma-separated: 1M, 10M")
+    parser.add_argument(
+        "--sizes",
+        default=None,
+        help="short corpora, comma-separated: 100k, 1M, 10M (default 1M,10M; none with --dense)",
+    )
+    parser.add_argument(
+        "--dense",
+        default="",
+        help="dense corpora, comma-separated presets (DENSE_PRESETS of bench/scale_corpus.py)",
+    )
+    parser.add_argument("--dense-sizes", default="1M", help="sizes of the dense corpora")
     parser.add_argument("--peers", default="gaoya,rensa,datasketch")
     parser.add_argument("--peer-sizes", default="1M", help="sizes the peers run at")
     parser.add_argument("--rfc", action="store_true", help="also the whole RFC corpus")
@@ -284,27 +355,46 @@ def main() -> None:
     args = parser.parse_args()
     if not RFC_ARCHIVE.exists():
         sys.exit(f"RFC corpus not found at {RFC_ARCHIVE}")
+    presets = [p for p in args.dense.split(",") if p]
+    if presets:  # numpy stays out of this process: see in_child
+        known = json.loads(in_child("dense-presets"))
+        for preset in presets:
+            if preset not in known:
+                sys.exit(f"--dense: unknown preset {preset!r} (one of {', '.join(known)})")
+    sizes = _sizes(args.sizes if args.sizes is not None else "" if presets else "1M,10M", "--sizes")
+    dense_sizes = _sizes(args.dense_sizes, "--dense-sizes") if presets else []
     args.data.mkdir(parents=True, exist_ok=True)
-    corpora: list[tuple[str, Path, Path | None]] = []
-    for size in [s for s in args.sizes.split(",") if s]:
-        path = args.data / f"short-{size}.jsonl"
+    # (label, size or None, documents, path, truth)
+    corpora: list[tuple[str, str | None, int, Path, Path | None]] = []
+    for short in sizes:
+        path = args.data / f"short-{short}.jsonl"
         if not path.exists():
             print(f"generating {path} ...", flush=True)
-            in_child("corpus", str(path), str(SIZES[size]))
-        corpora.append((size, path, path.with_name(path.name + ".truth.tsv")))
+            in_child("corpus", str(path), str(SIZES[short]))
+        truth = path.with_name(path.name + ".truth.tsv")
+        corpora.append((short, short, SIZES[short], path, truth))
+    for preset in presets:
+        for dense in dense_sizes:
+            path = args.data / f"dense-{preset}-{dense}.jsonl"
+            if not path.exists():
+                print(f"generating {path} ...", flush=True)
+                in_child("dense-corpus", str(path), str(SIZES[dense]), preset)
+            truth = path.with_name(path.name + ".truth.tsv")
+            corpora.append((f"dense {preset} {dense}", dense, SIZES[dense], path, truth))
     if args.rfc:
         path = args.data / "rfc.jsonl"
         if not path.exists():
             in_child("corpus", str(path), "rfc")
-        corpora.append(("RFC", path, None))
+        corpora.append(("RFC", None, 9823, path, None))
     if corpora:  # compile (or load) neardup's kernels once, outside the timed runs
         warm = Path(tempfile.mkdtemp(prefix="scale-", dir=ROOT / "out"))
-        run(neardup_command(corpora[0][1], warm / "out"), args.timeout)
+        run(neardup_command(corpora[0][3], warm / "out"), args.timeout)
         shutil.rmtree(warm, ignore_errors=True)
     peers = [p for p in args.peers.split(",") if p]
-    peer_sizes = set(args.peer_sizes.split(",")) | {"RFC"}
+    peer_sizes = set(args.peer_sizes.split(","))
     rows = []
-    for label, path, truth in corpora:
+    stage_rows = []
+    for label, size, docs, path, truth in corpora:
         mb = path.stat().st_size / 1e6
         print(f"{label}: {path.name}, {mb:,.0f} MB", flush=True)
         planted = None
@@ -316,13 +406,13 @@ def main() -> None:
         runners: list[tuple[str, Callable[[Path], list[str]], int]] = [
             ("neardup", lambda out, p=path: neardup_command(p, out), args.repeat)
         ]
-        if label in peer_sizes:
+        if size is None or size in peer_sizes:
             runners.extend(
                 (name, lambda out, n=name, p=path: peer_command(n, p, out), args.peer_repeat)
                 for name in peers
             )
         for name, command, repeat in runners:
-            walls, peaks, out = measure(name, command, repeat, args.timeout)
+            walls, peaks, out, summaries = measure(name, command, repeat, args.timeout)
             found = (
                 float(in_child("recall", str(planted), str(out)))
                 if planted is not None and out is not None
@@ -331,27 +421,56 @@ def main() -> None:
             if out is not None:
                 shutil.rmtree(out.parent, ignore_errors=True)
             results.append((name, walls, peaks, found))
+            if summaries:  # the run of median wall time
+                ordered = sorted(summaries, key=lambda s: s["process_wall_s"])
+                stage_rows.append((label, ordered[(len(ordered) - 1) // 2]))
         base = statistics.median(results[0][1]) if results[0][1] else float("nan")
         for name, walls, peaks, found in results:
-            rows.append((label, mb, name, walls, peaks, found, base))
+            rows.append((label, docs, name, walls, peaks, found, base))
     print()
     print(
         "| corpus | pipeline | wall s (median, min-max) | peak RSS MB | bytes/doc "
         "| time vs neardup | recall of planted copies |"
     )
     print("|---|---|---:|---:|---:|---:|---:|")
-    for label, _, name, walls, peaks, found, base in rows:
+    for label, docs, name, walls, peaks, found, base in rows:
         if not walls:
             print(f"| {label} | {name} | failed | | | | |")
             continue
         wall = statistics.median(walls)
-        docs = SIZES.get(label, 9823)
         per_doc = statistics.median(peaks) * 2**20 / docs
         print(
             f"| {label} | {name} | {wall:.1f} ({min(walls):.1f}-{max(walls):.1f}) "
             f"| {statistics.median(peaks):,.0f} | {per_doc:,.0f} | {wall / base:.2f}x "
             f"| {'' if found is None else f'{found:.4f}'} |"
         )
+    if stage_rows:
+        print()
+        print("neardup, the run of median wall time: seconds per stage (us per document, ns per")
+        print("candidate pair)")
+        print()
+        print(
+            "| corpus | documents | candidates | verified | largest cluster "
+            "| read_sketch | exact | candidates | verify | cluster | write | process | peak MB |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for label, summary in stage_rows:
+            counts = summary["counts"]
+            docs, candidates = counts["documents"], counts["candidate_pairs"]
+            biggest = (summary.get("biggest_clusters") or [{"size": 0}])[0]["size"]
+            timings = dict(summary["timings_s"])
+            timings["process"] = summary["process_wall_s"]
+            cells = []
+            for stage in ("read_sketch", "exact", "candidates", "verify", "cluster", "write"):
+                seconds = timings.get(stage, 0.0)
+                per_pair = f"{seconds / candidates * 1e9:,.0f}" if candidates else "-"
+                cells.append(f"{seconds:.2f} ({seconds / docs * 1e6:.2f}, {per_pair})")
+            process = timings["process"]
+            cells.append(f"{process:.2f} ({process / docs * 1e6:.2f})")
+            print(
+                f"| {label} | {docs:,} | {candidates:,} | {counts['verified_pairs']:,} "
+                f"| {biggest:,} | {' | '.join(cells)} | {summary['peak_rss_mb']:,.0f} |"
+            )
 
 
 if __name__ == "__main__":
@@ -362,6 +481,16 @@ if __name__ == "__main__":
         Path(sys.argv[4]).write_text(json.dumps(near))
     elif len(sys.argv) == 4 and sys.argv[1] == "recall":
         print(recall(Path(sys.argv[2]), Path(sys.argv[3])))
+    elif len(sys.argv) == 2 and sys.argv[1] == "dense-presets":
+        from bench.scale_corpus import DENSE_PRESETS
+
+        print(json.dumps(list(DENSE_PRESETS)))
+    elif len(sys.argv) == 5 and sys.argv[1] == "dense-corpus":
+        from bench.scale_corpus import DENSE_PRESETS, write_dense_corpus
+
+        write_dense_corpus(
+            Path(sys.argv[2]), int(sys.argv[3]), pool_words=DENSE_PRESETS[sys.argv[4]]
+        )
     elif len(sys.argv) == 4 and sys.argv[1] == "corpus":
         from bench.scale_corpus import write_rfc_jsonl, write_short_corpus
 
