@@ -10,23 +10,25 @@
     exact_groups     documents with identical normalised text, grouped by fingerprint
     find_candidates  the sketch kind's candidate scheme (LSH bands one at a time, shared bottom-k
                      hashes, supershingles, or SimHashes within h bits) over one representative
-                     per exact group
-    verify_candidates  in chunks of bounded size: the candidates' texts from the text store,
-                     sketched again for the estimate, shingled for the exact similarity
-                     (Jaccard, weighted Jaccard, or cosine for SimHash); accepted by the
-                     verification mode's rule (accepted)
-    cluster_pairs    union-find over exact and verified pairs; one representative each, every
-                     member's similarity to it measured; with ``cluster="center"``, members
-                     below the threshold moved to another center or their own (no chaining);
-                     the pairs that joined two clusters (a spanning forest)
+                     per exact group, into sorted runs (on disk beyond half the working memory)
+    verify_and_join  the candidates in (first, second) order, in chunks of bounded size: their
+                     texts from the text store, shingled for the exact similarity (Jaccard,
+                     weighted Jaccard, or cosine for SimHash) and sketched again for the
+                     estimate; accepted by the verification mode's rule (accepted) and joined
+                     by a union-find; a candidate already joined is not measured unless every
+                     pair is wanted (measures_every_candidate)
+    cluster_joined   one representative per component, every member's similarity to it
+                     measured; with ``cluster="center"``, members below the threshold moved to
+                     another center or their own (no chaining); the pairs that joined two
+                     clusters (a spanning forest)
 
 Each stage is timed; the :class:`~neardup.summary.Summary` reports every parameter, count and
 timing (:func:`summarize`). The Spark engine takes the same steps on its partitions
 (:class:`BatchSketcher`, :func:`exact_groups`, :func:`accepted`, the bucket cap of
 :func:`~neardup.lsh.banding.bucket_pairs`, the keep rule of
 :func:`~neardup.cluster.representatives`). No stage holds a Python object per document:
-per-document state is a few NumPy arrays (about 60 bytes a document), the rest is spilled or
-streamed.
+per-document state is a few NumPy arrays (90 to 130 bytes a document), the rest is spilled
+or streamed.
 """
 
 from __future__ import annotations
@@ -89,7 +91,6 @@ __all__ = [
     "VerifiedPairs",
     "accepted",
     "cluster_joined",
-    "cluster_pairs",
     "dedup",
     "duplicate_ids",
     "exact_candidates",
@@ -103,7 +104,6 @@ __all__ = [
     "sketch_batches",
     "summarize",
     "verify_and_join",
-    "verify_candidates",
     "warn_of_giant_buckets",
 ]
 
@@ -732,28 +732,6 @@ def _blocks(
             yield first[lo : lo + size], second[lo : lo + size]
 
 
-def verify_candidates(
-    candidates: CandidatePairs,
-    texts: TextStore,
-    config: DedupConfig,
-    idf: IDFWeights | None = None,
-    progress: ProgressCallback | None = None,
-) -> VerifiedPairs:
-    """Score every candidate (:func:`score_pairs`) and keep those ``config.verify_mode`` accepts.
-
-    The result's ``histogram`` counts the candidates by their :func:`measured` similarity.
-    """
-    estimate, jaccard = score_pairs(candidates, texts, config, idf, progress)
-    passed = accepted(estimate, jaccard, config)
-    return VerifiedPairs(
-        first=candidates.first[passed],
-        second=candidates.second[passed],
-        estimate=estimate[passed],
-        jaccard=jaccard[passed],
-        candidate_counts=histogram_counts(measured(estimate, jaccard, config)),
-    )
-
-
 def accepted(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> BoolArray:
     """Which pairs verification accepts, given their estimated and exact similarities.
 
@@ -776,22 +754,6 @@ def accepted(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> Bool
     return np.ones(estimate.shape[0], dtype=bool)
 
 
-def cluster_pairs(
-    sketched: Sketched, exact_first: I64Array, pairs: VerifiedPairs, config: DedupConfig
-) -> tuple[Clusters, BoolArray]:
-    """Clusters of the exact links and the verified pairs, as ``config.cluster`` says.
-
-    ``"components"``: connected components; ``"center"``: :func:`~neardup.cluster.center_clusters`
-    on them. Each document's similarity to its representative is measured (for the first of
-    each exact group, by :func:`score_pairs`; its copies share it). Returns the clusters and,
-    per verified pair, whether it joined two clusters when the pairs within one cluster (in
-    their order) were merged: a spanning forest.
-    """
-    components = UnionFind(sketched.num_docs)
-    _, joined = components.join(pairs.first, pairs.second)
-    return cluster_joined(sketched, exact_first, components, pairs, joined, config)
-
-
 def cluster_joined(
     sketched: Sketched,
     exact_first: I64Array,
@@ -800,10 +762,16 @@ def cluster_joined(
     joined: BoolArray,
     config: DedupConfig,
 ) -> tuple[Clusters, BoolArray]:
-    """:func:`cluster_pairs`, the pairs already joined into ``components`` (``joined``, per pair).
+    """Clusters of the exact links and the verified pairs, as ``config.cluster`` says.
 
-    The exact copies join their group's first document here. ``"center"`` needs every
-    accepted pair in ``pairs`` (:func:`measures_every_candidate`).
+    ``components``: the documents joined by the verified ``pairs`` (``joined``: per pair,
+    whether it joined two components, taken in order); the exact copies join their group's
+    first document here. ``"components"``: the connected components; ``"center"``:
+    :func:`~neardup.cluster.center_clusters` on them, which needs every accepted pair in
+    ``pairs`` (:func:`measures_every_candidate`). Each document's similarity to its
+    representative is measured (for the first of each exact group; its copies share it).
+    Returns the clusters and, per pair, whether it joined two clusters (under ``"center"``,
+    of the pairs within one cluster, in their order): a spanning forest.
     """
     num_docs = sketched.num_docs
     docs = np.arange(num_docs, dtype=np.int64)

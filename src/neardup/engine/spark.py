@@ -560,7 +560,7 @@ def _similarity_histogram(scored: Any, verified: Any) -> SimilarityHistogram:
 def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: DedupConfig) -> Any:
     """One row per document: its cluster (the label and its id), keep flag, similarities, line.
 
-    The local engine's :func:`~neardup.pipeline.cluster_pairs`: representatives by the keep
+    The local engine's :func:`~neardup.pipeline.cluster_joined`: representatives by the keep
     rule, each exact group's first scored against its representative (copies share it), and
     with ``cluster="center"`` :func:`~neardup.cluster.center_clusters` cluster by cluster.
     """
