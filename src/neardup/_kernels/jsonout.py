@@ -85,10 +85,10 @@ def _put_bytes(src, out, o):  # type: ignore[no-untyped-def]
     return o + src.shape[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def string_sizes(data, offsets, out):  # type: ignore[no-untyped-def]
     """``out[i]``: bytes of the JSON literal of string ``i`` (``data[offsets[i]:offsets[i+1]]``)."""
-    for i in range(offsets.shape[0] - 1):
+    for i in prange(offsets.shape[0] - 1):
         out[i] = _string_size(data, offsets[i], offsets[i + 1])
 
 
@@ -166,13 +166,13 @@ def _round_millionths(v):  # type: ignore[no-untyped-def]
     return rounded
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-def]
     """``repr(round(v, 6))`` of each value into ``out[i, :sizes[i]]``; ``null`` for NaN.
 
     Values this kernel cannot format exactly are flagged in ``is_python``.
     """
-    for i in range(values.shape[0]):
+    for i in prange(values.shape[0]):
         v = values[i]
         if np.isnan(v):
             out[i, 0] = 110

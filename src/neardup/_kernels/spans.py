@@ -8,12 +8,12 @@ characters without a Python object per document.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gather_spans(first, second, use_second, starts, lengths, out, out_offsets):  # type: ignore[no-untyped-def]
     """Pack spans of two byte buffers into ``out``.
 
@@ -21,7 +21,7 @@ def gather_spans(first, second, use_second, starts, lengths, out, out_offsets): 
     ``starts[r]`` for ``lengths[r]`` bytes. ``out_offsets`` (the prefix sums of ``lengths``)
     says where each item goes. Cost: O(bytes).
     """
-    for r in range(starts.shape[0]):
+    for r in prange(starts.shape[0]):
         base = out_offsets[r]
         s = starts[r]
         n = lengths[r]
@@ -33,13 +33,13 @@ def gather_spans(first, second, use_second, starts, lengths, out, out_offsets): 
                 out[base + t] = first[s + t]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def text_stats(buf, offsets, chars, is_ascii):  # type: ignore[no-untyped-def]
     """Per document: characters, and whether every byte is ASCII.
 
     Characters are the bytes that do not continue a UTF-8 sequence. Cost: O(bytes).
     """
-    for d in range(offsets.shape[0] - 1):
+    for d in prange(offsets.shape[0] - 1):
         chars[d], is_ascii[d] = span_stats(buf, offsets[d], offsets[d + 1])
 
 
@@ -79,7 +79,7 @@ def coalesce(starts, stops, gap, window):  # type: ignore[no-untyped-def]
     return out[:k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def span_hashes(buf, offsets, out):  # type: ignore[no-untyped-def]
     """``out[r]``: two 64-bit hashes of the bytes of item ``r``.
 
@@ -87,7 +87,7 @@ def span_hashes(buf, offsets, out):  # type: ignore[no-untyped-def]
     items hash equal (different ones rarely do; callers compare the bytes of a match).
     Cost: O(bytes).
     """
-    for r in range(offsets.shape[0] - 1):
+    for r in prange(offsets.shape[0] - 1):
         a = uint64(0xCBF29CE484222325)
         b = uint64(0x84222325CBF29CE4)
         for i in range(offsets[r], offsets[r + 1]):
