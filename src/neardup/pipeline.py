@@ -658,9 +658,9 @@ def verify_and_join(
     those measured before they were known to be joined, so it depends on no block, chunk or
     round size.
     """
-    every = measures_every_candidate(config)
     scorer = PairScorer(texts, config, idf)
     joining = _Joining(num_docs, config)
+    every = joining.every
     num_candidates = 0
     for block_first, block_second in _blocks(candidates, VERIFY_BLOCK_PAIRS):
         num_candidates += block_first.shape[0]

@@ -737,14 +737,9 @@ def _decided_batches(batches: Iterator[Any]) -> Iterator[Any]:
     table = _partition(batches, "first", "second")
     if table is None:
         return
-    first, second = _column(table, "first"), _column(table, "second")
-    nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
-    components = UnionFind(nodes.shape[0])
-    measured, joined = components.join(
-        local[: first.shape[0]],
-        local[first.shape[0] :],
-        table.column("accepted").to_numpy(zero_copy_only=False),
-        skip_joined=True,
+    num_nodes, first, second = _numbered_pairs(table)
+    measured, joined = UnionFind(num_nodes).join(
+        first, second, table.column("accepted").to_numpy(zero_copy_only=False), skip_joined=True
     )
     columns = {name: table.column(name) for name in _SCORED_COLUMNS}
     yield from pa.table(
@@ -757,10 +752,15 @@ def _spanning_batches(batches: Iterator[Any]) -> Iterator[Any]:
     table = _partition(batches, "first", "second")
     if table is None:
         return
+    _, joined = union_pairs(*_numbered_pairs(table))
+    yield from table.select(["first", "second", "estimate", "jaccard"]).filter(joined).to_batches()
+
+
+def _numbered_pairs(table: Any) -> tuple[int, Any, Any]:
+    """A partition's pairs with its documents numbered ``0 .. n - 1``: ``(n, first, second)``."""
     first, second = _column(table, "first"), _column(table, "second")
     nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
-    _, joined = union_pairs(nodes.shape[0], local[: first.shape[0]], local[first.shape[0] :])
-    yield from table.select(["first", "second", "estimate", "jaccard"]).filter(joined).to_batches()
+    return int(nodes.shape[0]), local[: first.shape[0]], local[first.shape[0] :]
 
 
 def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
