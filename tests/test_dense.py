@@ -21,6 +21,7 @@ from neardup.cluster import union_pairs
 from neardup.engine.local import dedup_files
 from neardup.io.spill import PairRuns
 from neardup.pipeline import (
+    PairScorer,
     StringTexts,
     Timings,
     exact_groups,
@@ -113,7 +114,8 @@ def test_candidates_spilled_in_runs_give_the_same_result(
     scheme.gather_pairs(sketched.keys, active, runs)
     assert runs.num_runs > 10
     assert sorted(p.name for p in tmp_path.iterdir())[0].startswith("pairs-")
-    spilled = verify_and_join(runs.pairs(), len(windows), texts, config)
+    with PairScorer(texts, config) as scorer:
+        spilled = verify_and_join(runs.pairs(), len(windows), scorer)
     runs.close()
     assert not list(tmp_path.iterdir())
     whole = find_duplicates(sketched, config, Timings())

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from neardup._kernels.compiling import Stopwatch
+from neardup._memory import release_free_memory
 from neardup._kernels.verify import pair_chunks
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
@@ -58,6 +59,7 @@ from neardup.cluster import (
 )
 from neardup.errors import InputError, NeardupWarning
 from neardup.io.records import Ids, RecordBatch
+from neardup.io.setstore import ShingleSetStore
 from neardup.io.spill import KeyColumns, PairRuns
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups
@@ -140,6 +142,7 @@ class Timings:
             with watch.running():
                 yield
         finally:
+            release_free_memory()  # what the stage dropped is not held through the next
             self.seconds[name] = self.seconds.get(name, 0.0) + watch.seconds
             self.compile_seconds += watch.compile_seconds
 
@@ -470,7 +473,8 @@ def score_pairs(
     progress: ProgressCallback | None = None,
 ) -> tuple[F64Array, F64Array]:
     """The estimated and (``verify="exact"``) exact similarity of each pair: :class:`PairScorer`."""
-    return PairScorer(texts, config, idf).score(pairs, progress)
+    with PairScorer(texts, config, idf) as scorer:
+        return scorer.score(pairs, progress)
 
 
 class PairScorer:
@@ -483,33 +487,53 @@ class PairScorer:
     similarity (:func:`~neardup.verify.exact_similarity`, weighing by ``idf`` for a TF-IDF
     SimHash) is NaN under the other verification modes. What every call needs (the sketcher,
     the texts' sizes, one scratch entry per document) is made once, so that many calls cost
-    what their pairs cost.
+    what their pairs cost; with OPH and exact verification, so is each document's shingle set
+    (:class:`~neardup.io.setstore.ShingleSetStore`, a file in ``work_dir``), however many
+    chunks it is in. Close the scorer (or use it in a ``with``) to release that file.
     """
 
     def __init__(
-        self, texts: TextStore, config: DedupConfig, idf: IDFWeights | None = None
+        self,
+        texts: TextStore,
+        config: DedupConfig,
+        idf: IDFWeights | None = None,
+        work_dir: Path | None = None,
     ) -> None:
-        self._texts = texts
-        self._config = config
-        self._idf = idf
-        self._sketcher = make_sketcher(config.sketch, idf)
-        self._from_sets = (
-            self._sketcher
-            if config.verify_mode == "exact" and isinstance(self._sketcher, OPHSketcher)
-            else None
-        )
+        self.texts = texts
+        self.config = config
+        self.idf = idf
+        self.sketcher = make_sketcher(config.sketch, idf)
+        self.sets: ShingleSetStore | None = None
+        if config.verify_mode == "exact" and isinstance(self.sketcher, OPHSketcher):
+            shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
+            self.sets = ShingleSetStore(
+                texts.sizes().shape[0],
+                lambda docs: shingler.shingle_sets(texts.take(docs)),
+                work_dir,
+            )
         self._sizes = texts.sizes()
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
+
+    def close(self) -> None:
+        """Release the shingle sets' file."""
+        if self.sets is not None:
+            self.sets.close()
+
+    def __enter__(self) -> PairScorer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @property
     def measures_in_parts(self) -> bool:
         """Whether a chunk's pairs may be measured a part at a time at no extra cost.
 
-        True for OPH with exact verification (the chunk's shingle sets are made once); the
+        True for OPH with exact verification (the chunk's shingle sets are at hand); the
         other kinds measure a chunk's pairs at once (:meth:`ScoredChunk.measure` is then
         called once per chunk).
         """
-        return self._from_sets is not None
+        return self.sets is not None
 
     def score(
         self, pairs: CandidatePairs, progress: ProgressCallback | None = None
@@ -530,9 +554,9 @@ class PairScorer:
             pairs.first,
             pairs.second,
             self._sizes,
-            64 if self._from_sets is not None else 8 * self._sketcher.width + 64,
+            64 if self.sets is not None else 8 * self.sketcher.width + 64,
             VERIFY_BYTES_PER_BYTE,
-            self._config.working_memory // 4,
+            self.config.working_memory // 4,
             self._mark,
         )
         self._mark[pairs.first] = -1  # the scratch back as the next call expects it
@@ -542,7 +566,7 @@ class PairScorer:
 
 
 class ScoredChunk:
-    """Pairs ``lo .. hi - 1`` of some pairs, their documents' texts read and prepared once.
+    """Pairs ``lo .. hi - 1`` of some pairs, their documents' texts (or sets) taken once.
 
     :meth:`measure` scores any of them, as often as asked.
     """
@@ -552,35 +576,37 @@ class ScoredChunk:
         self._scorer = scorer
         first, second = pairs.first[lo:hi], pairs.second[lo:hi]
         docs = np.unique(np.concatenate([first, second]))
-        self._batch = scorer._texts.take(docs)
         self._first = np.searchsorted(docs, first)
         self._second = np.searchsorted(docs, second)
         self._sets: ShingleSets | None = None
-        if scorer._from_sets is not None:
-            config = scorer._config
-            shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
-            self._sets = shingler.shingle_sets(self._batch)
+        self._batch: Batch | None = None
+        if scorer.sets is not None:
+            self._sets = scorer.sets.sets(docs)
+        else:
+            self._batch = scorer.texts.take(docs)
 
     def measure(self, positions: I64Array) -> tuple[F64Array, F64Array]:
         """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
-        scorer, config = self._scorer, self._scorer._config
+        scorer, config = self._scorer, self._scorer.config
         local = CandidatePairs(
             first=self._first[positions - self.lo], second=self._second[positions - self.lo]
         )
-        estimate = np.full(len(local), np.nan)
-        if self._sets is not None and scorer._from_sets is not None:
+        if self._sets is not None:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
             # at the threshold (no second pass over the text, no row matrix).
+            assert isinstance(scorer.sketcher, OPHSketcher)
+            estimate = np.full(len(local), np.nan)
             exact = exact_jaccard(self._sets, local)
             near = np.flatnonzero(exact >= config.lsh.threshold)
-            estimate[near] = scorer._from_sets.agreement_of_sets(
+            estimate[near] = scorer.sketcher.agreement_of_sets(
                 self._sets, local.first[near], local.second[near]
             )
             return estimate, exact
-        estimate = estimate_similarity(scorer._sketcher.sketch(self._batch), local)
+        assert self._batch is not None
+        estimate = estimate_similarity(scorer.sketcher.sketch(self._batch), local)
         if config.verify_mode != "exact":
             return estimate, np.full(len(local), np.nan)
-        return estimate, exact_similarity(self._batch, local, config.sketch, scorer._idf)
+        return estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf)
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
@@ -640,26 +666,23 @@ def measures_every_candidate(config: DedupConfig) -> bool:
 def verify_and_join(
     candidates: Iterable[tuple[I64Array, I64Array]],
     num_docs: int,
-    texts: TextStore,
-    config: DedupConfig,
-    idf: IDFWeights | None = None,
+    scorer: PairScorer,
     progress: ProgressCallback | None = None,
 ) -> JoinedPairs:
     """Verify candidate pairs, given in ``(first, second)`` order a block at a time, and join.
 
     Unless :func:`measures_every_candidate`, the candidates whose documents are already
     joined are left out of each block, the rest read in memory-bounded chunks
-    (:meth:`PairScorer.chunks`: each document's text read once a chunk) and measured in
-    rounds of :data:`VERIFY_ROUND_PAIRS`, each round leaving out what the rounds before
-    joined; the pairs ``config.verify_mode`` accepts are joined in order. The result is the
-    same as measuring every candidate first and joining after (the components, the spanning
-    pairs), and what is held grows with the documents and the pairs kept, not with the
-    candidates. The candidate histogram counts the pairs measured under the order's rule, not
-    those measured before they were known to be joined, so it depends on no block, chunk or
-    round size.
+    (:meth:`PairScorer.chunks`: each document's text read once a chunk, or its shingle set
+    made once a run) and measured in rounds of :data:`VERIFY_ROUND_PAIRS`, each round
+    leaving out what the rounds before joined; the pairs ``config.verify_mode`` accepts are
+    joined in order. The result is the same as measuring every candidate first and joining
+    after (the components, the spanning pairs), and what is held grows with the documents and
+    the pairs kept, not with the candidates. The candidate histogram counts the pairs measured
+    under the order's rule, not those measured before they were known to be joined, so it
+    depends on no block, chunk or round size.
     """
-    scorer = PairScorer(texts, config, idf)
-    joining = _Joining(num_docs, config)
+    joining = _Joining(num_docs, scorer.config)
     every = joining.every
     num_candidates = 0
     for block_first, block_second in _blocks(candidates, VERIFY_BLOCK_PAIRS):
@@ -760,7 +783,7 @@ def cluster_joined(
     components: UnionFind,
     pairs: VerifiedPairs,
     joined: BoolArray,
-    config: DedupConfig,
+    scorer: PairScorer,
 ) -> tuple[Clusters, BoolArray]:
     """Clusters of the exact links and the verified pairs, as ``config.cluster`` says.
 
@@ -769,10 +792,12 @@ def cluster_joined(
     first document here. ``"components"``: the connected components; ``"center"``:
     :func:`~neardup.cluster.center_clusters` on them, which needs every accepted pair in
     ``pairs`` (:func:`measures_every_candidate`). Each document's similarity to its
-    representative is measured (for the first of each exact group; its copies share it).
+    representative is measured by ``scorer`` (of the run's texts and config), for the first of
+    each exact group; its copies share it.
     Returns the clusters and, per pair, whether it joined two clusters (under ``"center"``,
     of the pairs within one cluster, in their order): a spanning forest.
     """
+    config = scorer.config
     num_docs = sketched.num_docs
     docs = np.arange(num_docs, dtype=np.int64)
     linked = exact_first != docs
@@ -782,14 +807,13 @@ def cluster_joined(
     similarity = np.ones(num_docs)
     members = np.flatnonzero(~linked & ~keep)
     if members.shape[0]:
-        scorer = PairScorer(sketched.texts, config, sketched.idf)
         representative = np.zeros(num_docs, dtype=np.int64)  # by label
         representative[labels[keep]] = np.flatnonzero(keep)
         for lo in range(0, members.shape[0], VERIFY_BLOCK_PAIRS):
             block = members[lo : lo + VERIFY_BLOCK_PAIRS]
             to_representative = CandidatePairs(first=representative[labels[block]], second=block)
             similarity[block] = measured(*scorer.score(to_representative), config)
-        del scorer, representative
+        del representative
     similarity = similarity[exact_first]
     clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
     if config.cluster == "components":
@@ -850,7 +874,8 @@ def find_duplicates(
     """Every stage after sketching: exact groups, candidates, verification, clustering.
 
     ``work_dir``: where candidate pairs go when they outgrow half of the working memory
-    (``config.memory_gb``); in memory when None.
+    (``config.memory_gb``; in memory when None), and the shingle sets verification makes (an
+    anonymous temporary file when None).
     """
     num_docs = sketched.num_docs
     with timings.stage("exact"):
@@ -860,20 +885,19 @@ def find_duplicates(
         candidates = find_candidates(sketched, active, config, work_dir)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
-    try:
-        with (
-            timings.stage("verify"),
-            Progress("verify", runs.num_stored(), unit="pairs", enabled=show_progress) as bar,
-        ):
-            found = verify_and_join(
-                runs.pairs(), num_docs, sketched.texts, config, sketched.idf, bar
+    with PairScorer(sketched.texts, config, sketched.idf, work_dir) as scorer:
+        try:
+            with (
+                timings.stage("verify"),
+                Progress("verify", runs.num_stored(), unit="pairs", enabled=show_progress) as bar,
+            ):
+                found = verify_and_join(runs.pairs(), num_docs, scorer, bar)
+        finally:
+            runs.close()
+        with timings.stage("cluster"):
+            clusters, joined = cluster_joined(
+                sketched, group_first, found.components, found.pairs, found.joined, scorer
             )
-    finally:
-        runs.close()
-    with timings.stage("cluster"):
-        clusters, joined = cluster_joined(
-            sketched, group_first, found.components, found.pairs, found.joined, config
-        )
     reported = found.pairs.subset(_reported(joined, config))
     docs = np.arange(num_docs, dtype=np.int64)
     linked = group_first != docs

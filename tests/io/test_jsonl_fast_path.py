@@ -115,6 +115,7 @@ def _reference(source: JSONLinesSource) -> tuple[list[tuple[str, str]], int, str
     trailing_newline=st.booleans(),
 )
 @example(content=[b'{"id": -0, "text": "zero"}'], skip=False, batch_bytes=64, trailing_newline=True)
+@example(content=[b'\xef\xbb\xbf{"text": "a"}'], skip=False, batch_bytes=1, trailing_newline=False)
 def test_the_fast_path_reads_what_json_reads(
     tmp_path_factory: pytest.TempPathFactory,
     content: list[bytes],

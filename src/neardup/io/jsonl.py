@@ -181,16 +181,22 @@ class JSONLinesSource(Source):
             first_line = 1
             offset = 0  # of the buffer's first byte in the stream
             carry = 0  # bytes of an unfinished line at the front of the buffer
+            at_start = True  # whether a byte-order mark may still be ahead (as editors write)
             while True:
                 if carry == len(buffer):  # a line longer than the buffer
                     buffer = buffer + bytearray(len(buffer))
                 end = carry + _read_into(stream, memoryview(buffer)[carry:], self)
                 if end == carry:
                     break
-                if offset == 0 and carry == 0 and buffer.startswith(BOM):  # as editors write
-                    buffer[: end - len(BOM)] = buffer[len(BOM) : end]
-                    end -= len(BOM)
-                    offset = len(BOM)
+                if at_start:
+                    if end < len(BOM) and BOM.startswith(buffer[:end]):
+                        carry = end  # the start of a mark so far: read on
+                        continue
+                    at_start = False
+                    if buffer.startswith(BOM):
+                        buffer[: end - len(BOM)] = buffer[len(BOM) : end]
+                        end -= len(BOM)
+                        offset = len(BOM)
                 cut = buffer.rfind(b"\n", 0, end) + 1
                 if cut == 0:
                     carry = end

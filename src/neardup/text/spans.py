@@ -15,7 +15,7 @@ from neardup._kernels.spans import gather_spans
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
 
-__all__ = ["concat", "gather", "pack_strings", "take"]
+__all__ = ["concat", "copy_spans", "gather", "pack_strings", "take"]
 
 
 def pack_strings(values: Sequence[str]) -> tuple[U8Array, Offsets]:
@@ -70,6 +70,33 @@ def gather(
                 offsets,
             )
     return Batch(data=out, offsets=offsets)
+
+
+def copy_spans(
+    source: U8Array, starts: I64Array, lengths: I64Array, out: U8Array, out_starts: I64Array
+) -> None:
+    """Copy ``source[starts[r]:starts[r] + lengths[r]]`` into ``out`` at ``out_starts[r]``.
+
+    Examples
+    --------
+    >>> out = np.full(5, ord("."), np.uint8)
+    >>> copy_spans(np.frombuffer(b"hello", np.uint8), np.array([3, 0]), np.array([2, 1]),
+    ...            out, np.array([0, 4]))
+    >>> bytes(out)
+    b'lo..h'
+    """
+    if starts.shape[0]:
+        source = read_only(source)
+        with parallel_section:
+            gather_spans(
+                source,
+                source,
+                np.zeros(starts.shape[0], dtype=bool),
+                np.ascontiguousarray(starts, dtype=np.int64),
+                np.ascontiguousarray(lengths, dtype=np.int64),
+                out,
+                np.ascontiguousarray(out_starts, dtype=np.int64),
+            )
 
 
 def concat(parts: Sequence[Batch]) -> Batch:

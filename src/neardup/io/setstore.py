@@ -1,0 +1,133 @@
+"""Shingle sets made once per run: the first time a document is verified, then read back.
+
+Verification takes candidate pairs in ``(first, second)`` order, a memory-bounded chunk at a
+time; on dense corpora a document is in many pairs spread over many chunks, and making its
+shingle set again in each (reading, parsing, normalising and shingling its text) was most of
+the cost. :class:`ShingleSetStore` makes each document's set once and appends it to a file;
+later chunks read it back. Only the place of each set stays in memory (12 bytes a document);
+the file is mapped for one read at a time, so the resident memory is bounded by one read.
+
+File layout: the sets' fingerprints as raw little-endian ``uint64``, one document after
+another in the order they were first asked for, no header (work data, deleted with the run's
+work directory; an anonymous temporary file when no directory is given).
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+import numpy as np
+
+from neardup._types import I64Array
+from neardup.text.shingle import ShingleSets
+from neardup.text.spans import copy_spans
+
+__all__ = ["WINDOW_WORDS", "ShingleSetStore"]
+
+WINDOW_WORDS = 1 << 23
+"""Fingerprints of the file mapped at a time (64 MiB) when sets are read back."""
+
+
+class ShingleSetStore:
+    """The shingle sets of ``num_docs`` documents, each made by ``make`` once, then kept on disk.
+
+    ``make(docs)`` returns the sets of ``docs`` (distinct document numbers) in that order.
+
+    Examples
+    --------
+    >>> from neardup.params import ShingleSpec
+    >>> from neardup.text.shingle import Shingler
+    >>> texts = ["a rose is a rose", "a rose", "is a rose"]
+    >>> shingler = Shingler(ShingleSpec(unit="word", k=2))
+    >>> made = []
+    >>> def make(docs):
+    ...     made.extend(docs.tolist())
+    ...     return shingler.shingle_sets([texts[d] for d in docs])
+    >>> with ShingleSetStore(len(texts), make) as store:
+    ...     sizes = store.sets(np.array([0, 2])).sizes().tolist()
+    ...     again = store.sets(np.array([2, 1])).sizes().tolist()
+    >>> sizes, again, made
+    ([3, 2], [2, 1], [0, 2, 1])
+    """
+
+    def __init__(
+        self,
+        num_docs: int,
+        make: Callable[[I64Array], ShingleSets],
+        directory: Path | None = None,
+    ) -> None:
+        self._make = make
+        self._start = np.full(num_docs, -1, dtype=np.int64)
+        self._size = np.zeros(num_docs, dtype=np.int32)
+        self._end = 0
+        self._file: BinaryIO = (
+            (directory / "shingle-sets.u64").open("w+b")
+            if directory is not None
+            else tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
+        )
+
+    def sets(self, docs: I64Array) -> ShingleSets:
+        """The shingle sets of ``docs`` (distinct), in their order; new ones made and kept."""
+        new = docs[self._start[docs] < 0]
+        if new.shape[0]:
+            self._append(new, self._make(new))
+        sizes = self._size[docs].astype(np.int64)
+        offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
+        # Read a window of the file at a time, the sets in the order they lie in it: the pages
+        # one window touches are all that joins the resident memory, and they leave it when the
+        # window is unmapped.
+        order = np.argsort(self._start[docs])
+        start, size, target = self._start[docs][order], sizes[order], offsets[:-1][order]
+        bounds = np.searchsorted(start, np.arange(0, self._end + WINDOW_WORDS, WINDOW_WORDS))
+        for lo, hi in itertools.pairwise(np.unique(bounds).tolist()):
+            begin = int(start[lo]) * 8 // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY
+            end = int(start[hi - 1] + size[hi - 1]) * 8
+            if end == begin:  # nothing but empty sets
+                continue
+            with mmap.mmap(
+                self._file.fileno(), end - begin, offset=begin, access=mmap.ACCESS_READ
+            ) as view:
+                stored = np.frombuffer(view, dtype=np.uint8)
+                copy_spans(
+                    stored,
+                    start[lo:hi] * 8 - begin,
+                    size[lo:hi] * 8,
+                    hashes.view(np.uint8),
+                    target[lo:hi] * 8,
+                )
+                del stored  # the map closes only once no array looks into it
+        return ShingleSets(hashes=hashes, offsets=offsets)
+
+    def _append(self, docs: I64Array, made: ShingleSets) -> None:
+        """Write the sets just made for ``docs`` after those kept, and note where they are."""
+        first = int(made.offsets[0])
+        hashes = np.ascontiguousarray(made.hashes[first : made.offsets[-1]], dtype=np.uint64)
+        self._file.seek(self._end * 8)
+        self._file.write(hashes.data)
+        self._file.flush()
+        self._start[docs] = self._end + made.offsets[:-1] - first
+        self._size[docs] = made.sizes()
+        self._end += hashes.shape[0]
+
+    def close(self) -> None:
+        """Release the file (one in a directory stays: the directory owns it)."""
+        self._file.close()
+
+    def __enter__(self) -> ShingleSetStore:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

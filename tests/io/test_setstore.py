@@ -1,0 +1,54 @@
+"""The shingle-set store: each document's set made once, read back the same from the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup._types import I64Array
+from neardup.io import setstore
+from neardup.io.setstore import ShingleSetStore
+from neardup.params import ShingleSpec
+from neardup.text.shingle import Shingler, ShingleSets
+
+TEXTS = [
+    "the quick brown fox jumps over the lazy dog",
+    "",
+    "the quick brown fox",
+    "a rose is a rose is a rose",
+    "jumps over the lazy dog and the quick brown fox",
+    "x",
+]
+
+
+@pytest.mark.parametrize(("in_directory", "window"), [(True, 1 << 23), (False, 1 << 23), (True, 3)])
+def test_sets_are_made_once_and_read_back_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_directory: bool, window: int
+) -> None:
+    monkeypatch.setattr(setstore, "WINDOW_WORDS", window)  # 3: a set read through windows
+    shingler = Shingler(ShingleSpec(unit="word", k=2))
+    whole = shingler.shingle_sets(TEXTS)
+    made: list[int] = []
+
+    def make(docs: I64Array) -> ShingleSets:
+        made.extend(docs.tolist())
+        return shingler.shingle_sets([TEXTS[d] for d in docs])
+
+    asks = [np.array([3, 0]), np.array([0, 1, 4]), np.array([5, 4, 3, 2, 1, 0]), np.array([2])]
+    with ShingleSetStore(len(TEXTS), make, tmp_path if in_directory else None) as store:
+        for docs in asks:
+            got = store.sets(docs)
+            assert len(got) == docs.shape[0]
+            for position, doc in enumerate(docs.tolist()):
+                assert got.set_of(position).tolist() == whole.set_of(doc).tolist()
+    assert sorted(made) == list(range(len(TEXTS)))  # each once, whatever the asking
+    assert list(tmp_path.iterdir()) == ([tmp_path / "shingle-sets.u64"] if in_directory else [])
+
+
+def test_nothing_but_empty_sets_reads_no_file() -> None:
+    shingler = Shingler(ShingleSpec(unit="word", k=3))
+    with ShingleSetStore(2, lambda docs: shingler.shingle_sets(["", "a b"])) as store:
+        sets = store.sets(np.array([0, 1]))
+    assert sets.sizes().tolist() == [0, 0]
