@@ -17,7 +17,7 @@ __all__ = ["release_free_memory"]
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None where the C library has none."""
+    """The C library's ``malloc_trim`` (glibc's), or None where it has none."""
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from neardup._kernels import jsonl as kernels
 from neardup.errors import InputError
-from neardup.io import jsonl
+from neardup.io import mapped
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
 from neardup.io.source import ReadOptions
@@ -173,24 +173,21 @@ def test_lines_read_again_by_offset_give_the_normalised_texts(tmp_path: Path) ->
 @given(
     sizes=st.lists(st.integers(0, 40), min_size=1, max_size=30),
     data=st.data(),
-    gap=st.sampled_from([0, 30, 8192]),
-    window=st.sampled_from([1, 64, 16 << 20]),
+    window=st.sampled_from([1, 64, 64 << 20]),
 )
-def test_lines_are_read_again_whatever_the_reads_and_windows(
+def test_lines_are_read_again_whatever_the_windows(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     sizes: list[int],
     data: st.DataObject,
-    gap: int,
     window: int,
 ) -> None:
-    # Lines are read together when close (gap) into a window reused from read to read: with
-    # tiny gaps and windows every grouping is taken; the texts must be the lines' texts.
-    monkeypatch.setattr(jsonl, "READ_GAP", gap)
-    monkeypatch.setattr(jsonl, "READ_WINDOW", window)
+    # Lines are read through a memory map a window of the file at a time: with tiny windows
+    # every line is a window of its own, or crosses one; the texts must be the lines' texts.
+    monkeypatch.setattr(mapped, "WINDOW_BYTES", window)
     texts = ["x" * size for size in sizes]
     raw = [json.dumps({"text": text}).encode() + b"\n" for text in texts]
-    path = tmp_path / f"in-{gap}-{window}.jsonl"
+    path = tmp_path / f"in-{window}.jsonl"
     path.write_bytes(b"".join(raw))
     starts = np.cumsum([0] + [len(line) for line in raw[:-1]])
     spans = np.stack([starts, [len(line) for line in raw]], axis=1).astype(np.int64)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neardup._types import I64Array
-from neardup.io import setstore
+from neardup.io import mapped
 from neardup.io.setstore import ShingleSetStore
 from neardup.params import ShingleSpec
 from neardup.text.shingle import Shingler, ShingleSets
@@ -23,11 +23,13 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize(("in_directory", "window"), [(True, 1 << 23), (False, 1 << 23), (True, 3)])
+@pytest.mark.parametrize(
+    ("in_directory", "window"), [(True, 1 << 26), (False, 1 << 26), (True, 20)]
+)
 def test_sets_are_made_once_and_read_back_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_directory: bool, window: int
 ) -> None:
-    monkeypatch.setattr(setstore, "WINDOW_WORDS", window)  # 3: a set read through windows
+    monkeypatch.setattr(mapped, "WINDOW_BYTES", window)  # 20: sets read through many windows
     shingler = Shingler(ShingleSpec(unit="word", k=2))
     whole = shingler.shingle_sets(TEXTS)
     made: list[int] = []

@@ -7,7 +7,6 @@ characters without a Python object per document.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
@@ -53,30 +52,6 @@ def span_stats(buf, start, stop):  # type: ignore[no-untyped-def]
         continuations += (b & 0xC0) == 0x80
         high |= b
     return stop - start - continuations, high < 0x80
-
-
-@njit(cache=True, nogil=True)
-def coalesce(starts, stops, gap, window):  # type: ignore[no-untyped-def]
-    """Group sorted spans into reads: where each read starts, as indices into the spans.
-
-    A span joins the read before it when it starts at most ``gap`` bytes after the read's end
-    and the read then spans at most ``window`` bytes (a longer span is a read of its own).
-    Cost: O(spans).
-    """
-    n = starts.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    k = 0
-    read_start = 0
-    read_stop = 0
-    for i in range(n):
-        if i == 0 or starts[i] - read_stop > gap or max(read_stop, stops[i]) - read_start > window:
-            out[k] = i
-            k += 1
-            read_start = starts[i]
-            read_stop = stops[i]
-        else:
-            read_stop = max(read_stop, stops[i])
-    return out[:k]
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -11,9 +11,7 @@ take (a malformed line, a lone surrogate escape, a duplicated field, ...) is par
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import jsonl as kernels
-from neardup._kernels.spans import coalesce
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError, remedy
@@ -35,6 +32,7 @@ from neardup.io.compression import (
     read_error,
     strip_compression,
 )
+from neardup.io.mapped import read_spans
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.source import BadRecordError, Source, json_type, skip_advice
 from neardup.params import NormalizeSpec
@@ -109,53 +107,20 @@ class JSONLinesSource(Source):
     def read_lines(self, lines: I64Array) -> Batch:
         """The raw texts of the records whose lines are at ``lines`` (``(n, 2)``: offset, size).
 
-        For plain files only; the lines were read before, so they hold usable records. Lines
-        less than :data:`READ_GAP` apart are read together, in one ``pread`` (not through a
-        memory map: its pages would count as the process's memory, and mapping and unmapping
-        scattered pages costs more than reading them), into a window of at most
-        :data:`READ_WINDOW` bytes reused from read to read; only the lines are kept.
+        For plain files only; the lines were read before, so they hold usable records. They
+        are read through a memory map (:func:`~neardup.io.mapped.read_spans`).
         """
         if lines.shape[0] == 0:
             return Batch(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
-        order = np.argsort(lines[:, 0], kind="stable")
-        starts, sizes = lines[order, 0], lines[order, 1]
-        stops = starts + sizes
-        first = coalesce(starts, stops, READ_GAP, READ_WINDOW)  # the first line of each read
-        read_starts = starts[first]
-        read_sizes = np.maximum.reduceat(stops, first) - read_starts
-        # Reads go one after another into a window, as many as fill READ_WINDOW bytes at a time.
-        read_at = np.cumsum(read_sizes) - read_sizes
-        fill = read_at // READ_WINDOW
-        new_fill = np.r_[True, fill[1:] != fill[:-1]]
-        fill_first = np.flatnonzero(new_fill)
-        in_window = read_at - read_at[fill_first][np.cumsum(new_fill) - 1]
-        new_read = np.zeros(starts.shape[0], dtype=np.int64)
-        new_read[first] = 1
-        read_of_line = np.cumsum(new_read) - 1
-        positions = starts - read_starts[read_of_line] + in_window[read_of_line]
         offsets = np.zeros(lines.shape[0] + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
+        np.cumsum(lines[:, 1], out=offsets[1:])
         chunk = Batch(np.empty(int(offsets[-1]), dtype=np.uint8), offsets)
-        fill_bounds = np.r_[fill_first, first.shape[0]]
-        window = np.empty(int(np.add.reduceat(read_sizes, fill_first).max()), dtype=np.uint8)
-        line_bounds = np.r_[first, starts.shape[0]]
+        order = np.argsort(lines[:, 0], kind="stable")  # in file order, each to its place
         with self.path.open("rb", buffering=0) as f:
-            for a, b in itertools.pairwise(fill_bounds.tolist()):
-                for at, size, to in zip(
-                    read_starts[a:b].tolist(), read_sizes[a:b].tolist(), in_window[a:b].tolist(),
-                    strict=True,
-                ):  # fmt: skip
-                    if os.preadv(f.fileno(), [window[to : to + size].data], at) != size:
-                        self._changed()
-                lo, hi = int(line_bounds[a]), int(line_bounds[b])
-                gather(
-                    window, window, np.zeros(hi - lo, dtype=bool), positions[lo:hi],
-                    sizes[lo:hi], chunk.data[offsets[lo] : offsets[hi]],
-                )  # fmt: skip
-        if np.any(order[1:] < order[:-1]):  # not asked in file order: back to the asked order
-            inverse = np.empty_like(order)
-            inverse[order] = np.arange(order.shape[0])
-            chunk = take(chunk, inverse)
+            try:
+                read_spans(f, lines[order, 0], lines[order, 1], chunk.data, offsets[order])
+            except EOFError:
+                self._changed()
         fields = self._fields()
         parsed = _ParsedChunk(chunk.data, fields.text_key, fields.id_key[:0], chunk.offsets)
         records, slow = self._records(parsed, 0, self._changed)
@@ -398,15 +363,6 @@ BOM = b"\xef\xbb\xbf"
 """The UTF-8 byte-order mark some editors and spreadsheet programs put first in a file: not part
 of the first record, skipped."""
 
-READ_GAP = 8192
-"""Lines at most this many bytes apart are read again in one request, the gap with them:
-copying a few kilobytes costs about what a system call does (measured: a scattered read, 2-3
-microseconds, about 10 KB of copying)."""
-
-READ_WINDOW = 16 << 20
-"""Most bytes one such request reads (unless one line is longer): the buffer it reads into is
-reused, so verification's memory holds the lines asked for, not the gaps between them."""
-
 
 class _Room:
     """Output buffers reused from chunk to chunk: fresh memory costs a page fault per 4 KB."""
@@ -524,14 +480,18 @@ class JSONLineTexts:
 
     def take(self, docs: I64Array) -> Batch:
         """The normalised texts of ``docs`` (any order), packed into one batch."""
-        order = np.argsort(docs, kind="stable")
-        pieces = []
-        sources = self._source[docs[order]]
-        for source in np.unique(sources).tolist():
-            chosen = docs[order][sources == source]
-            pieces.append(self.sources[source].read_lines(self._lines[chosen]))
-        raw = concat(pieces)
-        if np.any(order[1:] < order[:-1]):  # not asked in file order: put them back in order
+        sources = self._source[docs]
+        if docs.shape[0] == 0 or np.all(sources == sources[0]):
+            only = int(sources[0]) if docs.shape[0] else 0
+            raw = self.sources[only].read_lines(self._lines[docs])
+        else:  # input by input, then back in the order asked
+            order = np.argsort(sources, kind="stable")
+            in_order, sorted_sources = docs[order], sources[order]
+            pieces = [
+                self.sources[source].read_lines(self._lines[in_order[sorted_sources == source]])
+                for source in np.unique(sources).tolist()
+            ]
+            raw = concat(pieces)
             inverse = np.empty_like(order)
             inverse[order] = np.arange(order.shape[0])
             raw = take(raw, inverse)

@@ -4,8 +4,8 @@ Verification takes candidate pairs in ``(first, second)`` order, a memory-bounde
 time; on dense corpora a document is in many pairs spread over many chunks, and making its
 shingle set again in each (reading, parsing, normalising and shingling its text) was most of
 the cost. :class:`ShingleSetStore` makes each document's set once and appends it to a file;
-later chunks read it back. Only the place of each set stays in memory (12 bytes a document);
-the file is mapped for one read at a time, so the resident memory is bounded by one read.
+later chunks read it back (:func:`~neardup.io.mapped.read_spans`). Only the place of each set
+stays in memory (12 bytes a document).
 
 File layout: the sets' fingerprints as raw little-endian ``uint64``, one document after
 another in the order they were first asked for, no header (work data, deleted with the run's
@@ -14,8 +14,6 @@ work directory; an anonymous temporary file when no directory is given).
 
 from __future__ import annotations
 
-import itertools
-import mmap
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -25,13 +23,10 @@ from typing import BinaryIO
 import numpy as np
 
 from neardup._types import I64Array
+from neardup.io.mapped import read_spans
 from neardup.text.shingle import ShingleSets
-from neardup.text.spans import copy_spans
 
-__all__ = ["WINDOW_WORDS", "ShingleSetStore"]
-
-WINDOW_WORDS = 1 << 23
-"""Fingerprints of the file mapped at a time (64 MiB) when sets are read back."""
+__all__ = ["ShingleSetStore"]
 
 
 class ShingleSetStore:
@@ -81,29 +76,14 @@ class ShingleSetStore:
         offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-        # Read a window of the file at a time, the sets in the order they lie in it: the pages
-        # one window touches are all that joins the resident memory, and they leave it when the
-        # window is unmapped.
-        order = np.argsort(self._start[docs])
-        start, size, target = self._start[docs][order], sizes[order], offsets[:-1][order]
-        bounds = np.searchsorted(start, np.arange(0, self._end + WINDOW_WORDS, WINDOW_WORDS))
-        for lo, hi in itertools.pairwise(np.unique(bounds).tolist()):
-            begin = int(start[lo]) * 8 // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY
-            end = int(start[hi - 1] + size[hi - 1]) * 8
-            if end == begin:  # nothing but empty sets
-                continue
-            with mmap.mmap(
-                self._file.fileno(), end - begin, offset=begin, access=mmap.ACCESS_READ
-            ) as view:
-                stored = np.frombuffer(view, dtype=np.uint8)
-                copy_spans(
-                    stored,
-                    start[lo:hi] * 8 - begin,
-                    size[lo:hi] * 8,
-                    hashes.view(np.uint8),
-                    target[lo:hi] * 8,
-                )
-                del stored  # the map closes only once no array looks into it
+        order = np.argsort(self._start[docs])  # the sets in the order they lie in the file
+        read_spans(
+            self._file,
+            self._start[docs][order] * 8,
+            sizes[order] * 8,
+            hashes.view(np.uint8),
+            offsets[:-1][order] * 8,
+        )
         return ShingleSets(hashes=hashes, offsets=offsets)
 
     def _append(self, docs: I64Array, made: ShingleSets) -> None:
