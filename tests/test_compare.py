@@ -17,7 +17,7 @@ def test_exact_values_equal_the_reference(licenses: list[dict[str, object]]) -> 
     a = str(licenses[200]["text"])
     b = str(licenses[201]["text"]) + " " + a[: len(a) // 2]
     spec = SketchSpec(shingle=ShingleSpec(k=3))
-    result = compare(a, b, spec)
+    result = compare(a, b, spec, sketches={"all"})
     bag_a = Counter(reference.shingles(a, spec.shingle))
     bag_b = Counter(reference.shingles(b, spec.shingle))
     shared = len(bag_a.keys() & bag_b.keys())
@@ -72,10 +72,12 @@ def _target_and_error(name: str, result: Comparison, k: int) -> tuple[float, flo
 
 def test_simhash_distance_is_zero_for_copies_and_large_for_strangers() -> None:
     text = "the quick brown fox jumps over the lazy dog " * 20
-    assert compare(text, text).simhash_distance == 0
+    assert compare(text, text, sketches={"simhash"}).simhash_distance == 0
     # No shared shingle: cosine 0, each bit differs with probability 1/2, the distance is
     # Binomial(64, 1/2): mean 32, standard deviation 4; 4 deviations below the mean is 16.
-    stranger = compare(text, "completely unrelated words about stock prices " * 20)
+    stranger = compare(
+        text, "completely unrelated words about stock prices " * 20, sketches={"simhash"}
+    )
     assert stranger.cosine == 0.0
     assert stranger.simhash_distance >= 32 - 4 * 4
 
@@ -91,7 +93,7 @@ def test_simhash_distance_is_zero_for_copies_and_large_for_strangers() -> None:
     ],
 )
 def test_texts_without_shingles_match_nothing_as_in_dedup(a: str, b: str, is_copy: bool) -> None:
-    result = compare(a, b)
+    result = compare(a, b, sketches={"all"})
     assert not result.has_shingles
     assert set(result.estimates.values()) == {0.0}
     assert result.shared_features == 0
@@ -104,7 +106,7 @@ def test_texts_without_shingles_match_nothing_as_in_dedup(a: str, b: str, is_cop
 
 def test_texts_with_shingles_keep_their_estimates() -> None:
     text = "the quick brown fox jumps over the lazy dog " * 20
-    result = compare(text, text)
+    result = compare(text, text, sketches={"all"})
     assert result.has_shingles
     assert result.exact_copy
     assert set(result.estimates.values()) == {1.0}
@@ -114,14 +116,15 @@ def test_texts_with_shingles_keep_their_estimates() -> None:
 def test_kind_options_apply_to_their_estimates_without_naming_the_kind() -> None:
     a = "the quick brown fox jumps over the lazy dog and runs far away " * 5
     b = "the quick brown fox leaps over the lazy cat and walks far away " * 5
-    plain = compare(a, b)
+    both = {"supershingle", "simhash"}
+    plain = compare(a, b, sketches=both)
     assert (plain.preset, plain.simhash_bits) == ("altavista", 64)
-    wide = compare(a, b, simhash_bits=128)
+    wide = compare(a, b, sketches=both, simhash_bits=128)
     assert wide.simhash_bits == 128
     assert wide.simhash_distance != plain.simhash_distance
-    signs = compare(a, b, projection="sign")
+    signs = compare(a, b, sketches=both, projection="sign")
     assert signs.simhash_distance != plain.simhash_distance
-    variant = compare(a, b, preset="altavista-variant")  # eight features, not six
+    variant = compare(a, b, sketches=both, preset="altavista-variant")  # eight features, not six
     assert (variant.preset, variant.num_features, plain.num_features) == ("altavista-variant", 8, 6)
     # A spec of the kind carries its options too.
     assert compare(a, b, SketchSpec(kind="simhash", simhash_bits=128)).simhash_bits == 128
@@ -131,3 +134,33 @@ def test_kind_options_apply_to_their_estimates_without_naming_the_kind() -> None
 def test_tfidf_simhash_is_refused() -> None:
     with pytest.raises(ParameterError, match="no corpus to learn IDF from"):
         compare("a b c d e f", "a b c d e g", SketchSpec(kind="simhash", weighting="tfidf"))
+
+
+def test_only_the_sketches_asked_for_are_made() -> None:
+    a, b = "one two three four five six seven eight", "one two three four five six seven nine"
+    default = compare(a, b)  # the spec's kind: OPH by default
+    assert list(default.estimates) == ["oph"]
+    assert (default.shared_features, default.num_features, default.preset) == (None, None, None)
+    assert (default.simhash_distance, default.simhash_bits) == (None, None)
+    assert list(compare(a, b, SketchSpec(kind="minhash")).estimates) == ["minhash"]
+    picked = compare(a, b, sketches={"bbit", "bottomk"})
+    assert list(picked.estimates) == [  # in the registry's order, whatever the asking
+        "bottomk",
+        "bottomk-containment",
+        "bbit1",
+        "bbit2",
+        "bbit4",
+        "bbit8",
+    ]
+    every = compare(a, b, sketches={"all"})
+    assert {"oph", "minhash", "simhash", "supershingle", "weighted"} <= set(every.estimates)
+    assert every.simhash_distance is not None
+    assert every.shared_features is not None
+    # Each estimate is the one made alone (nothing depends on the others made beside it).
+    assert every.estimates["oph"] == default.estimates["oph"]
+
+
+@pytest.mark.parametrize("sketches", [{"canonical"}, {"nonsense"}])
+def test_sketches_compare_cannot_estimate_with_are_refused(sketches: set[str]) -> None:
+    with pytest.raises(ParameterError, match="compare estimates with oph"):
+        compare("a b c d e f", "a b c d e g", sketches=sketches)

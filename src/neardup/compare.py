@@ -1,8 +1,10 @@
-"""Two documents side by side: exact similarities and every sketch's estimate of them.
+"""Two documents side by side: exact similarities and the sketches' estimates of them.
 
 What ``neardup compare A B`` prints: the exact Jaccard similarity of the shingle sets, the
 containment of each document in the other, the cosine of the shingle-count vectors, and the
-estimate of every sketch neardup has, each made with the same shingling and seed.
+estimates of the sketches asked for (dedup's default, OPH, unless told; ``all``: every sketch
+neardup has), each made with the same shingling and seed. Only the sketches asked for are made,
+so only their kernels are compiled on a first run.
 
 A text without a shingle (empty, only separators, or fewer tokens than a shingle needs)
 matches nothing here, as in ``neardup dedup``, which keeps such texts out of every candidate
@@ -12,6 +14,7 @@ an exact copy of its words (:attr:`Comparison.exact_copy`) is a duplicate of it 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,21 +32,26 @@ from neardup.sketch.signatures import Signatures
 from neardup.sketch.simhash import hamming_distance
 from neardup.text.shingle import Shingler
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["ESTIMATED_KINDS", "Comparison", "compare"]
+
+ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
+"""The sketch kinds compare can estimate with (the canonical form, one fingerprint equal or
+not, estimates no similarity)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
     """Exact similarities of two documents and the sketches' estimates.
 
-    ``estimates`` maps a sketch name (every kind of :data:`~neardup.kinds.SKETCH_KINDS`, with
-    ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` for the
-    containment of A in B) to its estimate; ``weighted`` estimates ``weighted_jaccard``, the
-    others ``jaccard``. ``shared_features`` counts the supershingles of ``preset`` the two
-    documents share, of ``num_features``; ``simhash_distance`` is the Hamming distance of their
+    ``estimates`` maps the name of each sketch asked for (a kind of :data:`ESTIMATED_KINDS`,
+    with ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` beside
+    ``bottomk`` for the containment of A in B) to its estimate; ``weighted`` estimates
+    ``weighted_jaccard``, the others ``jaccard``. With the supershingle sketch,
+    ``shared_features`` counts the supershingles of ``preset`` the two documents share, of
+    ``num_features``; with SimHash, ``simhash_distance`` is the Hamming distance of their
     weighted SimHashes (``simhash_bits`` bits, term-frequency weights: two documents are no
-    corpus to learn IDF from), about ``bits * arccos(cosine) / pi``; ``estimates["simhash"]``
-    is the cosine it implies.
+    corpus to learn IDF from), about ``bits * arccos(cosine) / pi``, and
+    ``estimates["simhash"]`` is the cosine it implies. Without that sketch, these are None.
 
     When either text has no shingle (``num_shingles`` holds a 0) the two match nothing, as in
     ``neardup dedup``: every estimate is 0.0, ``shared_features`` is 0 and
@@ -59,12 +67,12 @@ class Comparison:
     cosine: float
     weighted_jaccard: float
     estimates: dict[str, float]
-    shared_features: int
-    num_features: int
+    shared_features: int | None
+    num_features: int | None
     simhash_distance: int | None
     exact_copy: bool
-    preset: str
-    simhash_bits: int
+    preset: str | None
+    simhash_bits: int | None
 
     @property
     def has_shingles(self) -> bool:
@@ -77,11 +85,12 @@ def compare(
     b: str,
     spec: SketchSpec | None = None,
     *,
+    sketches: Collection[str] | None = None,
     preset: str | None = None,
     simhash_bits: int | None = None,
     projection: Projection | None = None,
 ) -> Comparison:
-    """Compare two texts exactly and through every sketch made with ``spec``'s settings.
+    """Compare two texts exactly and through the sketches ``sketches`` names.
 
     Parameters
     ----------
@@ -91,27 +100,34 @@ def compare(
         The shingling, normalisation, ``num_perm`` and seed of every sketch; its kind's own
         options (``preset`` of a supershingle spec, ``simhash_bits`` and ``projection`` of a
         SimHash spec) apply to that kind's estimate, other kinds' take their defaults.
+    sketches
+        Kinds of :data:`ESTIMATED_KINDS` to estimate with, or ``{"all"}``; default: the kind
+        of ``spec`` (OPH by default). Only these are made (and their kernels compiled).
     preset, simhash_bits, projection
         The supershingles' preset and the SimHash's bits and hyperplanes, over ``spec``'s.
 
     Raises
     ------
     ParameterError
-        A SimHash ``spec`` weighted by TF-IDF: two documents are no corpus to learn IDF from.
+        A SimHash ``spec`` weighted by TF-IDF: two documents are no corpus to learn IDF from;
+        a sketch compare does not know.
 
     Examples
     --------
     >>> c = compare("a b c d e f g h i j", "a b c d e f g h i j k l")
     >>> round(c.jaccard, 3), c.containment_a_in_b, round(c.containment_b_in_a, 3)
     (0.75, 1.0, 0.75)
+    >>> list(c.estimates), c.simhash_distance
+    (['oph'], None)
 
     Texts without a shingle match nothing, whatever the sketches would say:
 
-    >>> c = compare("", "")
+    >>> c = compare("", "", sketches={"all"})
     >>> c.has_shingles, set(c.estimates.values()), c.shared_features, c.simhash_distance
     (False, {0.0}, 0, None)
     """
     spec = spec if spec is not None else SketchSpec()
+    kinds = _kinds(sketches, spec)
     if spec.kind == "simhash" and spec.weighting != "tf":
         raise ParameterError(
             "compare weighs SimHash shingles by term frequency (two documents are no corpus to "
@@ -119,7 +135,7 @@ def compare(
             + advice("--weighting", ": drop --weighting.", ".")
         )
     own = {k: getattr(spec, k) for k in SKETCH_KINDS[spec.kind].options}
-    preset = preset if preset is not None else own.get("preset", "altavista")
+    preset = preset if preset is not None else str(own.get("preset", "altavista"))
     if preset not in PRESETS:
         raise ParameterError(f"compare preset must be one of {', '.join(PRESETS)}; got {preset!r}.")
     simhash = {
@@ -145,27 +161,32 @@ def compare(
         return float(estimate(signatures, pair)[0]), signatures
 
     estimates: dict[str, float] = {}
-    for kind in SKETCH_KINDS:
+    shared_features: int | None = None
+    num_features: int | None = None
+    distance: int | None = None
+    for kind in kinds:
         if kind == "bbit":
             for bits in BBIT_WIDTHS:
                 estimates[f"bbit{bits}"] = sketch(kind, bbits=bits)[0]
         elif kind == "simhash":
             estimates[kind], simhashes = sketch(kind, **simhash)
-        elif kind == "canonical":
-            continue  # one fingerprint, equal or not: no estimate of a similarity
+            distance = int(hamming_distance(*simhashes.values))
         elif kind == "supershingle":
             estimates[kind] = sketch(kind, preset=preset)[0]
+            num_perm = max(spec.num_perm, PRESETS[preset].num_samples)
+            wide = sketch("supershingle", preset=preset, num_perm=num_perm)[1]
+            features = supershingles(wide.values, PRESETS[preset])
+            shared_features = int((features[0] == features[1]).sum())
+            num_features = int(features.shape[1])
+        elif kind == "bottomk":
+            estimates[kind], bottom = sketch(kind)
+            estimates["bottomk-containment"] = float(containment(bottom, pair)[0][0])
         else:
             estimates[kind] = sketch(kind)[0]
-    estimates["bottomk-containment"] = float(containment(sketch("bottomk")[1], pair)[0][0])
-    num_perm = max(spec.num_perm, PRESETS[preset].num_samples)
-    wide = sketch("supershingle", preset=preset, num_perm=num_perm)[1]
-    features = supershingles(wide.values, PRESETS[preset])
-    shared_features = int((features[0] == features[1]).sum())
-    distance: int | None = int(hamming_distance(*simhashes.values))
     if min(set_a.shape[0], set_b.shape[0]) == 0:  # no shingle: matched with nothing, as in dedup
         estimates = dict.fromkeys(estimates, 0.0)
-        shared_features, distance = 0, None
+        shared_features = None if shared_features is None else 0
+        distance = None
     return Comparison(
         num_shingles=(int(set_a.shape[0]), int(set_b.shape[0])),
         jaccard=shared / union if union else 0.0,
@@ -175,12 +196,28 @@ def compare(
         weighted_jaccard=overlap / total if total else 0.0,
         estimates=estimates,
         shared_features=shared_features,
-        num_features=int(features.shape[1]),
+        num_features=num_features,
         simhash_distance=distance,
         exact_copy=_exact_copy(a, b, spec),
-        preset=preset,
-        simhash_bits=int(simhash["simhash_bits"]),
+        preset=preset if "supershingle" in kinds else None,
+        simhash_bits=int(simhash["simhash_bits"]) if "simhash" in kinds else None,
     )
+
+
+def _kinds(sketches: Collection[str] | None, spec: SketchSpec) -> list[str]:
+    """The kinds to estimate with, in the registry's order: ``sketches``, or ``spec``'s kind."""
+    if sketches is None:
+        sketches = {spec.kind}
+    if "all" in sketches:
+        return list(ESTIMATED_KINDS)
+    unknown = sorted(set(sketches) - set(ESTIMATED_KINDS))
+    if unknown:
+        raise ParameterError(
+            f"compare estimates with {', '.join(ESTIMATED_KINDS)} (or all); got "
+            f"{', '.join(map(repr, unknown))}"
+            + (": the canonical form gives no similarity" if "canonical" in unknown else "")
+        )
+    return [kind for kind in ESTIMATED_KINDS if kind in sketches]
 
 
 def _exact_copy(a: str, b: str, spec: SketchSpec) -> bool:

@@ -183,10 +183,16 @@ def test_compare_two_files(tmp_path: Path, licenses: list[dict[str, object]]) ->
     table = run("compare", a, b)
     assert table.returncode == 0, table.stderr
     assert "containment of A in B" in table.stdout
+    assert "estimate: oph" in table.stdout  # dedup's default sketch only, unless asked
+    assert "estimate: minhash" not in table.stdout
+    assert "SimHash Hamming distance" not in table.stdout
+    table = run("compare", a, b, "--sketches", "all")
     assert "estimate: bottomk-containment" in table.stdout
     assert "supershingles shared (altavista)" in table.stdout
     assert "SimHash Hamming distance" in table.stdout
-    result = json.loads(run("compare", a, b, "--json", "--shingle", "char:9").stdout)
+    result = json.loads(
+        run("compare", a, b, "--json", "--shingle", "char:9", "--sketches", "all").stdout
+    )
     assert result["shingle"] == "char:9"
     assert result["containment_a_in_b"] == 1.0  # B is another text, a newline, then all of A
     assert set(result["estimates"]) == {

@@ -64,9 +64,22 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str], list[str]]] = {
     "stem": (_texts, [], ["--stem", "english"]),
     "fingerprint": (_texts, [], ["--fingerprint", "rabin"]),
     "strip_punctuation": (_texts, [], ["--strip-punctuation"]),
-    "preset": (_texts, [], ["--preset", "altavista-variant"]),
-    "simhash_bits": (_texts, [], ["--simhash-bits", "128"]),
-    "projection": (_texts, [], ["--projection", "sign"]),
+    "sketches": (_texts, [], ["--sketches", "all"]),
+    "preset": (
+        _texts,
+        ["--sketches", "supershingle"],
+        ["--sketches", "supershingle", "--preset", "altavista-variant"],
+    ),
+    "simhash_bits": (
+        _texts,
+        ["--sketches", "simhash"],
+        ["--sketches", "simhash", "--simhash-bits", "128"],
+    ),
+    "projection": (
+        _texts,
+        ["--sketches", "simhash"],
+        ["--sketches", "simhash", "--projection", "sign"],
+    ),
     "num_perm": (_texts, [], ["--num-perm", "64"]),
     "seed": (_texts, [], ["--seed", "7"]),
     "as_json": (_texts, [], ["--json"]),
@@ -148,6 +161,13 @@ def test_not_for_compare_names_shared_options() -> None:
         (_texts, ["--json", "--explain", "--color", "always"], "--color", "not JSON"),
         (_texts, ["--html-extract", "text"], "--html-extract", "neither A nor B is one"),
         (_texts, ["--url-b", "http://two.example/"], "--url-b", "is not one"),
+        (_texts, ["--preset", "bing"], "--preset", "add --sketches oph,supershingle"),
+        (
+            _texts,
+            ["--sketches", "oph,minhash", "--projection", "sign"],
+            "--projection",
+            "add --sketches minhash,oph,simhash",
+        ),
     ],
 )
 def test_options_that_would_do_nothing_here_are_refused_by_name(
@@ -174,7 +194,8 @@ def test_compare_of_texts_without_shingles_matches_nothing(
 ) -> None:
     (tmp_path / "a.txt").write_text(a, encoding="utf-8")
     (tmp_path / "b.txt").write_text(b, encoding="utf-8")
-    code, out, err = _compare(capsys, tmp_path / "a.txt", tmp_path / "b.txt")
+    files = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    code, out, err = _compare(capsys, *files, "--sketches", "all")
     assert code == 0, err
     assert "no shingles in A" in out
     assert "no shingles in B" in out
@@ -183,7 +204,7 @@ def test_compare_of_texts_without_shingles_matches_nothing(
     assert set(estimates) == {"0.0000"}
     assert "0 of 6 (no shingles)" in out
     assert "- (no shingles: no match)" in out
-    code, out, err = _compare(capsys, tmp_path / "a.txt", tmp_path / "b.txt", "--json")
+    code, out, err = _compare(capsys, *files, "--json", "--sketches", "all")
     record = json.loads(out)
     assert set(record["estimates"].values()) == {0.0}
     assert record["simhash_distance"] is None
@@ -239,3 +260,15 @@ def test_plan_of_a_prefix_config_says_the_family_is_the_problem(tmp_path: Path) 
     assert "remove family from the config's [lsh] table" in line
     assert "use one of" not in line
     assert set(OPTION.findall(line)) <= command_options(leaf_commands()["plan"]) | {"--help"}
+
+
+@pytest.mark.parametrize("value", ["canonical", "oph,nonsense", ","])
+def test_sketches_compare_cannot_make_are_refused(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [tmp_path / name for name in _texts(tmp_path)]
+    code, out, err = _compare(capsys, *files, "--sketches", value)
+    assert code == 2
+    assert out == ""
+    assert "--sketches" in err
+    assert "oph, minhash" in err

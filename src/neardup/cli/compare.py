@@ -1,4 +1,4 @@
-"""``neardup compare A B``: two documents, exact similarities and every sketch's estimate."""
+"""``neardup compare A B``: two documents, exact similarities and the sketches' estimates."""
 
 from __future__ import annotations
 
@@ -39,13 +39,13 @@ NOT_FOR_COMPARE = frozenset(
         "max_bucket_size",
     }
 )
-"""The shared sketch options compare does not list: it estimates with every sketch kind (the
-b-bit sketch at every width, SimHash weighted by term frequency: two documents are no corpus to
-learn IDF from; the canonical form gives no estimate), and searches for no candidates (no
-family, threshold, bands, rows or buckets)."""
+"""The shared sketch options compare does not list: it estimates with the kinds --sketches
+names (the b-bit sketch at every width, SimHash weighted by term frequency: two documents are no
+corpus to learn IDF from; the canonical form gives no estimate), and searches for no candidates
+(no family, threshold, bands, rows or buckets)."""
 
-KIND_OPTIONS = ("preset", "simhash_bits", "projection")
-"""Options of one sketch kind that compare applies to that kind's estimate, without --sketch."""
+KIND_OPTIONS = {"preset": "supershingle", "simhash_bits": "simhash", "projection": "simhash"}
+"""Options of one sketch kind that compare applies to that kind's estimate, and the kind."""
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 
@@ -88,9 +88,33 @@ def _is_html(path: Path) -> bool:
     return path.suffix.lower() in HTML_SUFFIXES or _is_archive(path)
 
 
-def _refuse_idle_options(a: Path, b: Path, as_json: bool, explain: bool) -> None:
+def _sketches(value: str) -> set[str]:
+    """The kinds ``--sketches`` names (``all``: every one)."""
+    from neardup.compare import ESTIMATED_KINDS
+
+    names = {name.strip() for name in value.split(",") if name.strip()}
+    unknown = sorted(names - {*ESTIMATED_KINDS, "all"})
+    if unknown or not names:
+        raise click.BadParameter(
+            f"{', '.join(map(repr, unknown)) or 'nothing'} given; name sketches of "
+            f"{', '.join(ESTIMATED_KINDS)}, separated by commas, or all",
+            param_hint="'--sketches'",
+        )
+    return set(ESTIMATED_KINDS) if "all" in names else names
+
+
+def _refuse_idle_options(
+    a: Path, b: Path, as_json: bool, explain: bool, sketches: set[str]
+) -> None:
     """Refuse, naming it, an option given where it does nothing."""
     given = given_options()
+    for name, kind in KIND_OPTIONS.items():
+        if name in given and kind not in sketches:
+            option = "--" + name.replace("_", "-")
+            raise click.UsageError(
+                f"{option} sets the {kind} sketch, which --sketches does not name: add "
+                f"--sketches {','.join(sorted(sketches | {kind}))} (or all), or drop {option}"
+            )
     if "color" in given and (as_json or not explain):
         why = "not JSON: drop it" if as_json else "add --explain or drop it"
         raise click.UsageError(f"--color colours the passages --explain prints, {why}")
@@ -119,6 +143,7 @@ def _archive_page(path: Path, url: str | None, extract: HtmlExtract) -> str:
     epilog="""\b
 Examples:
   neardup compare rfc2616.txt rfc7230.txt
+  neardup compare rfc2616.txt rfc7230.txt --sketches all
   neardup compare a.txt b.txt --shingle char:9 --json
   neardup compare licence-a.txt licence-b.txt --explain
   neardup compare page.html mirror.html --html-extract main
@@ -127,6 +152,15 @@ Examples:
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @sketch_options
+@click.option(
+    "--sketches",
+    "sketches",
+    default="oph",
+    show_default=True,
+    help="The sketches to estimate with, separated by commas: oph, minhash, minhash-lead, "
+    "bottomk, bbit, supershingle, weighted, simhash; or all. Only these are made (a first run "
+    "compiles only their kernels).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @html_extract_option(
     "What is taken of HTML pages (.html, .htm, web archives): all visible text, the main "
@@ -155,6 +189,7 @@ def compare_command(
     url_b: str | None,
     explain: bool,
     color: str,
+    sketches: str,
     **flags: Any,
 ) -> None:
     """Compare two documents: exact Jaccard, containment both ways, cosine, sketch estimates.
@@ -163,7 +198,8 @@ def compare_command(
     first HTML page, or the one --url-a/--url-b names). Texts without a shingle (empty, or
     fewer tokens than a shingle needs) match nothing, as in dedup: every estimate is 0.
     """
-    _refuse_idle_options(a, b, as_json, explain)
+    kinds = _sketches(sketches)
+    _refuse_idle_options(a, b, as_json, explain, kinds)
     kind_options = {name: flags.pop(name) for name in KIND_OPTIONS}
     spec = apply_flags(DedupConfig(), flags).sketch
     from neardup.compare import compare
@@ -176,6 +212,7 @@ def compare_command(
         text_a,
         text_b,
         spec,
+        sketches=kinds,
         preset=kind_options["preset"],
         simhash_bits=None if bits is None else int(bits),
         projection=kind_options["projection"],
@@ -212,13 +249,16 @@ def compare_command(
     for name, value in rows:
         click.echo(f"  {name:<32} {value:.4f}")
     none = "" if result.has_shingles else " (no shingles)"
-    click.echo(
-        f"  {'supershingles shared (' + result.preset + ')':<32} "
-        f"{result.shared_features} of {result.num_features}{none}"
-    )
-    label = f"SimHash Hamming distance ({result.simhash_bits} bits)"
-    distance = result.simhash_distance
-    click.echo(f"  {label:<32} {'- (no shingles: no match)' if distance is None else distance}")
+    if result.preset is not None:
+        click.echo(
+            f"  {'supershingles shared (' + result.preset + ')':<32} "
+            f"{result.shared_features} of {result.num_features}{none}"
+        )
+    if result.simhash_bits is not None:
+        label = f"SimHash Hamming distance ({result.simhash_bits} bits)"
+        distance = result.simhash_distance
+        shown = "- (no shingles: no match)" if distance is None else distance
+        click.echo(f"  {label:<32} {shown}")
     if explain:
         _print_passages(text_a, text_b, passages, color)
 
@@ -243,10 +283,11 @@ def _print_passages(text_a: str, text_b: str, passages: list[Passage], color: st
 
 HELP_IN_COMPARE = {
     "preset": "Feature-filter parameters of the supershingle estimate and of the supershingles "
-    "shared [default: altavista].",
-    "simhash_bits": "Bits of the SimHash fingerprints whose distance is shown [default: 64].",
-    "projection": "Hyperplanes of the SimHash: Gaussian (Charikar; distance tracks the angle) "
-    "or hash signs (Manku et al.) [default: gaussian].",
+    "shared, with --sketches supershingle [default: altavista].",
+    "simhash_bits": "Bits of the SimHash fingerprints whose distance is shown, with --sketches "
+    "simhash [default: 64].",
+    "projection": "Hyperplanes of the SimHash, with --sketches simhash: Gaussian (Charikar; "
+    "distance tracks the angle) or hash signs (Manku et al.) [default: gaussian].",
 }
 """Help of the shared options whose text names options compare lacks (--sketch, --method)."""
 

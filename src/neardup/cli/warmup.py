@@ -81,7 +81,7 @@ def _steps(directory: Path, everything: bool) -> list[tuple[str, Callable[[], ob
         steps.append(
             (f"dedup --shingle {shingle.unit} {shingle.fingerprint}", dedup(plain, config))
         )
-    steps.append(("compare", lambda: compare(_BASE, _BASE + " today")))
+    steps.append(("compare --sketches all", lambda: compare(_BASE, _BASE + " x", sketches={"all"})))
     return steps
 
 
