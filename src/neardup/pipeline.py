@@ -503,16 +503,16 @@ class PairScorer:
         self.config = config
         self.idf = idf
         self.sketcher = make_sketcher(config.sketch, idf)
+        self._sizes = texts.sizes()
+        self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
         self.sets: ShingleSetStore | None = None
         if config.verify_mode == "exact" and isinstance(self.sketcher, OPHSketcher):
             shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
             self.sets = ShingleSetStore(
-                texts.sizes().shape[0],
+                self._sizes.shape[0],
                 lambda docs: shingler.shingle_sets(texts.take(docs)),
                 work_dir,
             )
-        self._sizes = texts.sizes()
-        self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
 
     def distinct(self, docs: I64Array) -> tuple[I64Array, I64Array]:
         """The distinct documents of ``docs`` (in no set order), and each one's place among them.

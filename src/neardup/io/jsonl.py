@@ -118,7 +118,7 @@ class JSONLinesSource(Source):
         order = np.argsort(lines[:, 0], kind="stable")  # in file order, each to its place
         with self.path.open("rb", buffering=0) as f:
             try:
-                read_spans(f, lines[order, 0], lines[order, 1], chunk.data, offsets[order])
+                read_spans(f, lines[order, 0], lines[order, 1], chunk.data, offsets[:-1][order])
             except EOFError:
                 self._changed()
         fields = self._fields()
