@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+from numba import get_num_threads
 
+from neardup._kernels import groups
+from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
 
 __all__ = [
@@ -351,7 +354,10 @@ def _sorted_distinct(
     which the stable sort (timsort) merges several times faster than a quicksort sorts them.
     """
     if values is None:
-        codes.sort(kind="stable" if in_runs else "quicksort")  # in place, no order array
+        if in_runs:
+            codes.sort(kind="stable")  # in place, no order array
+        else:
+            codes = _radix_sorted(codes)
         keep = np.ones(codes.shape[0], dtype=bool)
         keep[1:] = codes[1:] != codes[:-1]
         return (codes, None) if keep.all() else (codes[keep], None)
@@ -362,6 +368,25 @@ def _sorted_distinct(
     if keep.all():
         return codes, values[order]
     return codes[keep], values[order[keep]]
+
+
+def _radix_sorted(codes: I64Array) -> I64Array:
+    """``codes`` (non-negative) sorted by the bucket radix kernel; ``codes`` is overwritten.
+
+    The kernel buckets by the top bits, so the codes are first shifted up until their highest
+    bit is the word's (which keeps their order): pair codes ``first * n + second`` then spread
+    over the buckets as the first documents do. Several times faster than numpy's quicksort
+    on the 22M codes of a run of the default budget.
+    """
+    if codes.shape[0] == 0:
+        return codes
+    keys = codes.view(np.uint64)
+    shift = np.uint64(64 - (int(keys.max()).bit_length() or 1))
+    keys <<= shift
+    with parallel_section:
+        ordered: U64Array = groups.sort_packed(keys, 0, get_num_threads())
+    ordered >>= shift
+    return ordered.view(np.int64)
 
 
 class _Column:
