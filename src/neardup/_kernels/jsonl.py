@@ -178,8 +178,7 @@ def _string(buf, i, end, out, o, write, plain):  # type: ignore[no-untyped-def]
             j += 1
         if j > i:
             if write:
-                for t in range(j - i):  # a loop: a slice copy compiles seconds longer
-                    out[o + t] = buf[i + t]
+                out[o : o + j - i] = buf[i:j]  # a slice: copied as memcpy, not byte by byte
             o += j - i
             chars += j - i
             i = j
@@ -607,15 +606,13 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
         if keep[record]:
             if run_stop != s:
                 if run_start >= 0:
-                    for t in range(run_stop - run_start):
-                        out[o + t] = buf[run_start + t]
+                    out[o : o + run_stop - run_start] = buf[run_start:run_stop]
                     o += run_stop - run_start
                 run_start = s
             run_stop = e
         record += 1
     if run_start >= 0:
-        for t in range(run_stop - run_start):
-            out[o + t] = buf[run_start + t]
+        out[o : o + run_stop - run_start] = buf[run_start:run_stop]
         o += run_stop - run_start
         if buf[run_stop - 1] != 10:
             out[o] = 10

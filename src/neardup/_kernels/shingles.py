@@ -638,8 +638,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     for b in range(num_buckets):  # counts[b] is now the end of bucket b
         insertion_sort(scratch, start, counts[b])
         start = counts[b]
-    for i in range(n):
-        values[i] = scratch[i]
+    values[:n] = scratch[:n]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -709,11 +708,9 @@ def compact_sets(scratch, scratch_counts, room_offsets, offsets, out, out_counts
         src = room_offsets[d]
         dst = offsets[d]
         n = offsets[d + 1] - dst
-        for t in range(n):
-            out[dst + t] = scratch[src + t]
+        out[dst : dst + n] = scratch[src : src + n]
         if counting:
-            for t in range(n):
-                out_counts[dst + t] = scratch_counts[src + t]
+            out_counts[dst : dst + n] = scratch_counts[src : src + n]
 
 
 @njit(cache=True, nogil=True, parallel=True)
