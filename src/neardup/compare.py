@@ -21,7 +21,7 @@ import numpy as np
 
 from neardup.candidates import estimate
 from neardup.errors import ParameterError, advice
-from neardup.kinds import SKETCH_KINDS
+from neardup.kinds import ESTIMATED_KINDS, SKETCH_KINDS
 from neardup.pairs import CandidatePairs
 from neardup.params import Projection, SketchSpec
 from neardup.sketch import make_sketcher
@@ -32,25 +32,21 @@ from neardup.sketch.signatures import Signatures
 from neardup.sketch.simhash import hamming_distance
 from neardup.text.shingle import Shingler
 
-__all__ = ["ESTIMATED_KINDS", "Comparison", "compare"]
-
-ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
-"""The sketch kinds compare can estimate with (the canonical form, one fingerprint equal or
-not, estimates no similarity)."""
+__all__ = ["Comparison", "compare"]
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
     """Exact similarities of two documents and the sketches' estimates.
 
-    ``estimates`` maps the name of each sketch asked for (a kind of :data:`ESTIMATED_KINDS`,
-    with ``bbit1`` .. ``bbit8`` for the b-bit widths, and ``bottomk-containment`` beside
-    ``bottomk`` for the containment of A in B) to its estimate; ``weighted`` estimates
-    ``weighted_jaccard``, the others ``jaccard``. With the supershingle sketch,
-    ``shared_features`` counts the supershingles of ``preset`` the two documents share, of
-    ``num_features``; with SimHash, ``simhash_distance`` is the Hamming distance of their
-    weighted SimHashes (``simhash_bits`` bits, term-frequency weights: two documents are no
-    corpus to learn IDF from), about ``bits * arccos(cosine) / pi``, and
+    ``estimates`` maps the name of each sketch asked for (one of
+    :data:`~neardup.kinds.ESTIMATED_KINDS`, with ``bbit1`` .. ``bbit8`` for the b-bit widths,
+    and ``bottomk-containment`` beside ``bottomk`` for the containment of A in B) to its
+    estimate; ``weighted`` estimates ``weighted_jaccard``, the others ``jaccard``. With the
+    supershingle sketch, ``shared_features`` counts the supershingles of ``preset`` the two
+    documents share, of ``num_features``; with SimHash, ``simhash_distance`` is the Hamming
+    distance of their weighted SimHashes (``simhash_bits`` bits, term-frequency weights: two
+    documents are no corpus to learn IDF from), about ``bits * arccos(cosine) / pi``, and
     ``estimates["simhash"]`` is the cosine it implies. Without that sketch, these are None.
 
     When either text has no shingle (``num_shingles`` holds a 0) the two match nothing, as in
@@ -101,8 +97,9 @@ def compare(
         options (``preset`` of a supershingle spec, ``simhash_bits`` and ``projection`` of a
         SimHash spec) apply to that kind's estimate, other kinds' take their defaults.
     sketches
-        Kinds of :data:`ESTIMATED_KINDS` to estimate with, or ``{"all"}``; default: the kind
-        of ``spec`` (OPH by default). Only these are made (and their kernels compiled).
+        Kinds of :data:`~neardup.kinds.ESTIMATED_KINDS` to estimate with, or ``{"all"}``;
+        default: the kind of ``spec`` (OPH by default). Only these are made (and their kernels
+        compiled).
     preset, simhash_bits, projection
         The supershingles' preset and the SimHash's bits and hyperplanes, over ``spec``'s.
 

@@ -20,6 +20,7 @@ from importlib import import_module
 from typing import Any, Literal
 
 __all__ = [
+    "ESTIMATED_KINDS",
     "FAMILIES",
     "METRICS",
     "SKETCH_KINDS",
@@ -219,6 +220,10 @@ SKETCH_KINDS: dict[str, SketchKind] = {
     )
 }
 """Every sketch kind, by name (in the order ``--help`` lists them)."""
+
+ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
+"""The sketch kinds whose signatures estimate a similarity (``neardup compare --sketches``):
+all but the canonical form, whose one fingerprint is equal or not."""
 
 FAMILIES: dict[str, CandidateFamily] = {
     family.name: family

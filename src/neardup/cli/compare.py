@@ -12,6 +12,7 @@ import click
 
 from neardup.cli.options import apply_flags, given_options, html_extract_option, sketch_options
 from neardup.errors import InputError
+from neardup.kinds import ESTIMATED_KINDS
 from neardup.params import DedupConfig, HtmlExtract
 
 if TYPE_CHECKING:
@@ -90,8 +91,6 @@ def _is_html(path: Path) -> bool:
 
 def _sketches(value: str) -> set[str]:
     """The kinds ``--sketches`` names (``all``: every one)."""
-    from neardup.compare import ESTIMATED_KINDS
-
     names = {name.strip() for name in value.split(",") if name.strip()}
     unknown = sorted(names - {*ESTIMATED_KINDS, "all"})
     if unknown or not names:
@@ -157,9 +156,8 @@ Examples:
     "sketches",
     default="oph",
     show_default=True,
-    help="The sketches to estimate with, separated by commas: oph, minhash, minhash-lead, "
-    "bottomk, bbit, supershingle, weighted, simhash; or all. Only these are made (a first run "
-    "compiles only their kernels).",
+    help=f"The sketches to estimate with, separated by commas: {', '.join(ESTIMATED_KINDS)}; "
+    "or all. Only these are made (a first run compiles only their kernels).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @html_extract_option(
