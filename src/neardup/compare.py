@@ -21,7 +21,7 @@ import numpy as np
 
 from neardup.candidates import estimate
 from neardup.errors import ParameterError, advice
-from neardup.kinds import ESTIMATED_KINDS, SKETCH_KINDS
+from neardup.kinds import SKETCH_KINDS, estimated_kinds
 from neardup.pairs import CandidatePairs
 from neardup.params import Projection, SketchSpec
 from neardup.sketch import make_sketcher
@@ -124,7 +124,7 @@ def compare(
     (False, {0.0}, 0, None)
     """
     spec = spec if spec is not None else SketchSpec()
-    kinds = _kinds(sketches, spec)
+    kinds = estimated_kinds(sketches if sketches is not None else {spec.kind})
     if spec.kind == "simhash" and spec.weighting != "tf":
         raise ParameterError(
             "compare weighs SimHash shingles by term frequency (two documents are no corpus to "
@@ -199,22 +199,6 @@ def compare(
         preset=preset if "supershingle" in kinds else None,
         simhash_bits=int(simhash["simhash_bits"]) if "simhash" in kinds else None,
     )
-
-
-def _kinds(sketches: Collection[str] | None, spec: SketchSpec) -> list[str]:
-    """The kinds to estimate with, in the registry's order: ``sketches``, or ``spec``'s kind."""
-    if sketches is None:
-        sketches = {spec.kind}
-    if "all" in sketches:
-        return list(ESTIMATED_KINDS)
-    unknown = sorted(set(sketches) - set(ESTIMATED_KINDS))
-    if unknown:
-        raise ParameterError(
-            f"compare estimates with {', '.join(ESTIMATED_KINDS)} (or all); got "
-            f"{', '.join(map(repr, unknown))}"
-            + (": the canonical form gives no similarity" if "canonical" in unknown else "")
-        )
-    return [kind for kind in ESTIMATED_KINDS if kind in sketches]
 
 
 def _exact_copy(a: str, b: str, spec: SketchSpec) -> bool:

@@ -15,9 +15,12 @@ this registry sits at the bottom of the house, below the specs that validate aga
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal
+
+from neardup.errors import ParameterError
 
 __all__ = [
     "ESTIMATED_KINDS",
@@ -29,6 +32,7 @@ __all__ = [
     "JoinInput",
     "Metric",
     "SketchKind",
+    "estimated_kinds",
     "load",
 ]
 
@@ -224,6 +228,32 @@ SKETCH_KINDS: dict[str, SketchKind] = {
 ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
 """The sketch kinds whose signatures estimate a similarity (``neardup compare --sketches``):
 all but the canonical form, whose one fingerprint is equal or not."""
+
+
+def estimated_kinds(names: Collection[str]) -> list[str]:
+    """The kinds of :data:`ESTIMATED_KINDS` ``names`` asks for (``"all"``: every one), in order.
+
+    Raises
+    ------
+    ParameterError
+        A name that is no such kind.
+
+    Examples
+    --------
+    >>> estimated_kinds({"simhash", "oph"})
+    ['oph', 'simhash']
+    """
+    if "all" in names:
+        return list(ESTIMATED_KINDS)
+    unknown = sorted(set(names) - set(ESTIMATED_KINDS))
+    if unknown:
+        raise ParameterError(
+            f"compare estimates with {', '.join(ESTIMATED_KINDS)} (or all); got "
+            f"{', '.join(map(repr, unknown))}"
+            + (": the canonical form gives no similarity" if "canonical" in unknown else "")
+        )
+    return [kind for kind in ESTIMATED_KINDS if kind in names]
+
 
 FAMILIES: dict[str, CandidateFamily] = {
     family.name: family

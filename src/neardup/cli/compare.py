@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from neardup.cli.options import apply_flags, given_options, html_extract_option, sketch_options
-from neardup.errors import InputError
-from neardup.kinds import ESTIMATED_KINDS
+from neardup.errors import InputError, ParameterError
+from neardup.kinds import ESTIMATED_KINDS, estimated_kinds
 from neardup.params import DedupConfig, HtmlExtract
 
 if TYPE_CHECKING:
@@ -92,14 +92,15 @@ def _is_html(path: Path) -> bool:
 def _sketches(value: str) -> set[str]:
     """The kinds ``--sketches`` names (``all``: every one)."""
     names = {name.strip() for name in value.split(",") if name.strip()}
-    unknown = sorted(names - {*ESTIMATED_KINDS, "all"})
-    if unknown or not names:
-        raise click.BadParameter(
-            f"{', '.join(map(repr, unknown)) or 'nothing'} given; name sketches of "
-            f"{', '.join(ESTIMATED_KINDS)}, separated by commas, or all",
-            param_hint="'--sketches'",
-        )
-    return set(ESTIMATED_KINDS) if "all" in names else names
+    try:
+        if not names:
+            raise ParameterError(
+                f"nothing given; name sketches of {', '.join(ESTIMATED_KINDS)}, separated by "
+                "commas, or all"
+            )
+        return set(estimated_kinds(names))
+    except ParameterError as error:
+        raise click.BadParameter(str(error), param_hint="'--sketches'") from None
 
 
 def _refuse_idle_options(

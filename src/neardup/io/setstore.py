@@ -72,14 +72,15 @@ class ShingleSetStore:
         new = docs[self._start[docs] < 0]
         if new.shape[0]:
             self._append(new, self._make(new))
+        start = self._start[docs]
         sizes = self._size[docs].astype(np.int64)
         offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-        order = np.argsort(self._start[docs])  # the sets in the order they lie in the file
+        order = np.argsort(start)  # the sets in the order they lie in the file
         read_spans(
             self._file,
-            self._start[docs][order] * 8,
+            start[order] * 8,
             sizes[order] * 8,
             hashes.view(np.uint8),
             offsets[:-1][order] * 8,
