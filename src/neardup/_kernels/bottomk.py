@@ -1,8 +1,76 @@
-"""Numba kernels for bottom-k sketch estimators: merges of sorted hash rows."""
+"""Numba kernels for bottom-k sketches: made from text, and merged for the estimators.
+
+:func:`bottom_k_sketches` shingles a batch of texts (:func:`neardup._kernels.tokens.doc_shingles`,
+see that module for the batch's shape and the fingerprint schemes) and keeps each document's
+smallest distinct hashes; :func:`bottom_k_counts` merges the sorted rows of pairs.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
+
+from neardup._kernels.minhash import EMPTY
+from neardup._kernels.mix import fmix64
+from neardup._kernels.tokens import doc_shingles
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bottom_k_sketches(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    k,
+    key,
+    sketch,
+    num_shingles,
+    fingerprint,
+):
+    """Bottom-k sketches: the smallest distinct ``h(x) = fmix64((x ^ key[0]) * key[1])``.
+
+    Row ``d`` of ``sketch`` holds its ``sketch.shape[1]`` smallest ascending, padded with
+    EMPTY. Broder 2000 §4 (seed 003). Also writes shingle counts and exact fingerprints.
+    Cost: O(s log s) for s shingles.
+    """
+    width = sketch.shape[1]
+    for d in prange(offsets.shape[0] - 1):
+        shingles, num, fp_hi, fp_lo = doc_shingles(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            byte_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            stop_keys,
+            k,
+        )
+        hashed = np.empty(num, dtype=np.uint64)
+        for s in range(num):
+            hashed[s] = fmix64((shingles[s] ^ key[0]) * key[1])
+        ordered = np.sort(hashed)
+        row = sketch[d]
+        for i in range(width):
+            row[i] = EMPTY
+        count = 0
+        for s in range(num):
+            if count == width:
+                break
+            if s > 0 and ordered[s] == ordered[s - 1]:
+                continue
+            row[count] = ordered[s]
+            count += 1
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -1,12 +1,12 @@
 """Numba kernels for word-level rewrites of normalised text: stop-word removal and stemming.
 
-The words are those of the word-shingling kernels (``neardup._kernels.shingles._tokens`` in word
+The words are those of the word-shingling kernels (``neardup._kernels.tokens._tokens`` in word
 mode: maximal runs of WORD code points, PUNCT ones too unless punctuation is stripped, each
 ALONE code point a word of its own), found here with their places in the text. A word's hash is
 64-bit FNV-1a over its bytes as the shingling kernels read them (ASCII through ``byte_words``,
 so folded when case is folded), finalised with ``fmix64``: the ``nd64`` token hash.
 
-The word rules are the shingling kernels' own (``shingles.token_class`` and
+The word rules are the shingling kernels' own (``tokens.token_class`` and
 ``utf8.decode_code_point``), imported, not copied: the cache directory is named for a hash of
 every kernel's source (:mod:`neardup._kernels`), so a change to them starts a new one.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from neardup._kernels.mix import fmix64
-from neardup._kernels.shingles import (
+from neardup._kernels.tokens import (
     ALONE,
     FNV_OFFSET,
     FNV_PRIME,

@@ -2,12 +2,12 @@
 
 Two texts' shared passages (``neardup.explain``) are the runs of equal shingles along the
 diagonals of their two shingle sequences, tiled greedily longest first. Tokens are the shingling
-kernels' own (``neardup._kernels.shingles``: character mode here, words through
+kernels' own (``neardup._kernels.tokens``: character mode here, words through
 ``neardup._kernels.lexicon``), found with their byte spans; a shingle is keyed by its ``k``
 token keys, so two shingles have equal keys exactly when their tokens are equal (up to 64-bit
 collisions), whatever the fingerprint scheme.
 
-The character rules are the shingling kernels' own (``shingles.token_class``), imported, not
+The character rules are the shingling kernels' own (``tokens.token_class``), imported, not
 copied (a change to them starts a new cache directory, see :mod:`neardup._kernels`).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
-from neardup._kernels.shingles import POLY_BASE, SPACE, read_char, token_class
+from neardup._kernels.tokens import POLY_BASE, SPACE, read_char, token_class
 
 SEPARATOR_KEY = 32
 """The key of the token standing for a run of separators in character mode (a space)."""

@@ -9,8 +9,9 @@ seed 003 §2). A residue fits in 64 bits. The tables are built in :mod:`neardup.
 * ``tables[1 + j][v] = v(t) * t^(8 j) * t^(8 w) mod P`` for ``j = 0..7``: the contribution of
   the bytes of a 64-bit value that leaves a sliding window ``w`` bytes later.
 
-The shingle kernels in ``shingles.py`` call (and inline) the step functions here; after changing
-them run ``make clean`` (numba's cache does not track callees in other files, see ``mix``).
+The token and shingle kernels in ``tokens.py`` call (and inline) the step functions here; after
+changing them run ``make clean`` (numba's cache does not track callees in other files, see
+``mix``).
 """
 
 from __future__ import annotations

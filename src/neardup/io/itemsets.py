@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from neardup._kernels.items import scatter_by_owner, sort_unique_segments
-from neardup._kernels.shingles import compact_sets
+from neardup._kernels.sets import compact_sets
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError

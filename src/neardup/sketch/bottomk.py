@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from neardup._kernels.bottomk import bottom_k_counts
+from neardup._kernels.bottomk import bottom_k_counts, bottom_k_sketches
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import bottom_k_sketches
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError

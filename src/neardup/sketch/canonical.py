@@ -17,7 +17,7 @@ import numpy as np
 
 from neardup._kernels.canonical import canonical_fingerprints
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import document_fingerprints
+from neardup._kernels.tokens import document_fingerprints
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import (
+from neardup._kernels.minhash import (
     minhash_lead_byte_signatures,
     minhash_of_sets,
     minhash_signatures,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import oph_agreement_of_sets, oph_rank_table, oph_signatures
+from neardup._kernels.oph import oph_agreement_of_sets, oph_rank_table, oph_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec

@@ -23,7 +23,7 @@ from statistics import NormalDist
 import numpy as np
 
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import simhash_signatures
+from neardup._kernels.simhash import simhash_signatures
 from neardup._parallel import parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError

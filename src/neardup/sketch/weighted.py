@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import document_fingerprints
+from neardup._kernels.tokens import document_fingerprints
 from neardup._kernels.verify import weighted_overlaps
 from neardup._kernels.weighted import icws_samples
 from neardup._parallel import parallel_section

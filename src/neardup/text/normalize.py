@@ -20,8 +20,8 @@ from numpy.typing import NDArray
 
 from neardup._kernels import normalize as kernels
 from neardup._kernels.compiling import read_only
-from neardup._kernels.shingles import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SPACE, WORD
 from neardup._kernels.spans import text_stats
+from neardup._kernels.tokens import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SPACE, WORD
 from neardup._parallel import parallel_section
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.params import NormalizeSpec

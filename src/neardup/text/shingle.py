@@ -1,6 +1,6 @@
 """Shingling: from a :class:`Batch` of normalised text to sets of 64-bit shingle fingerprints.
 
-The fingerprint schemes are described in :mod:`neardup._kernels.shingles`; a scheme's versioned
+The fingerprint schemes are described in :mod:`neardup._kernels.tokens`; a scheme's versioned
 name (:func:`fingerprint_scheme`) is stored with every signature, so that a change is caught.
 """
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from neardup._kernels import shingles as kernels
+from neardup._kernels import sets as set_kernels
+from neardup._kernels import tokens as token_kernels
 from neardup._kernels.compiling import read_only
 from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
@@ -93,7 +94,7 @@ class KernelText:
         counts = np.empty(listed.num_docs, dtype=np.int64)
         firsts = np.empty(listed.num_docs, dtype=np.uint64)
         with parallel_section:
-            kernels.first_tokens(
+            token_kernels.first_tokens(
                 read_only(listed.data), listed.offsets, *text.tokenizer, counts, firsts
             )
         return replace(text, stop_keys=np.unique(firsts[counts == 1]))
@@ -169,7 +170,7 @@ class Shingler:
         kt = self._kernel_text
         out = np.empty(batch.num_docs, dtype=np.int64)
         with parallel_section:
-            kernels.count_tokens(read_only(batch.data), batch.offsets, *kt.tokenizer, out)
+            token_kernels.count_tokens(read_only(batch.data), batch.offsets, *kt.tokenizer, out)
         return out
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
@@ -221,12 +222,12 @@ class Shingler:
         sizes = np.empty(batch.num_docs, dtype=np.int64)
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         with parallel_section:
-            kernels.shingle_sets(
+            set_kernels.shingle_sets(
                 read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch,
                 scratch_counts, sizes,
             )  # fmt: skip
             np.cumsum(sizes, out=offsets[1:])
             hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
             counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
-            kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
+            set_kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
         return ShingleSets(hashes=hashes, offsets=offsets), counts

@@ -1,0 +1,399 @@
+"""Numba kernels from UTF-8 text bytes to token hashes, shingle fingerprints and exact fingerprints.
+
+A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
+``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
+over documents, and so do the sketching kernels that shingle text through :func:`doc_shingles`
+and :func:`doc_shingles_into` (``minhash``, ``oph``, ``bottomk``, ``simhash``, ``sets``). This
+module calls ``mix.fmix64``, the Rabin steps of ``rabin`` and ``utf8`` decoding from other files
+(safe with the cache: its directory is named for a hash of every kernel's source, see
+:mod:`neardup._kernels`).
+
+The default fingerprint scheme (version 1, recorded as ``"nd64-v1"`` with every signature):
+
+* a *token* is a word (word shingling) or a code point (character shingling), see
+  :func:`_tokens`; a word's hash is 64-bit FNV-1a over its UTF-8 bytes, finalised with
+  MurmurHash3's ``fmix64``; a code point's hash is ``fmix64(cp + CHAR_SALT)``;
+* a *shingle* of ``k`` consecutive tokens ``t_i .. t_{i+k-1}`` has the fingerprint
+  ``fmix64(sum_j t_{i+j} * P^(k-1-j) mod 2^64)``, computed with a rolling polynomial in O(1)
+  per shingle (the sliding-window idea of Rabin fingerprints, seed 003 §2);
+* with stop-word shingles (``stop_keys``: the sorted token hashes of a stop-word list) only
+  the shingles whose first token is a stop word are kept (MMDS §3.8.6);
+* the *exact fingerprint* of a document is a 128-bit fold of its token hashes, so documents
+  whose normalised texts are identical (up to whitespace) share it.
+
+Every kernel that tokenises takes ``rabin``, a ``uint64[9, 256]`` table set from
+:mod:`neardup.hashing.rabin` selecting the Rabin scheme (``"rabin-v1"``: tokens and shingles
+are Rabin fingerprints, see :func:`_tokens` and :func:`_shingles`), or None for ``nd64``: numba
+compiles each kernel once per scheme, and the ``rabin is not None`` branches are decided at
+compile time.
+
+Code-point classes (an ``uint8`` table over all of Unicode, built in ``neardup.text``):
+``WORD`` joins a word, ``SPACE`` separates, ``PUNCT`` separates only when punctuation is
+stripped, ``ALONE`` (scripts written without spaces) is a word by itself. The lexicon and
+passage kernels read text by these rules too (``lexicon``, ``passages``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from neardup._kernels.mix import fmix64
+from neardup._kernels.rabin import outgoing, push_byte, push_word
+from neardup._kernels.utf8 import decode_code_point
+
+WORD = 0
+SPACE = 1
+PUNCT = 2
+ALONE = 3
+
+FNV_OFFSET = uint64(0xCBF29CE484222325)
+FNV_PRIME = uint64(0x100000001B3)
+POLY_BASE = uint64(0x9E3779B97F4A7C15)
+CHAR_SALT = uint64(0x51ED270B27A3D5B1)
+FOLD_A = uint64(0xFF51AFD7ED558CCD)
+FOLD_B = uint64(0xC4CEB9FE1A85EC53)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_start(rabin):  # type: ignore[no-untyped-def]
+    """The hash state before a token's first byte."""
+    return uint64(0) if rabin is not None else FNV_OFFSET
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_byte(h, byte, rabin):  # type: ignore[no-untyped-def]
+    """Add one byte to a token's hash: a Rabin step, or an FNV-1a step."""
+    if rabin is not None:
+        return push_byte(h, uint64(byte), rabin[0])
+    return (h ^ uint64(byte)) * FNV_PRIME
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_end(h, rabin):  # type: ignore[no-untyped-def]
+    """The token hash: the Rabin residue as it is, or the FNV-1a state finalised by fmix64."""
+    return h if rabin is not None else fmix64(h)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def token_class(classes, cp, strip_punct):  # type: ignore[no-untyped-def]
+    """WORD, SPACE or ALONE: the class of ``cp``, punctuation resolved by ``strip_punct``."""
+    cls = classes[cp]
+    if cls == PUNCT:
+        return SPACE if strip_punct else WORD
+    return cls
+
+
+SEPARATOR_BYTE = 256
+"""``byte_words`` entry of an ASCII byte that separates words."""
+MULTI_BYTE = 512
+"""``byte_words`` entry of a byte that starts or continues a multi-byte UTF-8 sequence."""
+
+
+@njit(cache=True, nogil=True)
+def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+    """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
+
+    ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
+    texts untouched, see ``neardup.text.normalize_batch``). Words are maximal runs of WORD code
+    points (and PUNCT ones unless ``strip_punct``); each ALONE code point is a word of its own.
+    In character mode every code point is a token, with each run of separators collapsed to one
+    space and leading and trailing ones dropped. A token's hash is FNV-1a + fmix64 of its UTF-8
+    bytes, or with ``rabin`` tables its Rabin fingerprint (a code point's in character mode too).
+    ``byte_words`` resolves each byte in one lookup: the byte an ASCII word byte hashes as
+    (folded), :data:`SEPARATOR_BYTE`, or :data:`MULTI_BYTE` (see ``neardup.text.KernelText``).
+    Cost: O(bytes).
+    """
+    if is_char:
+        return _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out)
+    n = 0
+    i = start
+    while i < end:
+        t = byte_words[buf[i]]
+        if t == SEPARATOR_BYTE:
+            i += 1
+            continue
+        if t == MULTI_BYTE:
+            cp, size = decode_code_point(buf, i)
+            cls = token_class(classes, cp, strip_punct)
+            if cls == SPACE:
+                i += size
+                continue
+            if cls == ALONE:
+                h = _token_start(rabin)
+                for j in range(i, i + size):
+                    h = _token_byte(h, buf[j], rabin)
+                out[n] = _token_end(h, rabin)
+                n += 1
+                i += size
+                continue
+        h = _token_start(rabin)  # a word starts at buf[i]: hash it to its end
+        while i < end:
+            t = byte_words[buf[i]]
+            if t < SEPARATOR_BYTE:
+                h = _token_byte(h, t, rabin)
+                i += 1
+                continue
+            if t == SEPARATOR_BYTE:
+                break
+            cp, size = decode_code_point(buf, i)
+            if token_class(classes, cp, strip_punct) != WORD:
+                break
+            for j in range(i, i + size):
+                h = _token_byte(h, buf[j], rabin)
+            i += size
+        out[n] = _token_end(h, rabin)
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def read_char(buf, i, fold_ascii):  # type: ignore[no-untyped-def]
+    """The code point at ``buf[i]`` and its size in bytes, ASCII letters folded if asked.
+
+    ``fold_ascii`` lower-cases A-Z. How character mode reads a text, in the shingling and
+    the passage kernels alike.
+    """
+    b0 = buf[i]
+    if b0 >= 0x80:
+        return decode_code_point(buf, i)
+    cp = np.int64(b0)
+    if fold_ascii and 65 <= cp <= 90:
+        cp += 32
+    return cp, 1
+
+
+@njit(cache=True, nogil=True)
+def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):  # type: ignore[no-untyped-def]
+    """:func:`_tokens` in character mode: every code point a token, separators one space."""
+    n = 0
+    i = start
+    pending_space = False
+    use_rabin = rabin is not None
+    while i < end:
+        cp, size = read_char(buf, i, fold_ascii)
+        if token_class(classes, cp, strip_punct) == SPACE:
+            pending_space = n > 0
+        else:
+            if pending_space:
+                out[n] = uint64(32) if use_rabin else fmix64(uint64(32) + CHAR_SALT)
+                n += 1
+                pending_space = False
+            if not use_rabin:
+                out[n] = fmix64(uint64(cp) + CHAR_SALT)
+            elif size == 1:
+                out[n] = uint64(cp)
+            else:
+                h = uint64(0)
+                for j in range(i, i + size):
+                    h = _token_byte(h, buf[j], rabin)
+                out[n] = h
+            n += 1
+        i += size
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _shingles(tokens, num_tokens, k, rabin, out):  # type: ignore[no-untyped-def]
+    """Write the fingerprints of the ``num_tokens - k + 1`` k-shingles of ``tokens`` to ``out``.
+
+    Default: a rolling polynomial over the token hashes, then ``fmix64``. With ``rabin`` tables:
+    the Rabin fingerprint of the shingle's token fingerprints as consecutive 8-byte symbols,
+    ``f(f(w_1) . f(w_2) ... f(w_k))`` (the extension property lets a fingerprint stand for its
+    word), slid one token at a time by appending the new symbol and dropping the oldest.
+    O(1) per shingle either way.
+    """
+    num = num_tokens - k + 1
+    if num <= 0:
+        return 0
+    if rabin is not None:
+        acc = uint64(0)
+        for j in range(k):
+            acc = push_word(acc, tokens[j], rabin[0])
+        out[0] = acc
+        for i in range(1, num):
+            acc = push_word(acc, tokens[i + k - 1], rabin[0]) ^ outgoing(tokens[i - 1], rabin)
+            out[i] = acc
+        return num
+    top = uint64(1)  # P^(k-1)
+    for _ in range(k - 1):
+        top *= POLY_BASE
+    acc = uint64(0)
+    for j in range(k):
+        acc = acc * POLY_BASE + tokens[j]
+    out[0] = fmix64(acc)
+    for i in range(1, num):
+        acc = (acc - tokens[i - 1] * top) * POLY_BASE + tokens[i + k - 1]
+        out[i] = fmix64(acc)
+    return num
+
+
+@njit(cache=True, nogil=True)
+def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
+    """The 128-bit exact fingerprint (two uint64 halves) of a token sequence."""
+    a = FNV_OFFSET
+    b = CHAR_SALT
+    for i in range(num_tokens):
+        t = tokens[i]
+        a = (a ^ t) * FOLD_A
+        b = (b ^ ((t << uint64(31)) | (t >> uint64(33)))) * FOLD_B
+    n = uint64(num_tokens)
+    return fmix64(a ^ n), fmix64(b + n * POLY_BASE)
+
+
+@njit(cache=True, nogil=True)
+def _stop_word_shingles(tokens, shingles, num, stop_keys):  # type: ignore[no-untyped-def]
+    """Keep the shingles ``shingles[i]`` whose first token ``tokens[i]`` is in ``stop_keys``.
+
+    MMDS §3.8.6: a stop-word shingle is a stop word and the words after it. ``stop_keys`` is
+    sorted; the kept shingles move to the front, in order. Returns how many. Cost: O(num *
+    log |stop_keys|).
+    """
+    last = stop_keys.shape[0]
+    kept = 0
+    for i in range(num):
+        at = np.searchsorted(stop_keys, tokens[i])
+        if at < last and stop_keys[at] == tokens[i]:
+            shingles[kept] = shingles[i]
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def doc_shingles_into(  # type: ignore[no-untyped-def]
+    buf,
+    start,
+    end,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    k,
+    tokens,
+    out,
+):
+    """Tokenise one document into scratch arrays; return (count, fingerprint halves).
+
+    ``tokens`` receives the token hashes and ``out`` the shingle fingerprints; both need at
+    least ``end - start + 1`` entries. With ``stop_keys`` (sorted token hashes of stop words;
+    empty: every shingle) only the shingles that start at a stop word are kept, in order.
+    """
+    num_tokens = _tokens(
+        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, tokens
+    )
+    num = _shingles(tokens, num_tokens, k, rabin, out)
+    if stop_keys.shape[0]:
+        num = _stop_word_shingles(tokens, out, num, stop_keys)
+    fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
+    return num, fp_hi, fp_lo
+
+
+@njit(cache=True, nogil=True)
+def doc_shingles(  # type: ignore[no-untyped-def]
+    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k
+):
+    """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
+    tokens = np.empty(end - start + 1, dtype=np.uint64)
+    shingles = np.empty(end - start + 1, dtype=np.uint64)
+    num, fp_hi, fp_lo = doc_shingles_into(
+        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k,
+        tokens, shingles,
+    )  # fmt: skip
+    return shingles, num, fp_hi, fp_lo
+
+
+@njit(cache=True, nogil=True)
+def block_size(num_docs):  # type: ignore[no-untyped-def]
+    """Documents per parallel task: up to 256, at least 64 tasks when there are enough."""
+    return max(1, min(256, num_docs // 64))
+
+
+@njit(cache=True, nogil=True)
+def longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
+    """The byte length of the longest of documents ``lo`` to ``hi - 1``: a block's scratch room."""
+    longest = 0
+    for d in range(lo, hi):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    return longest
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def count_tokens(  # type: ignore[no-untyped-def]
+    buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, out
+):
+    """Write each document's token count to ``out``. Cost: O(bytes)."""
+    for d in prange(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        scratch = np.empty(end - start + 1, dtype=np.uint64)
+        out[d] = _tokens(
+            buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
+        )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def first_tokens(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    counts,
+    firsts,
+):
+    """Each document's token count, and its first token's hash (0 when it has none).
+
+    How a word list (one word a document) is hashed exactly as the shingling kernels hash
+    tokens: the stop-word keys of stop-word shingles. Cost: O(bytes).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        start, end = offsets[d], offsets[d + 1]
+        scratch = np.empty(end - start + 1, dtype=np.uint64)
+        counts[d] = _tokens(
+            buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
+        )
+        firsts[d] = scratch[0] if counts[d] > 0 else uint64(0)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def document_fingerprints(  # type: ignore[no-untyped-def]
+    buf,
+    offsets,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    k,
+    num_shingles,
+    fingerprint,
+):
+    """Each document's shingle count and 128-bit exact fingerprint.
+
+    For sketchers that draw their samples from shingle sets rather than the text. Cost: O(bytes).
+    """
+    for d in prange(offsets.shape[0] - 1):
+        _, num, fp_hi, fp_lo = doc_shingles(
+            buf,
+            offsets[d],
+            offsets[d + 1],
+            classes,
+            byte_words,
+            strip_punct,
+            fold_ascii,
+            is_char,
+            rabin,
+            stop_keys,
+            k,
+        )
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo
