@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
-from neardup._kernels.groups import sort_packed
+from neardup.hashing.packed import sort_packed
 from neardup.lsh.banding import equal_key_groups
 from tests import reference
 
@@ -107,13 +108,18 @@ def test_equal_key_groups_are_the_groups_of_equal_keys(
 
 @pytest.mark.parametrize("size", [0, 1, 100, 4095, 4096, 50_000])
 @pytest.mark.parametrize("item_bits", [0, 17])
-@pytest.mark.parametrize("parts", [1, 3])
+@pytest.mark.parametrize("one_thread", [True, False])
 def test_the_radix_sort_sorts_keys_packed_with_their_items(
-    size: int, item_bits: int, parts: int
+    size: int, item_bits: int, one_thread: bool
 ) -> None:
     rng = np.random.default_rng(size)
     values = rng.integers(0, 2**64, size=size, dtype=np.uint64)
     values[: size // 10] = 7  # a skewed bucket
     mask = (1 << item_bits) - 1
     packed = [(int(v) & ~mask & (2**64 - 1)) | (i & mask) for i, v in enumerate(values.tolist())]
-    assert sort_packed(values, item_bits, parts).tolist() == sorted(packed)
+    default = numba.get_num_threads()
+    numba.set_num_threads(1 if one_thread else default)  # slices: one, or one a thread
+    try:
+        assert sort_packed(values, item_bits).tolist() == sorted(packed)
+    finally:
+        numba.set_num_threads(default)

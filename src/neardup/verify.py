@@ -6,11 +6,12 @@ Kernels return counts; this module turns them into similarities once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from neardup._kernels import verify as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.kinds import SKETCH_KINDS
@@ -54,8 +55,7 @@ def agreement(values: U64Array, pairs: CandidatePairs) -> F64Array:
     values = np.ascontiguousarray(values)
     first, second = _pair_arrays(pairs, values.shape[0])
     counts = np.empty(first.shape[0], dtype=np.int64)
-    with parallel_section:
-        kernels.agreeing_slots(values, first, second, counts)
+    in_blocks(partial(kernels.agreeing_slots, values, first, second, counts), first.shape[0])
     fraction: F64Array = counts / values.shape[1]
     return fraction
 
@@ -67,8 +67,8 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     """
     first, second = _pair_arrays(pairs, len(sets))
     shared = np.empty(first.shape[0], dtype=np.float64)
-    with parallel_section:
-        kernels.set_overlaps(sets.hashes, sets.offsets, first, second, shared)
+    run = partial(kernels.set_overlaps, sets.hashes, sets.offsets, first, second, shared)
+    in_blocks(run, first.shape[0])
     sizes = sets.sizes()
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)

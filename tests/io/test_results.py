@@ -110,7 +110,7 @@ def test_long_ids_are_formatted_in_bounded_chunks(
         kernel = getattr(results.kernels, name)
 
         def spy(*args: object, kernel: object = kernel) -> None:
-            buffers.append(args[-2].shape[0])  # type: ignore[attr-defined]
+            buffers.append(args[-4].shape[0])  # type: ignore[attr-defined]
             kernel(*args)  # type: ignore[operator]
 
         monkeypatch.setattr(results.kernels, name, spy)

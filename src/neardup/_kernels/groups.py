@@ -12,7 +12,7 @@ duplicate grouping (128-bit fingerprints).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 _SMALL = 32
 
@@ -37,55 +37,57 @@ def _packed(keys, i, item_bits):  # type: ignore[no-untyped-def]
     return ((keys[i] >> shift) << shift) | low
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def sort_packed(keys, item_bits, parts):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def sort_small(keys, item_bits):  # type: ignore[no-untyped-def]
     """Sorted, the keys with each one's low ``item_bits`` bits replaced by its item number.
 
-    ``item_bits = 0``: the keys themselves, sorted. One radix pass on the top bits (packing as
-    it goes: no packed copy of the keys; ``parts`` slices of the input, one per thread, counted
-    and scattered in parallel), then each bucket sorted. Assumes the top bits are
-    roughly uniform (hashes); a skewed bucket is sorted by quicksort, so the worst case stays
-    O(n log n). Cost: two passes (each over slices in parallel) plus parallel small sorts; the
-    result does not depend on the number of threads.
+    ``item_bits = 0``: the keys themselves, sorted. For a few thousand keys: one thread, one
+    sort (:func:`radix_counts`, :func:`radix_scatter` and :func:`sort_buckets` are the same
+    for many keys, in threads).
+    """
+    out = np.empty(keys.shape[0], dtype=np.uint64)
+    for i in range(keys.shape[0]):
+        out[i] = _packed(keys, i, item_bits)
+    out.sort()
+    return out
+
+
+@njit(cache=True, nogil=True)
+def radix_counts(keys, shift, step, fill, lo, hi):  # type: ignore[no-untyped-def]
+    """``fill[p, b]``: the keys of slice ``p`` (items ``p * step ..``) in bucket ``b``.
+
+    For the slices ``lo .. hi - 1``; a key's bucket is its top bits (``key >> shift``).
     """
     n = keys.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    if n < 4096:
-        for i in range(n):
-            out[i] = _packed(keys, i, item_bits)
-        out.sort()
-        return out
-    bits = 4
-    while bits < 20 and (n >> (bits + 4)) > 0:
-        bits += 1
-    shift = uint64(64 - bits)
-    num_buckets = 1 << bits
-    step = (n + parts - 1) // parts
-    fill = np.zeros((parts, num_buckets), dtype=np.int64)
-    for p in prange(parts):
+    for p in range(lo, hi):
         for i in range(p * step, min(n, (p + 1) * step)):
             fill[p, np.int64(keys[i] >> shift)] += 1
-    bounds = np.zeros(num_buckets + 1, dtype=np.int64)
-    at = 0
-    for b in range(num_buckets):
-        bounds[b] = at
-        for p in range(parts):  # slice p's items of bucket b follow those of slices < p
-            count = fill[p, b]
-            fill[p, b] = at
-            at += count
-    bounds[num_buckets] = n
-    for p in prange(parts):
+
+
+@njit(cache=True, nogil=True)
+def radix_scatter(keys, item_bits, shift, step, at, out, lo, hi):  # type: ignore[no-untyped-def]
+    """Put the packed keys of slices ``lo .. hi - 1`` in their buckets of ``out``.
+
+    ``at[p, b]``: where slice ``p``'s first key of bucket ``b`` goes (after those of bucket
+    ``b`` of the slices before it: the order within a bucket is the items' order).
+    """
+    n = keys.shape[0]
+    for p in range(lo, hi):
         for i in range(p * step, min(n, (p + 1) * step)):
             bucket = np.int64(keys[i] >> shift)
-            out[fill[p, bucket]] = _packed(keys, i, item_bits)
-            fill[p, bucket] += 1
-    for b in prange(num_buckets):
+            out[at[p, bucket]] = _packed(keys, i, item_bits)
+            at[p, bucket] += 1
+
+
+@njit(cache=True, nogil=True)
+def sort_buckets(out, bounds, lo, hi):  # type: ignore[no-untyped-def]
+    """Sort each bucket ``out[bounds[b]:bounds[b + 1]]``, ``b`` in ``lo .. hi - 1``, in place."""
+    for b in range(lo, hi):
         start, stop = bounds[b], bounds[b + 1]
         if stop - start <= _SMALL:
             insertion_sort(out, start, stop)
         else:
             out[start:stop].sort()
-    return out
 
 
 @njit(cache=True, nogil=True)

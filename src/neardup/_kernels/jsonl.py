@@ -1,8 +1,9 @@
 r"""Numba kernels for JSON Lines: two fields of each record pulled out of raw bytes, no objects.
 
 A chunk of a JSONL file is a ``uint8`` buffer holding whole lines (each ends with ``\\n`` but
-perhaps the last). :func:`line_starts` finds the lines; :func:`parse_lines` reads each one in
-parallel and, for the common case, decodes the text and id fields straight into byte buffers.
+perhaps the last). :func:`line_starts` finds the lines; :func:`parse_lines` reads each one (blocks
+of lines in threads at once) and, for the common case, decodes the text and id fields straight
+into byte buffers.
 
 The fast path accepts only what :func:`json.loads` accepts *and* decodes the same way: a line is
 ``FAST`` when it is one JSON object whose members are well formed (strings with valid UTF-8, no
@@ -20,7 +21,7 @@ into output buffers at the line's own offset; ``spans.gather_spans`` packs them 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.utf8 import put_code_point
 
@@ -490,7 +491,7 @@ def _parse_line(  # type: ignore[no-untyped-def]
         return FAST, text_length, id_kind, id_length, text_chars, text_ascii
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def parse_lines(  # type: ignore[no-untyped-def]
     buf,
     starts,
@@ -505,39 +506,29 @@ def parse_lines(  # type: ignore[no-untyped-def]
     text_ascii,
     id_kind,
     id_length,
+    lo,
+    hi,
 ):
-    """Parse every line ``buf[starts[l]:starts[l + 1]]`` (see the module docstring).
+    """Parse the lines ``lo .. hi - 1``, line ``l`` being ``buf[starts[l]:starts[l + 1]]``.
 
     ``text_key`` and ``id_key`` are the field names as UTF-8 bytes (``id_key`` empty: no id
     field); ``plain`` is :func:`plain_bytes`. Writes per line its status, text length, id kind
     and id length, and the text's characters and whether it is all ASCII (counted while it is
-    decoded); decoded bytes go to ``text_out`` and ``id_out`` at the line's start.
-    Cost: O(bytes), parallel over blocks of lines (at most 1,024, at least 64 blocks when
-    there are lines enough).
+    decoded); decoded bytes go to ``text_out`` and ``id_out`` at the line's start (so blocks
+    of lines can be parsed in threads at once). Cost: O(bytes).
     """
-    num_lines = starts.shape[0] - 1
-    chunk = max(1, min(1024, num_lines // 64))
-    for c in prange((num_lines + chunk - 1) // chunk):
-        stack = np.empty(_MAX_DEPTH, dtype=np.uint8)
-        for line in range(c * chunk, min(num_lines, (c + 1) * chunk)):
-            (
-                status[line],
-                text_length[line],
-                id_kind[line],
-                id_length[line],
-                text_chars[line],
-                text_ascii[line],
-            ) = _parse_line(
-                buf,
-                starts[line],
-                starts[line + 1],
-                text_key,
-                id_key,
-                text_out,
-                id_out,
-                plain,
-                stack,
-            )
+    stack = np.empty(_MAX_DEPTH, dtype=np.uint8)
+    for line in range(lo, hi):
+        (
+            status[line],
+            text_length[line],
+            id_kind[line],
+            id_length[line],
+            text_chars[line],
+            text_ascii[line],
+        ) = _parse_line(
+            buf, starts[line], starts[line + 1], text_key, id_key, text_out, id_out, plain, stack
+        )
 
 
 @njit(cache=True, nogil=True)

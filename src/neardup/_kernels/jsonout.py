@@ -14,7 +14,7 @@ are flagged for the caller to format in Python.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
@@ -85,18 +85,22 @@ def _put_bytes(src, out, o):  # type: ignore[no-untyped-def]
     return o + src.shape[0]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def string_sizes(data, offsets, out):  # type: ignore[no-untyped-def]
-    """``out[i]``: bytes of the JSON literal of string ``i`` (``data[offsets[i]:offsets[i+1]]``)."""
-    for i in prange(offsets.shape[0] - 1):
+@njit(cache=True, nogil=True)
+def string_sizes(data, offsets, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[i]``: bytes of the JSON literal of string ``i`` (``data[offsets[i]:offsets[i+1]]``).
+
+    For the strings ``lo .. hi - 1`` (every kernel here works on such a block, so that blocks
+    can be formatted in threads at once).
+    """
+    for i in range(lo, hi):
         out[i] = _string_size(data, offsets[i], offsets[i + 1])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def cluster_lines(  # type: ignore[no-untyped-def]
-    data, offsets, labels, keep, numbers, number_sizes, first_doc, parts, out, out_offsets
+    data, offsets, labels, keep, numbers, number_sizes, first_doc, parts, out, out_offsets, lo, hi
 ):
-    """Lines of ``clusters.jsonl`` for documents ``first_doc .. first_doc + len(labels) - 1``.
+    """Lines ``lo .. hi - 1`` of ``clusters.jsonl`` from document ``first_doc`` on.
 
     Line ``i`` is ``head id middle cluster-id kept|dropped similarity least-key least tail``:
     ``parts`` holds those constant pieces (``{"id": ``, ``, "cluster": ``,
@@ -106,7 +110,7 @@ def cluster_lines(  # type: ignore[no-untyped-def]
     sizes) places line ``i``.
     """
     head, middle, kept, dropped, least_key, tail = parts
-    for i in prange(labels.shape[0]):
+    for i in range(lo, hi):
         doc = first_doc + i
         label = labels[i]
         o = _put_bytes(head, out, out_offsets[i])
@@ -166,13 +170,13 @@ def _round_millionths(v):  # type: ignore[no-untyped-def]
     return rounded
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-untyped-def]
     """``repr(round(v, 6))`` of each value into ``out[i, :sizes[i]]``; ``null`` for NaN.
 
     Values this kernel cannot format exactly are flagged in ``is_python``.
     """
-    for i in prange(values.shape[0]):
+    for i in range(lo, hi):
         v = values[i]
         if np.isnan(v):
             out[i, 0] = 110
@@ -197,18 +201,18 @@ def format_numbers(values, out, sizes, is_python):  # type: ignore[no-untyped-de
         is_python[i] = False
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def pair_lines(  # type: ignore[no-untyped-def]
-    data, offsets, first, second, numbers, number_sizes, parts, out, out_offsets
+    data, offsets, first, second, numbers, number_sizes, parts, out, out_offsets, lo, hi
 ):
-    r"""Lines of ``pairs.jsonl``: ``{"a": A, "b": B, "jaccard": J, "estimate": E, "exact": X}``.
+    r"""Lines ``lo .. hi - 1`` of ``pairs.jsonl``: ``{"a": A, "b": B, "jaccard": J, ...}``.
 
     ``numbers[i, 0]`` / ``numbers[i, 1]`` hold the formatted Jaccard and estimate of pair ``i``
     (sizes in ``number_sizes``); ``parts`` are the constant pieces ``{"a": ``, ``, "b": ``,
     ``, "jaccard": ``, ``, "estimate": ``, ``, "exact": false}\\n``.
     """
     head, b_key, jaccard_key, estimate_key, tail = parts
-    for i in prange(first.shape[0]):
+    for i in range(lo, hi):
         a, b = first[i], second[i]
         o = _put_bytes(head, out, out_offsets[i])
         o = _put_string(data, offsets[a], offsets[a + 1], out, o, _HEX)

@@ -9,7 +9,7 @@ instead of in Python. A text with any other character is left to Python.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from neardup._kernels.utf8 import put_code_point
 
@@ -67,9 +67,9 @@ def _mapped(cp, table):  # type: ignore[no-untyped-def]
     return table[cp]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def simple_sizes(buf, offsets, docs, table, sizes, changed, resized, unknown):  # type: ignore[no-untyped-def]
-    """``sizes[t]``: bytes of document ``docs[t]`` normalised by ``table``.
+@njit(cache=True, nogil=True)
+def simple_sizes(buf, offsets, docs, table, sizes, changed, resized, unknown, lo, hi):  # type: ignore[no-untyped-def]
+    """``sizes[t]``: bytes of document ``docs[t]`` normalised by ``table``, for ``lo <= t < hi``.
 
     -1 when it holds a character the table does not map (or bytes that are not UTF-8); -2
     when it holds one of a block the table has not filled in yet (``UNKNOWN`` entries), whose
@@ -78,7 +78,7 @@ def simple_sizes(buf, offsets, docs, table, sizes, changed, resized, unknown):  
     UTF-8 size of any (then the text cannot be rewritten in place, even when its total size
     stays the same). Cost: O(bytes).
     """
-    for t in prange(docs.shape[0]):
+    for t in range(lo, hi):
         d = docs[t]
         i, end = offsets[d], offsets[d + 1]
         size = 0
@@ -107,14 +107,14 @@ def simple_sizes(buf, offsets, docs, table, sizes, changed, resized, unknown):  
         resized[t] = grows
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def simple_fill(buf, offsets, docs, table, out, out_offsets):  # type: ignore[no-untyped-def]
-    """Write document ``docs[t]`` normalised by ``table`` at ``out[out_offsets[t]:]``.
+@njit(cache=True, nogil=True)
+def simple_fill(buf, offsets, docs, table, out, out_offsets, lo, hi):  # type: ignore[no-untyped-def]
+    """For ``lo <= t < hi``: document ``docs[t]`` normalised by ``table``, at ``out_offsets[t]``.
 
     For documents :func:`simple_sizes` sized (valid UTF-8, every character mapped); ``out``
     may be ``buf`` itself for those it did not find ``resized``.
     """
-    for t in prange(docs.shape[0]):
+    for t in range(lo, hi):
         d = docs[t]
         i, end = offsets[d], offsets[d + 1]
         o = out_offsets[t]

@@ -10,11 +10,11 @@ by pair, from stored shingle sets (:func:`oph_agreement_of_sets`), and are the s
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.minhash import EMPTY
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import block_size, doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, longest
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -130,40 +130,40 @@ def _densify_scratch(ranks, num_bins):  # type: ignore[no-untyped-def]
     return best, np.empty(num_bins, dtype=np.int64), np.empty(num_bins, dtype=np.bool_)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def oph_agreement_of_sets(  # type: ignore[no-untyped-def]
-    hashes, offsets, first, second, key, densify_key, ranks, index_bits, num_bins, out
+    hashes, offsets, first, second, key, densify_key, ranks, index_bits, num_bins, out, lo, hi
 ):
     """``out[p]``: the equal slots of the OPH rows of sets ``first[p]`` and ``second[p]``.
+
+    For the pairs ``lo .. hi - 1`` (each kernel here works on such a block: blocks run in
+    threads at once).
 
     Set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``; its row equals :func:`oph_signatures`
     of the text it comes from (a bin keeps a minimum, which repeated shingles do not change).
     Rows are made pair by pair and never kept: no row matrix of the documents (a kilobyte
     each at 128 bins) competes with the texts for verification's memory.
     """
-    num_pairs = first.shape[0]
-    block = block_size(num_pairs)
-    for b in prange((num_pairs + block - 1) // block):
-        scratch = _densify_scratch(ranks, num_bins)
-        row_a = np.empty(num_bins, dtype=np.uint64)
-        row_b = np.empty(num_bins, dtype=np.uint64)
-        for p in range(b * block, min(num_pairs, (b + 1) * block)):
-            x, y = first[p], second[p]
-            _oph_row(
-                hashes, offsets[x], offsets[x + 1], key, densify_key, ranks, index_bits, row_a,
-                scratch,
-            )  # fmt: skip
-            _oph_row(
-                hashes, offsets[y], offsets[y + 1], key, densify_key, ranks, index_bits, row_b,
-                scratch,
-            )  # fmt: skip
-            count = 0
-            for i in range(num_bins):
-                count += row_a[i] == row_b[i]
-            out[p] = count
+    scratch = _densify_scratch(ranks, num_bins)
+    row_a = np.empty(num_bins, dtype=np.uint64)
+    row_b = np.empty(num_bins, dtype=np.uint64)
+    for p in range(lo, hi):
+        x, y = first[p], second[p]
+        _oph_row(
+            hashes, offsets[x], offsets[x + 1], key, densify_key, ranks, index_bits, row_a,
+            scratch,
+        )  # fmt: skip
+        _oph_row(
+            hashes, offsets[y], offsets[y + 1], key, densify_key, ranks, index_bits, row_b,
+            scratch,
+        )  # fmt: skip
+        count = 0
+        for i in range(num_bins):
+            count += row_a[i] == row_b[i]
+        out[p] = count
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def oph_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -182,8 +182,10 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     sig,
     num_shingles,
     fingerprint,
+    lo,
+    hi,
 ):
-    """One-permutation hashing with optimal densification.
+    """One-permutation hashing with optimal densification, of documents ``lo .. hi - 1``.
 
     Each shingle fingerprint ``x`` is hashed once, ``h = fmix64((x ^ key[0]) * key[1])``; its
     top bits choose one of ``num_bins`` bins and the bin keeps its smallest ``h`` (Li, Owen and
@@ -194,23 +196,16 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity. Cost: O(shingles + filled bins *
     num_bins) per document, the second term vectorised.
     """
-    num_docs = offsets.shape[0] - 1
-    block = block_size(num_docs)
-    for b in prange((num_docs + block - 1) // block):
-        lo = b * block
-        hi = min(num_docs, lo + block)
-        room = longest(offsets, lo, hi) + 1
-        tokens = np.empty(room, dtype=np.uint64)
-        shingles = np.empty(room, dtype=np.uint64)
-        scratch = _densify_scratch(ranks, sig.shape[1])
-        for d in range(lo, hi):
-            num, fp_hi, fp_lo = doc_shingles_into(
-                buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
-                is_char, rabin, stop_keys, k, tokens, shingles,
-            )  # fmt: skip
-            _oph_row(
-                shingles, np.int64(0), num, key, densify_key, ranks, index_bits, sig[d], scratch
-            )
-            num_shingles[d] = num
-            fingerprint[d, 0] = fp_hi
-            fingerprint[d, 1] = fp_lo
+    room = longest(offsets, lo, hi) + 1
+    tokens = np.empty(room, dtype=np.uint64)
+    shingles = np.empty(room, dtype=np.uint64)
+    scratch = _densify_scratch(ranks, sig.shape[1])
+    for d in range(lo, hi):
+        num, fp_hi, fp_lo = doc_shingles_into(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
+            is_char, rabin, stop_keys, k, tokens, shingles,
+        )  # fmt: skip
+        _oph_row(shingles, np.int64(0), num, key, densify_key, ranks, index_bits, sig[d], scratch)
+        num_shingles[d] = num
+        fingerprint[d, 0] = fp_hi
+        fingerprint[d, 1] = fp_lo

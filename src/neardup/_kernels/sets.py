@@ -10,10 +10,10 @@ sketchers read.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.groups import insertion_sort
-from neardup._kernels.tokens import block_size, doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, longest
 
 
 @njit(cache=True, nogil=True)
@@ -47,7 +47,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     values[:n] = scratch[:n]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def shingle_sets(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -63,8 +63,10 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     out,
     out_counts,
     out_sizes,
+    lo,
+    hi,
 ):
-    """Write each document's sorted, distinct shingle fingerprints to ``out``, with counts.
+    """Write the sorted, distinct shingle fingerprints of documents ``lo .. hi - 1``, with counts.
 
     Document ``d`` owns ``out[out_offsets[d]:out_offsets[d + 1]]`` (room for every shingle)
     and fills its first ``out_sizes[d]`` entries; ``out_counts`` (unless empty: counts not
@@ -72,38 +74,33 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     shingles.
     """
     counting = out_counts.shape[0] > 0
-    num_docs = offsets.shape[0] - 1
-    block = block_size(num_docs)
-    for b in prange((num_docs + block - 1) // block):
-        lo = b * block
-        hi = min(num_docs, lo + block)
-        room = longest(offsets, lo, hi) + 1
-        tokens = np.empty(room, dtype=np.uint64)
-        shingles = np.empty(room, dtype=np.uint64)
-        counts = np.empty(4097, dtype=np.int64)
-        for d in range(lo, hi):
-            num, _, _ = doc_shingles_into(
-                buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
-                is_char, rabin, stop_keys, k, tokens, shingles,
-            )  # fmt: skip
-            size = 0
-            if num > 0:
-                _sort_hashes(shingles, num, tokens, counts)
-                ordered = shingles
-                base = out_offsets[d]
-                out[base] = ordered[0]
-                if counting:
-                    out_counts[base] = 1
-                size = 1
-                for s in range(1, num):
-                    if ordered[s] != ordered[s - 1]:
-                        out[base + size] = ordered[s]
-                        if counting:
-                            out_counts[base + size] = 1
-                        size += 1
-                    elif counting:
-                        out_counts[base + size - 1] += 1
-            out_sizes[d] = size
+    room = longest(offsets, lo, hi) + 1
+    tokens = np.empty(room, dtype=np.uint64)
+    shingles = np.empty(room, dtype=np.uint64)
+    counts = np.empty(4097, dtype=np.int64)
+    for d in range(lo, hi):
+        num, _, _ = doc_shingles_into(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
+            is_char, rabin, stop_keys, k, tokens, shingles,
+        )  # fmt: skip
+        size = 0
+        if num > 0:
+            _sort_hashes(shingles, num, tokens, counts)
+            ordered = shingles
+            base = out_offsets[d]
+            out[base] = ordered[0]
+            if counting:
+                out_counts[base] = 1
+            size = 1
+            for s in range(1, num):
+                if ordered[s] != ordered[s - 1]:
+                    out[base + size] = ordered[s]
+                    if counting:
+                        out_counts[base + size] = 1
+                    size += 1
+                elif counting:
+                    out_counts[base + size - 1] += 1
+        out_sizes[d] = size
 
 
 @njit(cache=True, nogil=True)

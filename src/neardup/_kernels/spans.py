@@ -7,20 +7,20 @@ characters without a Python object per document.
 
 from __future__ import annotations
 
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def gather_spans(first, second, use_second, starts, lengths, out, out_offsets):  # type: ignore[no-untyped-def]
-    """Pack spans of two byte buffers into ``out``.
+@njit(cache=True, nogil=True)
+def gather_spans(first, second, use_second, starts, lengths, out, out_offsets, lo, hi):  # type: ignore[no-untyped-def]
+    """Pack spans ``lo .. hi - 1`` of two byte buffers into ``out``.
 
     Item ``r`` comes from ``second`` when ``use_second[r]``, else from ``first``, at
     ``starts[r]`` for ``lengths[r]`` bytes. ``out_offsets`` (the prefix sums of ``lengths``)
     says where each item goes. Cost: O(bytes).
     """
-    for r in prange(starts.shape[0]):
+    for r in range(lo, hi):
         base = out_offsets[r]
         s = starts[r]
         n = lengths[r]
@@ -30,13 +30,13 @@ def gather_spans(first, second, use_second, starts, lengths, out, out_offsets): 
             out[base : base + n] = first[s : s + n]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def text_stats(buf, offsets, chars, is_ascii):  # type: ignore[no-untyped-def]
-    """Per document: characters, and whether every byte is ASCII.
+@njit(cache=True, nogil=True)
+def text_stats(buf, offsets, chars, is_ascii, lo, hi):  # type: ignore[no-untyped-def]
+    """Per document ``lo .. hi - 1``: characters, and whether every byte is ASCII.
 
     Characters are the bytes that do not continue a UTF-8 sequence. Cost: O(bytes).
     """
-    for d in prange(offsets.shape[0] - 1):
+    for d in range(lo, hi):
         chars[d], is_ascii[d] = span_stats(buf, offsets[d], offsets[d + 1])
 
 
@@ -52,15 +52,15 @@ def span_stats(buf, start, stop):  # type: ignore[no-untyped-def]
     return stop - start - continuations, high < 0x80
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def span_hashes(buf, offsets, out):  # type: ignore[no-untyped-def]
-    """``out[r]``: two 64-bit hashes of the bytes of item ``r``.
+@njit(cache=True, nogil=True)
+def span_hashes(buf, offsets, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[r]``: two 64-bit hashes of the bytes of item ``r``, for ``r`` in ``lo .. hi - 1``.
 
     FNV-1a and a multiply-xor chain of another odd multiplier, each finalised by fmix64: equal
     items hash equal (different ones rarely do; callers compare the bytes of a match).
     Cost: O(bytes).
     """
-    for r in prange(offsets.shape[0] - 1):
+    for r in range(lo, hi):
         a = uint64(0xCBF29CE484222325)
         b = uint64(0x84222325CBF29CE4)
         for i in range(offsets[r], offsets[r + 1]):

@@ -306,12 +306,6 @@ def doc_shingles(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def block_size(num_docs):  # type: ignore[no-untyped-def]
-    """Documents per parallel task: up to 256, at least 64 tasks when there are enough."""
-    return max(1, min(256, num_docs // 64))
-
-
-@njit(cache=True, nogil=True)
 def longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
     """The byte length of the longest of documents ``lo`` to ``hi - 1``: a block's scratch room."""
     longest = 0

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def agreeing_slots(values, first, second, out):  # type: ignore[no-untyped-def]
-    """``out[p]`` = slots where rows ``first[p]`` and ``second[p]`` of ``values`` are equal."""
+@njit(cache=True, nogil=True)
+def agreeing_slots(values, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[p]`` = slots where rows ``first[p]`` and ``second[p]`` of ``values`` are equal.
+
+    For the pairs ``lo .. hi - 1`` (as every kernel here: blocks run in threads at once).
+    """
     num_perm = values.shape[1]
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = values[first[p]]
         b = values[second[p]]
         count = 0
@@ -20,10 +23,10 @@ def agreeing_slots(values, first, second, out):  # type: ignore[no-untyped-def]
         out[p] = count
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def set_overlaps(hashes, offsets, first, second, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def set_overlaps(hashes, offsets, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[p]`` = ``|A ∩ B|`` of the pair's sorted distinct sets, by a merge."""
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         i, i_end = offsets[first[p]], offsets[first[p] + 1]
         j, j_end = offsets[second[p]], offsets[second[p] + 1]
         shared = 0
@@ -40,16 +43,16 @@ def set_overlaps(hashes, offsets, first, second, out):  # type: ignore[no-untype
         out[p] = shared
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def weighted_overlaps(  # type: ignore[no-untyped-def]
-    hashes, weights, offsets, first, second, low, dot
+    hashes, weights, offsets, first, second, low, dot, lo, hi
 ):
     """Shared features of two weighted sets, by a merge of their sorted features.
 
     ``low[p]`` = the sum of the smaller weights, ``dot[p]`` = the sum of the weights' products
     (with unit weights: the size of the intersection, twice).
     """
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         i, i_end = offsets[first[p]], offsets[first[p] + 1]
         j, j_end = offsets[second[p]], offsets[second[p] + 1]
         smaller = 0.0

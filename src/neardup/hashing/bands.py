@@ -6,10 +6,12 @@ of ``s`` samples, seed 003) alike: a hash of the group's slots with the group's 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels import lsh as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import U64Array
 from neardup.errors import ParameterError
 
@@ -25,6 +27,5 @@ def band_keys(values: U64Array, num_bands: int, num_rows: int) -> U64Array:
         )
     values = np.ascontiguousarray(values, dtype=np.uint64)
     out = np.empty((values.shape[0], num_bands), dtype=np.uint64)
-    with parallel_section:
-        kernels.band_keys(values, num_bands, num_rows, out)
+    in_blocks(partial(kernels.band_keys, values, num_bands, num_rows, out), values.shape[0])
     return out

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import jsonl as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.errors import InputError, remedy
 from neardup.io.compression import (
@@ -403,22 +404,12 @@ class _ParsedChunk:
         room = room if room is not None else _Room()
         self.text_out = room.take("text", chunk.shape[0])
         self.id_out = room.take("id", chunk.shape[0] if id_key.shape[0] else 0)
-        with parallel_section:
-            kernels.parse_lines(
-                chunk,
-                self.starts,
-                text_key,
-                id_key,
-                _PLAIN,
-                self.text_out,
-                self.id_out,
-                self.status,
-                self.text_length,
-                self.text_chars,
-                self.text_ascii,
-                self.id_kind,
-                self.id_length,
-            )
+        run = partial(
+            kernels.parse_lines, chunk, self.starts, text_key, id_key, _PLAIN, self.text_out,
+            self.id_out, self.status, self.text_length, self.text_chars, self.text_ascii,
+            self.id_kind, self.id_length,
+        )  # fmt: skip
+        in_blocks(run, num_lines, max_block=1024)
 
     def line_bytes(self, line: int) -> bytes:
         """The raw bytes of one line."""
@@ -431,8 +422,7 @@ def _default_ids(prefix: U8Array, numbers: I64Array) -> Batch:
     offsets = np.zeros(numbers.shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    with parallel_section:
-        kernels.default_ids(prefix, numbers, out, offsets)
+    kernels.default_ids(prefix, numbers, out, offsets)
     return Batch(data=out, offsets=offsets)
 
 

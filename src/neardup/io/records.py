@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import overload
 
 import numpy as np
 
 from neardup._kernels.spans import span_hashes
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.text.normalize import TextStats
 from neardup.text.spans import concat, pack_strings
@@ -78,8 +79,7 @@ class Ids(Sequence[str]):
         """``uint64[n, 2]``: a 128-bit hash of each id's bytes (equal ids, equal hashes)."""
         out = np.empty((len(self), 2), dtype=np.uint64)
         if len(self):
-            with parallel_section:
-                span_hashes(self.data, self.offsets, out)
+            in_blocks(partial(span_hashes, self.data, self.offsets, out), len(self))
         return out
 
 

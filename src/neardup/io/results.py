@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import jsonout as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import BoolArray, F64Array, I64Array, U8Array
 from neardup.io.records import Ids
 
@@ -127,8 +128,7 @@ def _as_ids(ids: Sequence[str]) -> Ids:
 
 def _literal_sizes(ids: Ids) -> I64Array:
     sizes = np.empty(len(ids), dtype=np.int64)
-    with parallel_section:
-        kernels.string_sizes(ids.data, ids.offsets, sizes)
+    in_blocks(partial(kernels.string_sizes, ids.data, ids.offsets, sizes), len(ids))
     return sizes
 
 
@@ -164,11 +164,12 @@ def write_clusters(
                 + number_sizes.sum(axis=1)
             )
             for a, b, out, offsets in _rooms(line_sizes):
-                with parallel_section:
-                    kernels.cluster_lines(
-                        packed.data, packed.offsets, chunk_labels[a:b], chunk_keep[a:b],
-                        numbers[a:b], number_sizes[a:b], lo + a, _CLUSTER_PARTS, out, offsets,
-                    )  # fmt: skip
+                run = partial(
+                    kernels.cluster_lines, packed.data, packed.offsets, chunk_labels[a:b],
+                    chunk_keep[a:b], numbers[a:b], number_sizes[a:b], lo + a, _CLUSTER_PARTS,
+                    out, offsets,
+                )  # fmt: skip
+                in_blocks(run, b - a)
                 f.write(out.data)
 
 
@@ -226,11 +227,11 @@ def _write_pair_chunk(
     constant = sum(part.shape[0] for part in _PAIR_HEAD) + tail.shape[0]
     line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
     for a, b, out, offsets in _rooms(line_sizes):
-        with parallel_section:
-            kernels.pair_lines(
-                ids.data, ids.offsets, first[a:b], second[a:b], numbers[a:b], number_sizes[a:b],
-                (*_PAIR_HEAD, tail), out, offsets,
-            )  # fmt: skip
+        run = partial(
+            kernels.pair_lines, ids.data, ids.offsets, first[a:b], second[a:b], numbers[a:b],
+            number_sizes[a:b], (*_PAIR_HEAD, tail), out, offsets,
+        )  # fmt: skip
+        in_blocks(run, b - a)
         f.write(out.data)
 
 
@@ -240,8 +241,7 @@ def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
     out = np.empty((flat.shape[0], kernels.NUMBER_WIDTH), dtype=np.uint8)
     sizes = np.empty(flat.shape[0], dtype=np.int64)
     is_python = np.empty(flat.shape[0], dtype=bool)
-    with parallel_section:
-        kernels.format_numbers(flat, out, sizes, is_python)
+    in_blocks(partial(kernels.format_numbers, flat, out, sizes, is_python), flat.shape[0])
     for i in np.flatnonzero(is_python).tolist():
         text = json.dumps(round(float(flat[i]), 6)).encode()
         out[i, : len(text)] = np.frombuffer(text, dtype=np.uint8)

@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
-from numba import get_num_threads
 
-from neardup._kernels import groups
-from neardup._parallel import parallel_section
 from neardup._types import F64Array, I64Array, U64Array
+from neardup.hashing.packed import sort_packed
 
 __all__ = [
     "CODE_BYTES",
@@ -383,8 +381,7 @@ def _radix_sorted(codes: I64Array) -> I64Array:
     keys = codes.view(np.uint64)
     shift = np.uint64(64 - (int(keys.max()).bit_length() or 1))
     keys <<= shift
-    with parallel_section:
-        ordered: U64Array = groups.sort_packed(keys, 0, get_num_threads())
+    ordered = sort_packed(keys, 0)
     ordered >>= shift
     return ordered.view(np.int64)
 

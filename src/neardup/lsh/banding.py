@@ -13,13 +13,12 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-from numba import get_num_threads
 
 from neardup._kernels import groups
-from neardup._parallel import parallel_section
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.bands import band_keys
+from neardup.hashing.packed import sort_packed
 from neardup.io.spill import PairRuns
 from neardup.pairs import CandidatePairs
 from neardup.params import LSHSpec
@@ -241,8 +240,7 @@ def equal_key_groups(
         return np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     item_bits = max(1, (n - 1).bit_length())
     keys_hi = np.ascontiguousarray(keys_hi, dtype=np.uint64)
-    with parallel_section:
-        ordered = groups.sort_packed(keys_hi, item_bits, get_num_threads())
+    ordered = sort_packed(keys_hi, item_bits)
     members, bounds = groups.equal_key_buckets(ordered, keys_hi, low, item_bits)
     return members, bounds
 

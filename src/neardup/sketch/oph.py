@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels.compiling import read_only
 from neardup._kernels.oph import oph_agreement_of_sets, oph_rank_table, oph_signatures
-from neardup._parallel import parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
@@ -61,12 +63,11 @@ class OPHSketcher(TextSketcher):
         first = np.ascontiguousarray(first, dtype=np.int64)
         second = np.ascontiguousarray(second, dtype=np.int64)
         counts = np.empty(first.shape[0], dtype=np.int64)
-        if first.shape[0]:
-            with parallel_section:
-                oph_agreement_of_sets(
-                    sets.hashes, sets.offsets, first, second, self.key, self.densify_key,
-                    self._ranks, self._index_bits, self.width, counts,
-                )  # fmt: skip
+        run = partial(
+            oph_agreement_of_sets, sets.hashes, sets.offsets, first, second, self.key,
+            self.densify_key, self._ranks, self._index_bits, self.width, counts,
+        )  # fmt: skip
+        in_blocks(run, first.shape[0], max_block=SCRATCH_BLOCK)
         fraction: F64Array = counts / self.width
         return fraction
 
@@ -74,7 +75,8 @@ class OPHSketcher(TextSketcher):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         kt = self._kernel_text
-        oph_signatures(
+        run = partial(
+            oph_signatures,
             read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
@@ -87,3 +89,4 @@ class OPHSketcher(TextSketcher):
             num_shingles,
             fingerprints,
         )
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from neardup._kernels.compiling import read_only
 from neardup._kernels.tokens import document_fingerprints
 from neardup._kernels.verify import weighted_overlaps
 from neardup._kernels.weighted import icws_samples
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks, parallel_section
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.pairs import CandidatePairs
@@ -145,16 +146,17 @@ def _overlaps(weighted: WeightedSets, pairs: CandidatePairs) -> tuple[F64Array, 
     """Per pair: the sum of the smaller weights of shared features, and their dot product."""
     low = np.empty(len(pairs), dtype=np.float64)
     dot = np.empty(len(pairs), dtype=np.float64)
-    with parallel_section:
-        weighted_overlaps(
-            weighted.sets.hashes,
-            np.ascontiguousarray(weighted.weights, dtype=np.float64),
-            weighted.sets.offsets,
-            np.ascontiguousarray(pairs.first, dtype=np.int64),
-            np.ascontiguousarray(pairs.second, dtype=np.int64),
-            low,
-            dot,
-        )
+    run = partial(
+        weighted_overlaps,
+        weighted.sets.hashes,
+        np.ascontiguousarray(weighted.weights, dtype=np.float64),
+        weighted.sets.offsets,
+        np.ascontiguousarray(pairs.first, dtype=np.int64),
+        np.ascontiguousarray(pairs.second, dtype=np.int64),
+        low,
+        dot,
+    )
+    in_blocks(run, len(pairs))
     return low, dot
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +22,7 @@ from neardup._kernels import normalize as kernels
 from neardup._kernels.compiling import read_only
 from neardup._kernels.spans import text_stats
 from neardup._kernels.tokens import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SPACE, WORD
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.params import NormalizeSpec
 from neardup.text.lexicon import Lexicon, stopword_list, word_spans
@@ -190,8 +190,8 @@ def text_statistics(texts: Batch) -> TextStats:
     n = texts.num_docs
     stats = TextStats(chars=np.empty(n, dtype=np.int64), is_ascii=np.empty(n, dtype=bool))
     if n:
-        with parallel_section:
-            text_stats(read_only(texts.data), texts.offsets, stats.chars, stats.is_ascii)
+        run = partial(text_stats, read_only(texts.data), texts.offsets, stats.chars, stats.is_ascii)
+        in_blocks(run, n)
     return stats
 
 
@@ -238,28 +238,12 @@ def _fold_bytes(
         if not by_table.any():
             return texts
         if in_place and texts.data.flags.writeable and not resized[by_table].any():
-            with parallel_section:
-                kernels.simple_fill(
-                    read_only(texts.data),
-                    texts.offsets,
-                    docs[by_table],
-                    _FOLDS.table,
-                    texts.data,
-                    texts.offsets[docs[by_table]],
-                )
+            _FOLDS.fill(texts, docs[by_table], texts.data, texts.offsets[docs[by_table]])
             return texts
     table_offsets = np.zeros(int(by_table.sum()) + 1, dtype=np.int64)
     np.cumsum(sizes[by_table], out=table_offsets[1:])
     mapped = np.empty(int(table_offsets[-1]), dtype=np.uint8)
-    with parallel_section:
-        kernels.simple_fill(
-            read_only(texts.data),
-            texts.offsets,
-            docs[by_table],
-            _FOLDS.table,
-            mapped,
-            table_offsets[:-1],
-        )
+    _FOLDS.fill(texts, docs[by_table], mapped, table_offsets[:-1])
     rest = _one_by_one(take(texts, docs[by_python]), spec)
     starts = texts.offsets[:-1].copy()
     lengths = np.diff(texts.offsets)
@@ -324,8 +308,17 @@ class SimpleFolds:
         return sizes, changed, resized
 
     def _size(self, texts: Batch, docs: I64Array, *outputs: np.ndarray) -> None:
-        with parallel_section:
-            kernels.simple_sizes(read_only(texts.data), texts.offsets, docs, self.table, *outputs)
+        run = partial(
+            kernels.simple_sizes, read_only(texts.data), texts.offsets, docs, self.table, *outputs
+        )
+        in_blocks(run, docs.shape[0])
+
+    def fill(self, texts: Batch, docs: I64Array, out: U8Array, starts: I64Array) -> None:
+        """Write the documents ``docs`` (sized by :meth:`sizes`) mapped, at ``out[starts[t]:]``."""
+        run = partial(
+            kernels.simple_fill, read_only(texts.data), texts.offsets, docs, self.table, out, starts
+        )
+        in_blocks(run, docs.shape[0])
 
     def _fill(self, block: int) -> None:
         code_points = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,7 +17,7 @@ from numpy.typing import NDArray
 from neardup._kernels import sets as set_kernels
 from neardup._kernels import tokens as token_kernels
 from neardup._kernels.compiling import read_only
-from neardup._parallel import parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks, parallel_section
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.rabin import RabinFingerprinter
@@ -221,13 +222,13 @@ class Shingler:
         scratch_counts = np.empty(counted, dtype=np.int64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
         offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
-        with parallel_section:
-            set_kernels.shingle_sets(
-                read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, room_offsets, scratch,
-                scratch_counts, sizes,
-            )  # fmt: skip
-            np.cumsum(sizes, out=offsets[1:])
-            hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-            counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
-            set_kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
+        run = partial(
+            set_kernels.shingle_sets, read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k,
+            room_offsets, scratch, scratch_counts, sizes,
+        )  # fmt: skip
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
+        np.cumsum(sizes, out=offsets[1:])
+        hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
+        counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
+        set_kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
         return ShingleSets(hashes=hashes, offsets=offsets), counts

@@ -7,12 +7,13 @@ normalisation, the text arena).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from neardup._kernels.compiling import read_only
 from neardup._kernels.spans import gather_spans
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
 
 __all__ = ["concat", "copy_spans", "gather", "pack_strings", "take"]
@@ -59,16 +60,17 @@ def gather(
     size = int(offsets[-1])
     out = room[:size] if room is not None and room.shape[0] >= size else np.empty(size, np.uint8)
     if starts.shape[0]:
-        with parallel_section:
-            gather_spans(
-                read_only(first),
-                read_only(second),
-                np.ascontiguousarray(use_second),
-                np.ascontiguousarray(starts, dtype=np.int64),
-                np.ascontiguousarray(lengths, dtype=np.int64),
-                out,
-                offsets,
-            )
+        run = partial(
+            gather_spans,
+            read_only(first),
+            read_only(second),
+            np.ascontiguousarray(use_second),
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(lengths, dtype=np.int64),
+            out,
+            offsets,
+        )
+        in_blocks(run, starts.shape[0])
     return Batch(data=out, offsets=offsets)
 
 
@@ -87,16 +89,17 @@ def copy_spans(
     """
     if starts.shape[0]:
         source = read_only(source)
-        with parallel_section:
-            gather_spans(
-                source,
-                source,
-                np.zeros(starts.shape[0], dtype=bool),
-                np.ascontiguousarray(starts, dtype=np.int64),
-                np.ascontiguousarray(lengths, dtype=np.int64),
-                out,
-                np.ascontiguousarray(out_starts, dtype=np.int64),
-            )
+        run = partial(
+            gather_spans,
+            source,
+            source,
+            np.zeros(starts.shape[0], dtype=bool),
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(lengths, dtype=np.int64),
+            out,
+            np.ascontiguousarray(out_starts, dtype=np.int64),
+        )
+        in_blocks(run, starts.shape[0])
 
 
 def concat(parts: Sequence[Batch]) -> Batch:
