@@ -29,6 +29,23 @@ def insertion_sort(values, start, stop):  # type: ignore[no-untyped-def]
         values[j + 1] = v
 
 
+@njit(cache=True, nogil=True)
+def lower_bound(values, x):  # type: ignore[no-untyped-def]
+    """The first place of ``x`` in the ascending ``values`` (``np.searchsorted``'s left side).
+
+    A binary search of its own: numpy's compiles several generic helpers per dtype.
+    """
+    lo = 0
+    hi = values.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _packed(keys, i, item_bits):  # type: ignore[no-untyped-def]
     """Item ``i``'s key with its low ``item_bits`` bits replaced by ``i``."""
@@ -91,6 +108,58 @@ def sort_buckets(out, bounds, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _split_run(packed, i, j, keys_hi, keys_lo, item_bits, members, bounds, m, num):  # type: ignore[no-untyped-def]
+    """The buckets of ``packed[i:j]`` (one prefix, several keys), by key, items ascending.
+
+    The keys of the run differ in their low ``item_bits`` bits only: those bits above the
+    item's place in the run make one sortable word (``item_bits <= 32``), so one sort orders
+    the run by ``keys_hi``, ties by item. Equal ``keys_hi`` with different ``keys_lo`` (two
+    128-bit keys sharing their high word) are split by ascending ``keys_lo``, a scan each.
+    Appends to ``members`` from ``m`` and to ``bounds`` from ``num``; returns the new ends.
+    """
+    shift = uint64(item_bits)
+    item_mask = (uint64(1) << shift) - uint64(1)
+    run = j - i
+    order = np.empty(run, dtype=np.uint64)
+    for t in range(run):
+        item = np.int64(packed[i + t] & item_mask)
+        order[t] = ((keys_hi[item] & item_mask) << shift) | uint64(t)
+    order.sort()
+    items = np.empty(run, dtype=np.int64)
+    for t in range(run):
+        items[t] = np.int64(packed[i + np.int64(order[t] & item_mask)] & item_mask)
+    wide = keys_lo.shape[0] > 0
+    start = 0
+    while start < run:
+        stop = start + 1
+        while stop < run and keys_hi[items[stop]] == keys_hi[items[start]]:
+            stop += 1
+        left = stop - start
+        taken = np.zeros(left, dtype=np.bool_)
+        while left >= 2:
+            low = uint64(0)
+            found = False
+            for t in range(start, stop):  # the smallest low word not yet taken
+                if not taken[t - start] and (not found or keys_lo[items[t]] < low):
+                    low = keys_lo[items[t]] if wide else uint64(0)
+                    found = True
+            first = m
+            for t in range(start, stop):
+                if not taken[t - start] and (not wide or keys_lo[items[t]] == low):
+                    taken[t - start] = True
+                    members[m] = items[t]
+                    m += 1
+            left -= m - first
+            if m - first >= 2:
+                bounds[num] = first
+                num += 1
+            else:
+                m = first  # a key of one item: no bucket
+        start = stop
+    return m, num
+
+
+@njit(cache=True, nogil=True)
 def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-untyped-def]
     """Buckets of two or more items with equal keys, items ascending in each.
 
@@ -109,9 +178,9 @@ def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-u
         in_runs += (packed[i] >> shift) == (packed[i - 1] >> shift)
     members = np.empty(2 * in_runs, dtype=np.int64)
     bounds = np.empty(in_runs + 2, dtype=np.int64)
-    m = 0
-    num = 0
-    i = 0
+    m = np.int64(0)  # not literal zeros: _split_run compiles once, for int64
+    num = np.int64(0)
+    i = np.int64(0)
     while i < n:
         prefix = packed[i] >> shift
         j = i + 1
@@ -131,29 +200,10 @@ def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-u
                 for t in range(i, j):
                     members[m] = np.int64(packed[t] & item_mask)
                     m += 1
-            else:  # equal prefixes, different keys: split by key, stably
-                items = np.empty(j - i, dtype=np.int64)
-                for t in range(j - i):
-                    items[t] = np.int64(packed[i + t] & item_mask)
-                if wide:
-                    items = items[np.argsort(keys_lo[items], kind="mergesort")]
-                items = items[np.argsort(keys_hi[items], kind="mergesort")]
-                start = 0
-                while start < j - i:
-                    stop = start + 1
-                    while (
-                        stop < j - i
-                        and keys_hi[items[stop]] == keys_hi[items[start]]
-                        and (not wide or keys_lo[items[stop]] == keys_lo[items[start]])
-                    ):
-                        stop += 1
-                    if stop - start >= 2:  # the stable sorts kept the items ascending
-                        bounds[num] = m
-                        num += 1
-                        for t in range(start, stop):
-                            members[m] = items[t]
-                            m += 1
-                    start = stop
+            else:  # equal prefixes, different keys: split by key
+                m, num = _split_run(
+                    packed, i, j, keys_hi, keys_lo, item_bits, members, bounds, m, num
+                )
         i = j
     bounds[num] = m
     return members[:m], bounds[: num + 1]

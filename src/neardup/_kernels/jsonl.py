@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from neardup._kernels.groups import lower_bound
 from neardup._kernels.utf8 import put_code_point
 
 FAST = 0
@@ -575,7 +576,7 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
     num_lines = starts.shape[0] - 1
     o = 0
     record = first_record
-    b = np.searchsorted(bad_lines, first_line)
+    b = lower_bound(bad_lines, first_line)
     run_start = -1
     run_stop = -1
     for line in range(num_lines):

@@ -40,7 +40,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
         bucket = np.int64(values[i] >> shift)
         scratch[counts[bucket]] = values[i]
         counts[bucket] += 1
-    start = 0
+    start = np.int64(0)  # not a literal 0: insertion_sort compiles once, for int64
     for b in range(num_buckets):  # counts[b] is now the end of bucket b
         insertion_sort(scratch, start, counts[b])
         start = counts[b]

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
+from neardup._kernels.groups import lower_bound
 from neardup._kernels.mix import fmix64
 from neardup._kernels.rabin import outgoing, push_byte, push_word
 from neardup._kernels.utf8 import decode_code_point
@@ -252,7 +253,7 @@ def _stop_word_shingles(tokens, shingles, num, stop_keys):  # type: ignore[no-un
     last = stop_keys.shape[0]
     kept = 0
     for i in range(num):
-        at = np.searchsorted(stop_keys, tokens[i])
+        at = lower_bound(stop_keys, tokens[i])
         if at < last and stop_keys[at] == tokens[i]:
             shingles[kept] = shingles[i]
             kept += 1

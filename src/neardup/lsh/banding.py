@@ -239,6 +239,8 @@ def equal_key_groups(
     if n < 2:
         return np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
     item_bits = max(1, (n - 1).bit_length())
+    if item_bits > 32:  # the kernel packs an item's place beside the key's low item_bits bits
+        raise ParameterError(f"at most 2**32 keys are grouped at once; got {n:,}")
     keys_hi = np.ascontiguousarray(keys_hi, dtype=np.uint64)
     ordered = sort_packed(keys_hi, item_bits)
     members, bounds = groups.equal_key_buckets(ordered, keys_hi, low, item_bits)
