@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from neardup._kernels.compiling import (
 )
 from neardup._version import __version__
 from neardup.cli.main import main
+from neardup.engine import ahead
 from neardup.pipeline import Timings, dedup
 from neardup.summary import StageTimes
 
@@ -111,3 +116,75 @@ def test_warmup_compiles_the_default_path(capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("warmup: 1/2 dedup")
     assert err[-1].startswith("warmup: done in")
+
+
+READ_AND_KEPT = {
+    "parse_lines", "line_starts", "default_ids", "simple_sizes", "simple_fill", "text_stats",
+    "span_hashes", "oph_signatures", "kept_lines",
+}  # fmt: skip
+"""The kernels a run of the bundled sample compiles that the made-up later stages do not."""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_the_made_up_later_stages_compile_what_a_run_needs_after_sketching(
+    tmp_path: Path,
+) -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from pathlib import Path
+        from numba.core import event
+        from neardup.engine.ahead import compile_later_stages
+        from neardup.engine.local import dedup_files
+
+        compile_later_stages(Path(sys.argv[1]))
+        compiled, depth = set(), [0]
+
+        class TopLevel(event.Listener):
+            def on_start(self, ev):
+                depth[0] += 1
+                if depth[0] == 1:
+                    compiled.add(ev.data["dispatcher"].py_func.__name__)
+
+            def on_end(self, ev):
+                depth[0] -= 1
+
+        with event.install_listener("numba:compile", TopLevel()):
+            dedup_files([sys.argv[2]], Path(sys.argv[1]) / "out")
+        print(" ".join(sorted(compiled)))
+        """
+    )
+    sample = Path(__file__).parents[1] / "data" / "sample" / "licenses.jsonl.gz"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(sample)],
+        env=env, capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    compiled = set(run.stdout.split())
+    assert "parse_lines" in compiled  # the cache was cold
+    assert compiled <= READ_AND_KEPT, compiled - READ_AND_KEPT
+
+
+def test_compiling_ahead_runs_a_second_process_only_on_a_cold_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def spy(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append(popen(*args, **kwargs))  # type: ignore[call-overload]
+        return started[-1]
+
+    monkeypatch.setattr(ahead.subprocess, "Popen", spy)
+    monkeypatch.setattr(ahead, "_cache_is_cold", lambda: False)
+    with ahead.compiling_ahead():
+        pass
+    assert started == []
+    monkeypatch.setattr(ahead, "_cache_is_cold", lambda: True)
+    with ahead.compiling_ahead(enabled=False):
+        pass
+    assert started == []
+    with ahead.compiling_ahead():
+        assert started[0].poll() is None  # compiling beside the block
+    assert started[0].returncode is not None  # and stopped with it

@@ -174,8 +174,8 @@ def equal_key_buckets(packed, keys_hi, keys_lo, item_bits):  # type: ignore[no-u
     shift = uint64(item_bits)
     wide = keys_lo.shape[0] > 0
     in_runs = 0  # items whose prefix equals a neighbour's: the only ones that can pair
-    for i in range(1, n):
-        in_runs += (packed[i] >> shift) == (packed[i - 1] >> shift)
+    for t in range(1, n):
+        in_runs += (packed[t] >> shift) == (packed[t - 1] >> shift)
     members = np.empty(2 * in_runs, dtype=np.int64)
     bounds = np.empty(in_runs + 2, dtype=np.int64)
     m = np.int64(0)  # not literal zeros: _split_run compiles once, for int64

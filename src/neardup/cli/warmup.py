@@ -31,6 +31,7 @@ _RECORDS = [
     _BASE + " today",
     _BASE,  # an exact copy
     "Ça résume l'École: a text that normalisation rewrites, \u00c9T\u00c9 and stra\u00dfe",
+    "\u00c9COLE \u00c0 PARIS: rewritten by the kernels' table (no character Python maps)",
     'a line with "quotes", a tab\t and an escape \u00e9 in it, long enough for a shingle',
     "",
     "short",

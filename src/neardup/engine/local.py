@@ -27,6 +27,7 @@ from neardup._kernels.compiling import compiling_notice
 from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
+from neardup.engine.ahead import compiling_ahead
 from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
@@ -59,7 +60,7 @@ __all__ = ["dedup_files"]
 INDEX_QUERY_DOCS = 4096
 """Kept documents looked up in an ``--against`` index per batch."""
 
-COLD_COMPILE_SECONDS = 30
+COLD_COMPILE_SECONDS = 15
 """About how long a first run compiles the default path's kernels on two busy cores (said once
 on stderr when it does: ``neardup warmup`` compiles them ahead)."""
 
@@ -166,7 +167,7 @@ def dedup_files(
         earlier output), or an output that is, holds or lies inside an input; the message
         names the file and line.
     """
-    with compiling_notice(COLD_COMPILE_SECONDS, enabled=show_progress):
+    with compiling_notice(COLD_COMPILE_SECONDS, enabled=show_progress), compiling_ahead():
         return _dedup_files(
             inputs,
             output,

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import jsonout as kernels
+from neardup._kernels.compiling import read_only
 from neardup._parallel import in_blocks
 from neardup._types import BoolArray, F64Array, I64Array, U8Array
 from neardup.io.records import Ids
@@ -128,7 +129,7 @@ def _as_ids(ids: Sequence[str]) -> Ids:
 
 def _literal_sizes(ids: Ids) -> I64Array:
     sizes = np.empty(len(ids), dtype=np.int64)
-    in_blocks(partial(kernels.string_sizes, ids.data, ids.offsets, sizes), len(ids))
+    in_blocks(partial(kernels.string_sizes, read_only(ids.data), ids.offsets, sizes), len(ids))
     return sizes
 
 
@@ -165,9 +166,9 @@ def write_clusters(
             )
             for a, b, out, offsets in _rooms(line_sizes):
                 run = partial(
-                    kernels.cluster_lines, packed.data, packed.offsets, chunk_labels[a:b],
-                    chunk_keep[a:b], numbers[a:b], number_sizes[a:b], lo + a, _CLUSTER_PARTS,
-                    out, offsets,
+                    kernels.cluster_lines, read_only(packed.data), packed.offsets,
+                    chunk_labels[a:b], chunk_keep[a:b], numbers[a:b], number_sizes[a:b], lo + a,
+                    _CLUSTER_PARTS, out, offsets,
                 )  # fmt: skip
                 in_blocks(run, b - a)
                 f.write(out.data)
@@ -228,8 +229,8 @@ def _write_pair_chunk(
     line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
     for a, b, out, offsets in _rooms(line_sizes):
         run = partial(
-            kernels.pair_lines, ids.data, ids.offsets, first[a:b], second[a:b], numbers[a:b],
-            number_sizes[a:b], (*_PAIR_HEAD, tail), out, offsets,
+            kernels.pair_lines, read_only(ids.data), ids.offsets, first[a:b], second[a:b],
+            numbers[a:b], number_sizes[a:b], (*_PAIR_HEAD, tail), out, offsets,
         )  # fmt: skip
         in_blocks(run, b - a)
         f.write(out.data)
