@@ -1,4 +1,4 @@
-"""Kernels called from many Python threads at once: safe on every numba threading layer."""
+"""Kernels called from many Python threads at once, and blocks of items run in threads."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from neardup._parallel import in_blocks
 from neardup._prefetch import prefetched
 
 SCRIPT = """
-import threading, numba, neardup
+import threading, neardup, neardup.index
 texts = ["word%d " % i * 50 + "shared tail of the text " * 5 for i in range(200)]
 index = neardup.index.LSHIndex(neardup.index.MemoryStore())
 index.add([str(i) for i in range(200)], texts)
@@ -29,17 +30,18 @@ threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
 for t in threads: t.start()
 for t in threads: t.join()
 assert not errors, errors
-print(numba.threading_layer())
+print("done")
 """
 
 
 @pytest.mark.subprocess
-def test_concurrent_kernel_calls_do_not_abort_the_workqueue_layer() -> None:
-    # The workqueue layer aborts the process on concurrent parallel launches; neardup serializes
-    # them, so this must finish cleanly.
-    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_concurrent_kernel_calls_finish_whatever_the_threading_layer(layer: str) -> None:
+    # numba's workqueue layer aborts the process on concurrent parallel launches: neardup has
+    # no parallel kernel, its blocks run in its own threads, so eight callers at once finish.
+    env = {**os.environ, "NUMBA_THREADING_LAYER": layer}
     result = subprocess.run(
-        [sys.executable, "-c", "import neardup.index\n" + SCRIPT],
+        [sys.executable, "-c", SCRIPT],
         env=env,
         capture_output=True,
         text=True,
@@ -47,32 +49,36 @@ def test_concurrent_kernel_calls_do_not_abort_the_workqueue_layer() -> None:
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == "workqueue"
+    assert result.stdout.strip() == "done"
 
 
-def test_parallel_kernels_run_at_once_where_the_layer_allows_it() -> None:
-    # After a parallel kernel has run, the section serialises callers only on workqueue: two
-    # threads inside it at once meet at the barrier (a lock would keep them apart forever).
-    import numba
-
-    import neardup
-    from neardup._parallel import parallel_section
-
-    neardup.OPHSketcher().sketch(["a parallel kernel starts the threading layer"])
-    if numba.threading_layer() == "workqueue":
-        pytest.skip("the workqueue layer serialises parallel kernels")
+def test_callers_in_many_threads_run_their_blocks_at_once() -> None:
+    # Each caller runs its blocks itself (helpers only help): two callers whose single blocks
+    # wait for each other meet at the barrier instead of waiting on a shared pool.
     both_inside = threading.Barrier(2, timeout=10)
-
-    def enter() -> None:
-        with parallel_section:
-            both_inside.wait()
-
-    threads = [threading.Thread(target=enter) for _ in range(2)]
+    threads = [
+        threading.Thread(target=in_blocks, args=(lambda lo, hi: both_inside.wait(), 1))
+        for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not both_inside.broken
+
+
+def test_every_block_runs_once_and_an_error_of_a_block_is_raised() -> None:
+    seen: list[tuple[int, int]] = []
+    in_blocks(lambda lo, hi: seen.append((lo, hi)), 100_000, max_block=1000)
+    assert sorted(i for lo, hi in seen for i in range(lo, hi)) == list(range(100_000))
+    assert max(hi - lo for lo, hi in seen) <= 1000
+
+    def fail_at_the_middle(lo: int, hi: int) -> None:
+        if lo <= 50_000 < hi:
+            raise ValueError("block of item 50000")
+
+    with pytest.raises(ValueError, match="block of item 50000"):
+        in_blocks(fail_at_the_middle, 100_000)
 
 
 def test_prefetched_items_come_in_order_and_errors_where_they_happened() -> None:

@@ -326,7 +326,7 @@ def test_cell_features_follow_the_documented_hash_in_plain_python() -> None:
     vectors = rng.normal(0.0, 3.0, size=(6, 3))
     shifts = rng.uniform(0.0, 0.7, size=(2, 3))
     out = np.empty((6, 6), dtype=np.uint64)
-    grid_cell_features(vectors, shifts, 0.7, out)
+    grid_cell_features(vectors, shifts, 0.7, out, 0, vectors.shape[0])
     for i in range(6):
         expected = []
         for j in range(3):

@@ -1,21 +1,23 @@
 """Numba kernels for bottom-k sketches: made from text, and merged for the estimators.
 
-:func:`bottom_k_sketches` shingles a batch of texts (:func:`neardup._kernels.tokens.doc_shingles`,
-see that module for the batch's shape and the fingerprint schemes) and keeps each document's
-smallest distinct hashes; :func:`bottom_k_counts` merges the sorted rows of pairs.
+:func:`bottom_k_sketches` shingles a batch of texts
+(:func:`neardup._kernels.tokens.doc_shingles_into`, see that module for the batch's shape and the
+fingerprint schemes) and keeps each document's smallest distinct hashes; :func:`bottom_k_counts`
+merges the sorted rows of pairs. Each kernel works on a block of items ``lo .. hi - 1`` (its
+last two arguments): blocks run in threads at once (``neardup._parallel.in_blocks``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from neardup._kernels.minhash import EMPTY
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import doc_shingles
+from neardup._kernels.tokens import doc_shingles_into, longest
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def bottom_k_sketches(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -31,32 +33,28 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     sketch,
     num_shingles,
     fingerprint,
+    lo,
+    hi,
 ):
     """Bottom-k sketches: the smallest distinct ``h(x) = fmix64((x ^ key[0]) * key[1])``.
 
-    Row ``d`` of ``sketch`` holds its ``sketch.shape[1]`` smallest ascending, padded with
-    EMPTY. Broder 2000 §4 (seed 003). Also writes shingle counts and exact fingerprints.
-    Cost: O(s log s) for s shingles.
+    For the documents ``lo .. hi - 1``. Row ``d`` of ``sketch`` holds its ``sketch.shape[1]``
+    smallest ascending, padded with EMPTY. Broder 2000 §4 (seed 003). Also writes shingle
+    counts and exact fingerprints. Cost: O(s log s) for s shingles.
     """
     width = sketch.shape[1]
-    for d in prange(offsets.shape[0] - 1):
-        shingles, num, fp_hi, fp_lo = doc_shingles(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            byte_words,
-            strip_punct,
-            fold_ascii,
-            is_char,
-            rabin,
-            stop_keys,
-            k,
-        )
-        hashed = np.empty(num, dtype=np.uint64)
+    room = longest(offsets, lo, hi) + 1
+    tokens = np.empty(room, dtype=np.uint64)
+    shingles = np.empty(room, dtype=np.uint64)
+    for d in range(lo, hi):
+        num, fp_hi, fp_lo = doc_shingles_into(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
+            is_char, rabin, stop_keys, k, tokens, shingles,
+        )  # fmt: skip
         for s in range(num):
-            hashed[s] = fmix64((shingles[s] ^ key[0]) * key[1])
-        ordered = np.sort(hashed)
+            tokens[s] = fmix64((shingles[s] ^ key[0]) * key[1])  # the tokens are done with
+        ordered = tokens[:num]
+        ordered.sort()
         row = sketch[d]
         for i in range(width):
             row[i] = EMPTY
@@ -73,17 +71,18 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
         fingerprint[d, 1] = fp_lo
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def bottom_k_counts(sketch, sizes, first, second, k, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def bottom_k_counts(sketch, sizes, first, second, k, out, lo, hi):  # type: ignore[no-untyped-def]
     """Per pair, the counts the resemblance and containment estimators need.
 
-    With ``S(A)``, ``S(B)`` the sorted sketches and ``U`` the ``k`` smallest of their union:
-    ``out[p, 0] = |U|``, ``out[p, 1] = |U ∩ S(A) ∩ S(B)|`` (resemblance), ``out[p, 2]`` =
-    elements of S(A) not above B's threshold, ``out[p, 3]`` = those also in S(B) (containment
-    of A in B), and ``out[p, 4]``, ``out[p, 5]`` the same for B in A. A sketch with fewer than
-    ``k`` elements holds its whole set, so its threshold is infinite.
+    For the pairs ``lo .. hi - 1``. With ``S(A)``, ``S(B)`` the sorted sketches and ``U`` the
+    ``k`` smallest of their union: ``out[p, 0] = |U|``, ``out[p, 1] = |U ∩ S(A) ∩ S(B)|``
+    (resemblance), ``out[p, 2]`` = elements of S(A) not above B's threshold, ``out[p, 3]`` =
+    those also in S(B) (containment of A in B), and ``out[p, 4]``, ``out[p, 5]`` the same for
+    B in A. A sketch with fewer than ``k`` elements holds its whole set, so its threshold is
+    infinite.
     """
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = sketch[first[p]]
         b = sketch[second[p]]
         na = sizes[first[p]]

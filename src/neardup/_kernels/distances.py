@@ -2,16 +2,17 @@
 
 The pair kernels compute, for each pair ``p``, the exact cosine similarity, L1, L2 or Hamming
 distance between row ``first[p]`` of ``left`` and row ``second[p]`` of ``right`` (the same array
-for a self-join), accumulating in float64 whatever the input dtype, one pair per thread, the
-coordinates of a pair summed in order (no reassociation), so a value does not depend on the
-number of threads. :func:`table_candidates` walks the sorted band tables of an in-memory index
-for a batch of queries.
+for a self-join), accumulating in float64 whatever the input dtype, the coordinates of a pair
+summed in order (no reassociation), so a value does not depend on the number of threads.
+:func:`table_candidates` walks the sorted band tables of an in-memory index for a batch of
+queries. Every kernel here is serial over the items (pairs, queries) ``lo .. hi - 1``, its last
+two arguments: blocks of items run in threads at once (:func:`neardup._parallel.in_blocks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -23,17 +24,18 @@ def _popcount64(x):  # type: ignore[no-untyped-def]
     return (x * uint64(0x0101010101010101)) >> uint64(56)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def cosine_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def cosine_pairs(left, right, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[p]`` = cos(angle) of rows ``left[first[p]]`` and ``right[second[p]]``.
 
     ``x·y / (|x| |y|)``; 0 when either row is the zero vector (it has no direction). A value
     within the sums' rounding error of ±1 (``(dim + 3) 2^-52``) is ±1, so a copy or a scaled copy
-    scores exactly 1 and a threshold of 1 finds it. Cost: O(dim) per pair.
+    scores exactly 1 and a threshold of 1 finds it. For the pairs ``lo .. hi - 1``.
+    Cost: O(dim) per pair.
     """
     dim = left.shape[1]
     slack = (dim + 3) * 2.0**-52
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = left[first[p]]
         b = right[second[p]]
         dot = 0.0
@@ -56,14 +58,15 @@ def cosine_pairs(left, right, first, second, out):  # type: ignore[no-untyped-de
             out[p] = cosine
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def l1_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def l1_pairs(left, right, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[p]`` = sum of ``|x_i - y_i|`` over the coordinates of the pair's rows.
 
-    Exact for integer rows while the sum stays below 2**53. Cost: O(dim) per pair.
+    Exact for integer rows while the sum stays below 2**53. For the pairs ``lo .. hi - 1``.
+    Cost: O(dim) per pair.
     """
     dim = left.shape[1]
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = left[first[p]]
         b = right[second[p]]
         total = 0.0
@@ -72,14 +75,14 @@ def l1_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
         out[p] = total
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def l2_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def l2_pairs(left, right, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[p]`` = the Euclidean distance ``sqrt(sum (x_i - y_i)^2)`` of the pair's rows.
 
-    Cost: O(dim) per pair.
+    For the pairs ``lo .. hi - 1``. Cost: O(dim) per pair.
     """
     dim = left.shape[1]
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = left[first[p]]
         b = right[second[p]]
         total = 0.0
@@ -89,14 +92,15 @@ def l2_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
         out[p] = np.sqrt(total)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def hamming_pairs(left, right, first, second, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def hamming_pairs(left, right, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[p]`` = the bits in which the pair's packed rows (``uint64`` words) differ.
 
-    The popcount of the words' XOR, summed. Cost: O(words) per pair.
+    The popcount of the words' XOR, summed. For the pairs ``lo .. hi - 1``. Cost: O(words)
+    per pair.
     """
     words = left.shape[1]
-    for p in prange(first.shape[0]):
+    for p in range(lo, hi):
         a = left[first[p]]
         b = right[second[p]]
         total = uint64(0)
@@ -105,28 +109,28 @@ def hamming_pairs(left, right, first, second, out):  # type: ignore[no-untyped-d
         out[p] = np.float64(total)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def table_candidates(  # type: ignore[no-untyped-def]
-    table_items, lo, hi, alive, limit, offsets, out, found, checked
+    table_items, begins, ends, alive, limit, offsets, out, found, checked, lo, hi
 ):
     """The distinct live items each query meets in the band tables, walked in band order.
 
-    Query ``q`` meets, in band ``l``, the entries ``table_items[l, lo[q, l]:hi[q, l]]`` (the run
-    of the band's sorted table equal to its key). Entries are taken band after band, skipping
-    items not ``alive``; with ``limit >= 0`` the walk stops once ``limit`` entries have been
-    taken, duplicates counted (the probe of seed 002 stops after ``2L``). The distinct items
+    Query ``q`` meets, in band ``l``, the entries ``table_items[l, begins[q, l]:ends[q, l]]``
+    (the run of the band's sorted table equal to its key). Entries are taken band after band,
+    skipping items not ``alive``; with ``limit >= 0`` the walk stops once ``limit`` entries have
+    been taken, duplicates counted (the probe of seed 002 stops after ``2L``). The distinct items
     taken are written ascending to ``out[offsets[q]:offsets[q] + found[q]]`` (``offsets[q + 1] -
     offsets[q]`` must be at least the entries taken); ``checked[q]`` = the entries taken.
-    Cost: O(entries taken · log) per query, queries in parallel.
+    For the queries ``lo .. hi - 1``. Cost: O(entries taken · log) per query.
     """
-    num_bands = lo.shape[1]
-    for q in prange(lo.shape[0]):
+    num_bands = begins.shape[1]
+    for q in range(lo, hi):
         start = offsets[q]
         taken = 0
         for band in range(num_bands):
             if limit >= 0 and taken >= limit:
                 break
-            for t in range(lo[q, band], hi[q, band]):
+            for t in range(begins[q, band], ends[q, band]):
                 item = table_items[band, t]
                 if not alive[item]:
                     continue

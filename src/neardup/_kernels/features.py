@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def megashingles(features, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def megashingles(features, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[d, p]`` = a hash of the ``p``-th pair ``(i < j)`` of row ``d``'s features.
 
     Two documents share a megashingle exactly when they share two features at the same
     positions, so pairs with at least two common features are found with C(s, 2) lookups
-    (seed 000, megashingles).
+    (seed 000, megashingles). For the rows ``lo .. hi - 1`` (as every kernel here: blocks run in
+    threads at once).
     """
     num = features.shape[1]
-    for d in prange(features.shape[0]):
+    for d in range(lo, hi):
         p = 0
         for i in range(num):
             for j in range(i + 1, num):
@@ -26,10 +27,13 @@ def megashingles(features, out):  # type: ignore[no-untyped-def]
                 p += 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def shared_features(features, first, second, out):  # type: ignore[no-untyped-def]
-    """``out[p]`` = positions where rows ``first[p]`` and ``second[p]`` have equal features."""
-    for p in prange(first.shape[0]):
+@njit(cache=True, nogil=True)
+def shared_features(features, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[p]`` = positions where rows ``first[p]`` and ``second[p]`` have equal features.
+
+    For the pairs ``lo .. hi - 1``.
+    """
+    for p in range(lo, hi):
         count = 0
         for i in range(features.shape[1]):
             if features[first[p], i] == features[second[p], i]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -24,10 +24,13 @@ def _permuted(v, sources, shifts, masks):  # type: ignore[no-untyped-def]
     return acc
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def permute_blocks(values, sources, shifts, masks, out):  # type: ignore[no-untyped-def]
-    """``out[i]``: ``values[i]`` with its blocks moved as :func:`_permuted` says (BPHS's pi_i)."""
-    for i in prange(values.shape[0]):
+@njit(cache=True, nogil=True)
+def permute_blocks(values, sources, shifts, masks, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[i]``: ``values[i]`` with its blocks moved as :func:`_permuted` says (BPHS's pi_i).
+
+    For the values ``lo .. hi - 1`` (blocks of values run in threads at once).
+    """
+    for i in range(lo, hi):
         out[i] = _permuted(values[i], sources, shifts, masks)
 
 
@@ -48,53 +51,50 @@ def _first_table_for(x, lower_masks):  # type: ignore[no-untyped-def]
     return True
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def table_matches(  # type: ignore[no-untyped-def]
     tables, rows, sources, shifts, masks, prefix_shifts, lower_masks, queries, max_distance,
-    first_only, count_only, starts, counts, offsets, out_row,
+    first_only, count_only, starts, offsets, out_row, end, t, lo, hi,
 ):  # fmt: skip
-    """BPHS lookups (seed 004 §3): each query's rows within ``max_distance``, parallel over queries.
+    """BPHS lookups (seed 004 §3) in table ``t`` for the queries ``lo .. hi - 1``.
 
-    For each table ``t`` in order (``tables[t]`` sorted, ``rows[t]`` the row of each entry,
-    ``sources/shifts/masks[t]`` its block permutation), each query is permuted, its header (the
-    top ``64 - prefix_shifts[t]`` bits) binary-searched and the entries sharing it scanned;
-    an entry within ``max_distance`` counts if this is the first table whose leading blocks
-    agree (``lower_masks[t]``, see :func:`_first_table_for`). With ``first_only`` (BPHSF) a
-    query's search stops at its first match.
+    The caller takes the tables in order, each one's blocks of queries in threads at once (one
+    table's entries in cache, not ``T``'s). ``tables[t]`` is sorted, ``rows[t]`` the row of
+    each entry, ``sources/shifts/masks[t]`` its block permutation: each query is permuted, its
+    header (the top ``64 - prefix_shifts[t]`` bits) binary-searched and the entries sharing it
+    scanned; an entry within ``max_distance`` counts if this is the first table whose leading
+    blocks agree (``lower_masks[t]``, see :func:`_first_table_for`). With ``first_only``
+    (BPHSF) a query's search stops at its first match.
 
-    Two passes: with ``count_only``, ``counts[q]`` and the runs' starts ``starts[t, q]`` are
-    written; then the rows go to ``out_row[offsets[q]:offsets[q + 1]]``, sorted, the runs
-    scanned again from ``starts`` (one binary search per query and table in all). Tables are
-    taken one at a time (one table's entries in cache, not ``T``'s). Cost per query: ``T``
-    permutations, binary searches and runs scanned (seed eq. 9).
+    Two passes: with ``count_only``, ``end[q]`` counts query ``q``'s matches (from 0) and the
+    runs' starts ``starts[t, q]`` are written; then the rows go to ``out_row`` from
+    ``end[q] = offsets[q]`` on, the runs scanned again from ``starts`` (one binary search per
+    query and table in all), and after the last table each query's rows are sorted. Cost per
+    query: ``T`` permutations, binary searches and runs scanned (seed eq. 9).
     """
-    num_tables, size = tables.shape
+    size = tables.shape[1]
     within = uint64(max_distance)
-    end = np.zeros(queries.shape[0], dtype=np.int64) if count_only else offsets[:-1].copy()
-    for t in range(num_tables):
-        table, table_rows, shift, lower = tables[t], rows[t], prefix_shifts[t], lower_masks[t]
-        source, to, mask = sources[t], shifts[t], masks[t]
-        for q in prange(queries.shape[0]):
-            k = end[q]
-            if first_only and k > (0 if count_only else offsets[q]):
-                continue
-            v = _permuted(queries[q], source, to, mask)
-            header = v >> shift
-            if count_only:
-                starts[t, q] = np.searchsorted(table, header << shift, side="left")
-            i = starts[t, q]
-            while i < size and (table[i] >> shift) == header:
-                x = table[i] ^ v
-                if popcount64(x) <= within and _first_table_for(x, lower):
-                    if not count_only:
-                        out_row[k] = table_rows[i]
-                    k += 1
-                    if first_only:
-                        break
-                i += 1
-            end[q] = k
-    for q in prange(queries.shape[0]):
+    table, table_rows, shift, lower = tables[t], rows[t], prefix_shifts[t], lower_masks[t]
+    source, to, mask = sources[t], shifts[t], masks[t]
+    for q in range(lo, hi):
+        k = end[q]
+        if first_only and k > (0 if count_only else offsets[q]):
+            continue
+        v = _permuted(queries[q], source, to, mask)
+        header = v >> shift
         if count_only:
-            counts[q] = end[q]
-        else:
+            starts[t, q] = np.searchsorted(table, header << shift, side="left")
+        i = starts[t, q]
+        while i < size and (table[i] >> shift) == header:
+            x = table[i] ^ v
+            if popcount64(x) <= within and _first_table_for(x, lower):
+                if not count_only:
+                    out_row[k] = table_rows[i]
+                k += 1
+                if first_only:
+                    break
+            i += 1
+        end[q] = k
+    if not count_only and t == tables.shape[0] - 1:
+        for q in range(lo, hi):
             out_row[offsets[q] : end[q]].sort()

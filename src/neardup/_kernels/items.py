@@ -8,7 +8,7 @@ for ``mix.fmix64``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 
@@ -29,16 +29,17 @@ def scatter_by_owner(owners, values, starts, out):  # type: ignore[no-untyped-de
         starts[owner] += 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def sort_unique_segments(values, offsets, sizes):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def sort_unique_segments(values, offsets, sizes, lo, hi):  # type: ignore[no-untyped-def]
     """Sort each segment in place and gather its distinct values at its front.
 
     Segment ``s`` is ``values[offsets[s]:offsets[s + 1]]``; ``sizes[s]`` receives how many
-    distinct values it holds.
+    distinct values it holds. For the segments ``lo .. hi - 1`` (blocks of segments run in
+    threads at once).
 
-    Cost: O(m log m) per segment of m values, segments in parallel.
+    Cost: O(m log m) per segment of m values.
     """
-    for s in prange(offsets.shape[0] - 1):
+    for s in range(lo, hi):
         segment = values[offsets[s] : offsets[s + 1]]
         segment.sort()
         size = min(1, segment.shape[0])
@@ -49,21 +50,21 @@ def sort_unique_segments(values, offsets, sizes):  # type: ignore[no-untyped-def
         sizes[s] = size
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def order_segments_by_key(keys, order, offsets):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def order_segments_by_key(keys, order, offsets, lo, hi):  # type: ignore[no-untyped-def]
     """Sort each segment ``order[offsets[s]:offsets[s + 1]]`` of row numbers by ``keys[row]``.
 
-    Stable (rows of equal keys keep their order). Cost: O(m log m) per segment of m rows,
-    segments in parallel.
+    Stable (rows of equal keys keep their order). For the segments ``lo .. hi - 1`` (blocks of
+    segments run in threads at once). Cost: O(m log m) per segment of m rows.
     """
-    for s in prange(offsets.shape[0] - 1):
+    for s in range(lo, hi):
         rows = order[offsets[s] : offsets[s + 1]].copy()
         ranked = np.argsort(keys[rows], kind="mergesort")
         order[offsets[s] : offsets[s + 1]] = rows[ranked]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def grid_cell_features(vectors, shifts, cell_width, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def grid_cell_features(vectors, shifts, cell_width, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[i]``: the sorted hashes of the grid cells that row ``i``'s coordinates fall in.
 
     For coordinate ``j`` and grid ``k`` (of ``g = shifts.shape[0]``), with the shift
@@ -71,12 +72,13 @@ def grid_cell_features(vectors, shifts, cell_width, out):  # type: ignore[no-unt
     ``c = floor((x[i, j] + u) / w)`` and the feature is
     ``fmix64(fmix64((j * g + k) ^ CELL_SALT) + c * GOLDEN)`` (``c`` as a two's-complement
     64-bit word): a bijection of ``c`` for each ``(j, k)``, so two values share the feature
-    exactly when they share the cell. ``out`` is ``(n, dim * g)``; each row is sorted.
+    exactly when they share the cell. ``out`` is ``(n, dim * g)``; each row is sorted. For the
+    rows ``lo .. hi - 1`` (blocks of rows run in threads at once).
     Cost: O(n * dim * g * log(dim * g)).
     """
     num_grids = shifts.shape[0]
     dim = vectors.shape[1]
-    for i in prange(vectors.shape[0]):
+    for i in range(lo, hi):
         row = out[i]
         for j in range(dim):
             x = vectors[i, j]

@@ -14,7 +14,7 @@ every kernel's source (:mod:`neardup._kernels`), so a change to them starts a ne
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 from neardup._kernels.tokens import (
@@ -86,28 +86,31 @@ def _words(buf, start, end, classes, byte_words, strip_punct, starts, lengths, h
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def count_words(buf, offsets, classes, byte_words, strip_punct, out):  # type: ignore[no-untyped-def]
-    """``out[d]``: the number of words of document ``d``. Cost: O(bytes)."""
+@njit(cache=True, nogil=True)
+def count_words(buf, offsets, classes, byte_words, strip_punct, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[d]``: the number of words of document ``d``. Cost: O(bytes).
+
+    For the documents ``lo .. hi - 1`` (as every kernel here: blocks run in threads at once).
+    """
     none = np.empty(0, dtype=np.int64)
     no_hashes = np.empty(0, dtype=np.uint64)
-    for d in prange(offsets.shape[0] - 1):
+    for d in range(lo, hi):
         out[d] = _words(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, none, none,
             no_hashes,
         )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def word_spans(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, byte_words, strip_punct, word_offsets, starts, lengths, hashes
+    buf, offsets, classes, byte_words, strip_punct, word_offsets, starts, lengths, hashes, lo, hi
 ):
     """Each word's first byte, byte length and hash, in document order.
 
     Document ``d``'s words go to ``[word_offsets[d], word_offsets[d + 1])`` (sized by
-    :func:`count_words`). Cost: O(bytes).
+    :func:`count_words`). For the documents ``lo .. hi - 1``. Cost: O(bytes).
     """
-    for d in prange(offsets.shape[0] - 1):
+    for d in range(lo, hi):
         w = word_offsets[d]
         _words(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, starts[w:],
@@ -115,15 +118,16 @@ def word_spans(  # type: ignore[no-untyped-def]
         )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def gather_words(buf, starts, lengths, byte_words, out, out_offsets):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def gather_words(buf, starts, lengths, byte_words, out, out_offsets, lo, hi):  # type: ignore[no-untyped-def]
     """Copy word ``t`` (``buf[starts[t]:][:lengths[t]]``) to ``out[out_offsets[t]:]``.
 
     ASCII bytes go through ``byte_words`` (folded as the tokeniser reads them), others as they
-    are; a space follows each word but the last. Cost: O(bytes copied).
+    are; a space follows each word but the last. For the words ``lo .. hi - 1``.
+    Cost: O(bytes copied).
     """
     num = starts.shape[0]
-    for t in prange(num):
+    for t in range(lo, hi):
         o = out_offsets[t]
         for j in range(starts[t], starts[t] + lengths[t]):
             b = buf[j]
@@ -154,10 +158,15 @@ def _rewritten_length(h, length, drop_keys, stem_keys, stem_offsets):  # type: i
     return length
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def rewrite_sizes(offsets, word_offsets, lengths, hashes, drop_keys, stem_keys, stem_offsets, out):  # type: ignore[no-untyped-def]
-    """``out[d]``: the bytes of document ``d`` once :func:`rewrite_fill` has rewritten it."""
-    for d in prange(offsets.shape[0] - 1):
+@njit(cache=True, nogil=True)
+def rewrite_sizes(  # type: ignore[no-untyped-def]
+    offsets, word_offsets, lengths, hashes, drop_keys, stem_keys, stem_offsets, out, lo, hi
+):
+    """``out[d]``: the bytes of document ``d`` once :func:`rewrite_fill` has rewritten it.
+
+    For the documents ``lo .. hi - 1``.
+    """
+    for d in range(lo, hi):
         size = offsets[d + 1] - offsets[d]
         for w in range(word_offsets[d], word_offsets[d + 1]):
             size += (
@@ -167,7 +176,7 @@ def rewrite_sizes(offsets, word_offsets, lengths, hashes, drop_keys, stem_keys, 
         out[d] = size
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def rewrite_fill(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -181,15 +190,18 @@ def rewrite_fill(  # type: ignore[no-untyped-def]
     stem_bytes,
     out,
     out_offsets,
+    lo,
+    hi,
 ):
     """Write each document with its words dropped or replaced to ``out[out_offsets[d]:]``.
 
     A word whose hash is in ``drop_keys`` (sorted) is left out; one in ``stem_keys`` (sorted)
     becomes ``stem_bytes[stem_offsets[i]:stem_offsets[i + 1]]``; every other byte (the other
     words, the separators between words) is copied, so the separators of a dropped word stay
-    and the tokeniser still sees them as one. Cost: O(bytes + words * log keys).
+    and the tokeniser still sees them as one. For the documents ``lo .. hi - 1``.
+    Cost: O(bytes + words * log keys).
     """
-    for d in prange(offsets.shape[0] - 1):
+    for d in range(lo, hi):
         o = out_offsets[d]
         i = offsets[d]
         for w in range(word_offsets[d], word_offsets[d + 1]):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 
@@ -129,15 +129,15 @@ def possibly_shared(hashes, bits):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def gather_sets(values, offsets, chosen, new_offsets, out, is_sorted):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def gather_sets(values, offsets, chosen, new_offsets, out, is_sorted, lo, hi):  # type: ignore[no-untyped-def]
     """Copy the sets ``chosen`` of ``values`` into ``out``, sorting each unless ``is_sorted``.
 
     Set ``chosen[c]`` (``values[offsets[chosen[c]]:...]``) goes to
-    ``out[new_offsets[c]:new_offsets[c + 1]]``. Sets in parallel; cost O(N log s) for those
-    ``N`` values.
+    ``out[new_offsets[c]:new_offsets[c + 1]]``, for ``c`` in ``lo .. hi - 1`` (blocks of sets
+    run in threads at once); cost O(N log s) for those ``N`` values.
     """
-    for c in prange(chosen.shape[0]):
+    for c in range(lo, hi):
         start = offsets[chosen[c]]
         at = new_offsets[c]
         size = new_offsets[c + 1] - at

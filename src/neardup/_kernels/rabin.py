@@ -16,7 +16,7 @@ changing them run ``make clean`` (numba's cache does not track callees in other 
 
 from __future__ import annotations
 
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -42,10 +42,14 @@ def outgoing(word, tables):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def fingerprints(buf, offsets, shift_table, out):  # type: ignore[no-untyped-def]
-    """``out[d]`` = the fingerprint of ``buf[offsets[d]:offsets[d + 1]]``. Cost: O(bytes)."""
-    for d in prange(offsets.shape[0] - 1):
+@njit(cache=True, nogil=True)
+def fingerprints(buf, offsets, shift_table, out, lo, hi):  # type: ignore[no-untyped-def]
+    """``out[d]`` = the fingerprint of ``buf[offsets[d]:offsets[d + 1]]``. Cost: O(bytes).
+
+    For the strings ``lo .. hi - 1`` (blocks run in threads at once:
+    ``neardup._parallel.in_blocks``).
+    """
+    for d in range(lo, hi):
         f = uint64(0)
         for i in range(offsets[d], offsets[d + 1]):
             f = push_byte(f, uint64(buf[i]), shift_table)

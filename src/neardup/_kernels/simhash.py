@@ -1,22 +1,24 @@
 """Numba kernel for weighted SimHash (Charikar 2002): 64-bit word fingerprints that keep cosine.
 
-A batch of texts is shingled by :func:`neardup._kernels.tokens.doc_shingles` (see that module for
-the batch's shape and the fingerprint schemes); each shingle occurrence, weighted (by IDF when
-given), votes on every bit through a sign or a Gaussian projection of its hash.
+A batch of texts is shingled by :func:`neardup._kernels.tokens.doc_shingles_into` (see that module
+for the batch's shape and the fingerprint schemes); each shingle occurrence, weighted (by IDF
+when given), votes on every bit through a sign or a Gaussian projection of its hash. The kernel
+works on a block of documents ``lo .. hi - 1`` (its last two arguments): blocks run in threads
+at once (``neardup._parallel.in_blocks``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import doc_shingles
+from neardup._kernels.tokens import doc_shingles_into, longest
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def simhash_signatures(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -37,12 +39,14 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     bit_weights,
     num_shingles,
     fingerprint,
+    lo,
+    hi,
 ):
     """Weighted SimHash (Charikar 2002): 64-bit words of fingerprints that preserve cosine.
 
-    ``fingerprint_out`` has one column per 64 bits. Each shingle occurrence has a weight (1,
-    times its IDF when ``idf_keys`` is not empty: sorted shingle fingerprints with
-    ``idf_values``; ``missing_idf`` for others). For word ``w`` let
+    For the documents ``lo .. hi - 1``. ``fingerprint_out`` has one column per 64 bits. Each
+    shingle occurrence has a weight (1, times its IDF when ``idf_keys`` is not empty: sorted
+    shingle fingerprints with ``idf_values``; ``missing_idf`` for others). For word ``w`` let
     ``h = fmix64((x ^ keys[2w]) * keys[2w + 1])``. Sign projection (``gaussians`` empty): the
     weight is added to ``W_j`` where bit ``j`` of ``h`` is set and subtracted where it is
     clear. Gaussian projection: ``gaussians`` holds the 65,536 quantiles of the standard
@@ -56,21 +60,17 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     words = fingerprint_out.shape[1]
     bits = 64 * words
     keep_weights = bit_weights.shape[1] == bits
-    for d in prange(offsets.shape[0] - 1):
-        shingles, num, fp_hi, fp_lo = doc_shingles(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            byte_words,
-            strip_punct,
-            fold_ascii,
-            is_char,
-            rabin,
-            stop_keys,
-            k,
-        )
-        weights = np.zeros(bits, dtype=np.float64)
+    room = longest(offsets, lo, hi) + 1
+    tokens = np.empty(room, dtype=np.uint64)
+    shingles = np.empty(room, dtype=np.uint64)
+    weights = np.empty(bits, dtype=np.float64)
+    for d in range(lo, hi):
+        num, fp_hi, fp_lo = doc_shingles_into(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
+            is_char, rabin, stop_keys, k, tokens, shingles,
+        )  # fmt: skip
+        for j in range(bits):
+            weights[j] = 0.0
         for s in range(num):
             x = shingles[s]
             w = 1.0

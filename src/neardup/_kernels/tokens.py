@@ -1,9 +1,11 @@
 """Numba kernels from UTF-8 text bytes to token hashes, shingle fingerprints and exact fingerprints.
 
 A batch is one flat ``uint8`` buffer of normalised UTF-8 text plus ``int64`` offsets: document
-``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, in parallel
-over documents, and so do the sketching kernels that shingle text through :func:`doc_shingles`
-and :func:`doc_shingles_into` (``minhash``, ``oph``, ``bottomk``, ``simhash``, ``sets``). This
+``d`` is ``buf[offsets[d]:offsets[d + 1]]``. Every kernel here works on that shape, on a block of
+documents ``lo .. hi - 1`` (its last two arguments; blocks run in threads at once, see
+``neardup._parallel.in_blocks``), and so do the sketching kernels that shingle text through
+:func:`doc_shingles_into` with scratch room for the longest document of their block
+(:func:`longest`; ``minhash``, ``oph``, ``bottomk``, ``simhash``, ``sets``). This
 module calls ``mix.fmix64``, the Rabin steps of ``rabin`` and ``utf8`` decoding from other files
 (safe with the cache: its directory is named for a hash of every kernel's source, see
 :mod:`neardup._kernels`).
@@ -36,7 +38,7 @@ passage kernels read text by these rules too (``lexicon``, ``passages``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.groups import lower_bound
 from neardup._kernels.mix import fmix64
@@ -293,20 +295,6 @@ def doc_shingles_into(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def doc_shingles(  # type: ignore[no-untyped-def]
-    buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k
-):
-    """Tokenise one document; return (shingle fingerprints, count, fingerprint halves)."""
-    tokens = np.empty(end - start + 1, dtype=np.uint64)
-    shingles = np.empty(end - start + 1, dtype=np.uint64)
-    num, fp_hi, fp_lo = doc_shingles_into(
-        buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, k,
-        tokens, shingles,
-    )  # fmt: skip
-    return shingles, num, fp_hi, fp_lo
-
-
-@njit(cache=True, nogil=True)
 def longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
     """The byte length of the longest of documents ``lo`` to ``hi - 1``: a block's scratch room."""
     longest = 0
@@ -315,20 +303,31 @@ def longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
     return longest
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def count_tokens(  # type: ignore[no-untyped-def]
-    buf, offsets, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, stop_keys, out
+    buf,
+    offsets,
+    classes,
+    byte_words,
+    strip_punct,
+    fold_ascii,
+    is_char,
+    rabin,
+    stop_keys,
+    out,
+    lo,
+    hi,
 ):
-    """Write each document's token count to ``out``. Cost: O(bytes)."""
-    for d in prange(offsets.shape[0] - 1):
+    """Write the token count of each of documents ``lo .. hi - 1`` to ``out``. Cost: O(bytes)."""
+    scratch = np.empty(longest(offsets, lo, hi) + 1, dtype=np.uint64)
+    for d in range(lo, hi):
         start, end = offsets[d], offsets[d + 1]
-        scratch = np.empty(end - start + 1, dtype=np.uint64)
         out[d] = _tokens(
             buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
         )
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def first_tokens(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -341,22 +340,25 @@ def first_tokens(  # type: ignore[no-untyped-def]
     stop_keys,
     counts,
     firsts,
+    lo,
+    hi,
 ):
     """Each document's token count, and its first token's hash (0 when it has none).
 
-    How a word list (one word a document) is hashed exactly as the shingling kernels hash
-    tokens: the stop-word keys of stop-word shingles. Cost: O(bytes).
+    For the documents ``lo .. hi - 1``. How a word list (one word a document) is hashed exactly
+    as the shingling kernels hash tokens: the stop-word keys of stop-word shingles. Cost:
+    O(bytes).
     """
-    for d in prange(offsets.shape[0] - 1):
+    scratch = np.empty(longest(offsets, lo, hi) + 1, dtype=np.uint64)
+    for d in range(lo, hi):
         start, end = offsets[d], offsets[d + 1]
-        scratch = np.empty(end - start + 1, dtype=np.uint64)
         counts[d] = _tokens(
             buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, scratch
         )
         firsts[d] = scratch[0] if counts[d] > 0 else uint64(0)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def document_fingerprints(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -370,25 +372,21 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
     k,
     num_shingles,
     fingerprint,
+    lo,
+    hi,
 ):
-    """Each document's shingle count and 128-bit exact fingerprint.
+    """Each document's shingle count and 128-bit exact fingerprint, of documents ``lo .. hi - 1``.
 
     For sketchers that draw their samples from shingle sets rather than the text. Cost: O(bytes).
     """
-    for d in prange(offsets.shape[0] - 1):
-        _, num, fp_hi, fp_lo = doc_shingles(
-            buf,
-            offsets[d],
-            offsets[d + 1],
-            classes,
-            byte_words,
-            strip_punct,
-            fold_ascii,
-            is_char,
-            rabin,
-            stop_keys,
-            k,
-        )
+    room = longest(offsets, lo, hi) + 1
+    tokens = np.empty(room, dtype=np.uint64)
+    shingles = np.empty(room, dtype=np.uint64)
+    for d in range(lo, hi):
+        num, fp_hi, fp_lo = doc_shingles_into(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
+            is_char, rabin, stop_keys, k, tokens, shingles,
+        )  # fmt: skip
         num_shingles[d] = num
         fingerprint[d, 0] = fp_hi
         fingerprint[d, 1] = fp_lo

@@ -18,7 +18,7 @@ differs in exactly ``|S|``). The empty set, ``x``'s own bucket, comes first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.hamming import popcount64
 
@@ -27,8 +27,9 @@ MAX_PROBABILITY = 0.5
 """Flip probabilities are clipped to this range: a bit flips at most half the time."""
 MAX_SET_BITS = 8
 """The most bits a flip set may hold: a set's ranks are packed one byte each in a uint64."""
-QUERIES_PER_TASK = 256
-"""Queries one parallel task takes (each task allocates its scratch once)."""
+QUERIES_PER_BLOCK = 256
+"""Most queries a thread takes at a time in :func:`psm_search` (each block allocates its scratch
+once; a query may scan many buckets, so blocks stay small enough to share the work out)."""
 
 
 @njit(cache=True, nogil=True)
@@ -233,10 +234,10 @@ def _scan(values, rows, start, stop, x, max_bits, first_only, hits, q, count):  
     return count
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def psm_search(  # type: ignore[no-untyped-def]
     values, rows, header, header_bits, queries, probabilities, active, max_bits, budget, recall,
-    first_only, found, attempts, hits,
+    first_only, found, attempts, hits, lo, hi,
 ):  # fmt: skip
     """PSM over one sorted collection with its header table (``2^t + 1`` bucket offsets).
 
@@ -245,7 +246,8 @@ def psm_search(  # type: ignore[no-untyped-def]
     each visiting its header bucket and keeping the fingerprints within ``max_bits`` of the
     query. ``found[q]`` gets the hits (the first stops the query when ``first_only``),
     ``attempts[q]`` the buckets visited, and ``hits[q, :found[q]]`` the ``rows`` of the
-    fingerprints hit, ascending, as far as its columns reach.
+    fingerprints hit, ascending, as far as its columns reach. For the queries ``lo .. hi - 1``
+    (blocks of queries run in threads at once, each allocating its scratch once).
     """
     shift = 64 - header_bits
     bits = np.empty(header_bits, dtype=np.uint64)
@@ -253,64 +255,63 @@ def psm_search(  # type: ignore[no-untyped-def]
         bits[i] = uint64(1) << uint64(shift + i)
     set_bits = min(max_bits, header_bits, MAX_SET_BITS)
     ranked = ranks_needed(header_bits, set_bits, budget, recall)
-    num_queries = queries.shape[0]
-    for task in prange((num_queries + QUERIES_PER_TASK - 1) // QUERIES_PER_TASK):
-        slots = heap_capacity(set_bits, budget)
-        keys = np.empty(slots, dtype=np.float64)
-        packs = np.empty(slots, dtype=np.uint64)
-        masks = np.empty(slots, dtype=np.uint64)
-        sizes = np.empty(slots, dtype=np.int64)
-        order = np.empty(header_bits, dtype=np.int64)
-        odds = np.empty(header_bits, dtype=np.float64)
-        low = np.empty(budget, dtype=np.int64)
-        high = np.empty(budget, dtype=np.int64)
-        for q in range(task * QUERIES_PER_TASK, min(num_queries, (task + 1) * QUERIES_PER_TASK)):
-            if not active[q]:
-                continue
-            x = queries[q]
-            own = x >> uint64(shift) if header_bits > 0 else uint64(0)
-            count = _scan(values, rows, header[own], header[own + 1], x, max_bits, first_only,
-                          hits, q, 0)  # fmt: skip
-            made = 1
-            if budget > 1 and set_bits > 0 and not (first_only and count > 0):
-                rank_bits(probabilities[q, shift:], ranked, order, odds)
-                target = recall * mass_within(odds, set_bits) if recall < 1.0 else np.inf
-                mass = 1.0
-                n = vosh_roots(order, odds, bits, set_bits, keys, packs, masks, sizes)
-                sets = 0
-                while n > 0 and sets + 1 < budget and mass < target:
-                    flip, _, key, n = vosh_pop(order, odds, ranked, bits, keys, packs, masks,
-                                               sizes, n)  # fmt: skip
-                    mass += key
-                    low[sets] = (x ^ flip) >> uint64(shift)  # the bucket, for now
-                    sets += 1
-                for i in range(sets):  # independent loads: the memory system overlaps them
-                    bucket = low[i]
-                    low[i] = header[bucket]
-                    high[i] = header[bucket + 1]
-                for i in range(sets):
-                    made += 1
-                    count = _scan(values, rows, low[i], high[i], x, max_bits, first_only, hits,
-                                  q, count)  # fmt: skip
-                    if first_only and count > 0:
-                        break
-            kept = min(count, hits.shape[1])
-            if kept > 1:
-                hits[q, :kept].sort()  # rows ascending
-            found[q] = count
-            attempts[q] = made
+    slots = heap_capacity(set_bits, budget)
+    keys = np.empty(slots, dtype=np.float64)
+    packs = np.empty(slots, dtype=np.uint64)
+    masks = np.empty(slots, dtype=np.uint64)
+    sizes = np.empty(slots, dtype=np.int64)
+    order = np.empty(header_bits, dtype=np.int64)
+    odds = np.empty(header_bits, dtype=np.float64)
+    low = np.empty(budget, dtype=np.int64)
+    high = np.empty(budget, dtype=np.int64)
+    for q in range(lo, hi):
+        if not active[q]:
+            continue
+        x = queries[q]
+        own = x >> uint64(shift) if header_bits > 0 else uint64(0)
+        count = _scan(values, rows, header[own], header[own + 1], x, max_bits, first_only,
+                      hits, q, 0)  # fmt: skip
+        made = 1
+        if budget > 1 and set_bits > 0 and not (first_only and count > 0):
+            rank_bits(probabilities[q, shift:], ranked, order, odds)
+            target = recall * mass_within(odds, set_bits) if recall < 1.0 else np.inf
+            mass = 1.0
+            n = vosh_roots(order, odds, bits, set_bits, keys, packs, masks, sizes)
+            sets = 0
+            while n > 0 and sets + 1 < budget and mass < target:
+                flip, _, key, n = vosh_pop(order, odds, ranked, bits, keys, packs, masks,
+                                           sizes, n)  # fmt: skip
+                mass += key
+                low[sets] = (x ^ flip) >> uint64(shift)  # the bucket, for now
+                sets += 1
+            for i in range(sets):  # independent loads: the memory system overlaps them
+                bucket = low[i]
+                low[i] = header[bucket]
+                high[i] = header[bucket + 1]
+            for i in range(sets):
+                made += 1
+                count = _scan(values, rows, low[i], high[i], x, max_bits, first_only, hits,
+                              q, count)  # fmt: skip
+                if first_only and count > 0:
+                    break
+        kept = min(count, hits.shape[1])
+        if kept > 1:
+            hits[q, :kept].sort()  # rows ascending
+        found[q] = count
+        attempts[q] = made
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def flip_probabilities(weights, step, table, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def flip_probabilities(weights, step, table, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[d, j]``: the flip probability of ``|W[d, j]|`` over the row's root mean square.
 
     ``table[i]`` holds the probability at ``i * step`` (cells beyond the last take the last);
-    a row of zeros takes ``table[0]`` everywhere.
+    a row of zeros takes ``table[0]`` everywhere. For the rows ``lo .. hi - 1`` (blocks of rows
+    run in threads at once).
     """
     last = table.shape[0] - 1
     width = weights.shape[1]
-    for d in prange(weights.shape[0]):
+    for d in range(lo, hi):
         squares = 0.0
         for j in range(width):
             squares += weights[d, j] * weights[d, j]

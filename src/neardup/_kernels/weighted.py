@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
 
@@ -18,22 +18,26 @@ def _uniform(feature_key: np.uint64, sample: int, stream: int) -> float:
     return ((h >> uint64(11)) + 0.5) / 9007199254740992.0  # 2^53
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def icws_samples(features, weights, offsets, num_samples, seed, out):  # type: ignore[no-untyped-def]
+@njit(cache=True, nogil=True)
+def icws_samples(features, weights, offsets, num_samples, seed, out, lo, hi):  # type: ignore[no-untyped-def]
     """ICWS: ``out[d, i]`` = a hash of the sample ``(k*, t_k*)`` drawn for document ``d``.
 
-    For each feature ``k`` of weight ``S_k > 0`` and sample ``i``: ``r, c ~ Gamma(2, 1)``,
-    ``beta ~ U(0, 1)`` (derived from ``(k, i, seed)``, so consistent across documents),
-    ``t = floor(ln S_k / r + beta)``, ``y = exp(r (t - beta))``, ``a = c / (y exp(r))``; the
-    sample is the feature of least ``a`` with its ``t``. Two documents draw the same sample with
-    probability equal to their weighted Jaccard ``sum min / sum max`` (Ioffe, ICDM 2010).
+    For the documents ``lo .. hi - 1``. For each feature ``k`` of weight ``S_k > 0`` and
+    sample ``i``: ``r, c ~ Gamma(2, 1)``, ``beta ~ U(0, 1)`` (derived from ``(k, i, seed)``, so
+    consistent across documents), ``t = floor(ln S_k / r + beta)``, ``y = exp(r (t - beta))``,
+    ``a = c / (y exp(r))``; the sample is the feature of least ``a`` with its ``t``. Two
+    documents draw the same sample with probability equal to their weighted Jaccard
+    ``sum min / sum max`` (Ioffe, ICDM 2010).
     Features are the outer loop, so ``ln S_k`` and the feature's hash are computed once; ``a``
     is compared through ``ln a = ln c - r (t - beta + 1)``, one logarithm instead of two
     exponentials. Cost: O(features * num_samples). A document without positive weight keeps 0s.
     """
-    for d in prange(offsets.shape[0] - 1):
-        best = np.full(num_samples, np.inf)
-        chosen = np.zeros(num_samples, dtype=np.uint64)
+    best = np.empty(num_samples, dtype=np.float64)
+    chosen = np.empty(num_samples, dtype=np.uint64)
+    for d in range(lo, hi):
+        for i in range(num_samples):
+            best[i] = np.inf
+            chosen[i] = 0
         for j in range(offsets[d], offsets[d + 1]):
             weight = weights[j]
             if weight <= 0.0:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from math import comb, exp2, log2
 
 import numpy as np
 
 from neardup._kernels import hamming as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import I64Array, U64Array
 from neardup.errors import ParameterError
 
@@ -271,9 +272,9 @@ class BlockPermutedIndex:
 
     def _permute(self, values: U64Array, table: int) -> U64Array:
         out = np.empty_like(values)
-        with parallel_section:
-            kernels.permute_blocks(values, self._sources[table], self._shifts[table],
-                                   self._masks[table], out)  # fmt: skip
+        run = partial(kernels.permute_blocks, values, self._sources[table], self._shifts[table],
+                      self._masks[table], out)  # fmt: skip
+        in_blocks(run, values.shape[0])
         return out
 
     @property
@@ -314,19 +315,37 @@ class BlockPermutedIndex:
         return np.concatenate(found_q), np.concatenate(found_r)
 
     def _query_block(self, queries: U64Array, first_only: bool) -> tuple[I64Array, I64Array]:
-        counts = np.empty(queries.shape[0], dtype=np.int64)
-        starts = np.empty((self.num_tables, queries.shape[0]), dtype=np.int64)
-        args = (self._tables, self._rows, self._sources, self._shifts, self._masks,
-                self._prefix_shifts, self._lower_masks, queries, self.max_distance,
-                first_only)  # fmt: skip
-        with parallel_section:
-            kernels.table_matches(*args, True, starts, counts, counts, np.empty(0, np.int64))
-        offsets = np.zeros(queries.shape[0] + 1, dtype=np.int64)
+        n = queries.shape[0]
+        starts = np.empty((self.num_tables, n), dtype=np.int64)
+        counts = np.zeros(n, dtype=np.int64)
+        self._matches(queries, first_only, starts, counts)
+        offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         row = np.empty(int(offsets[-1]), dtype=np.int64)
-        with parallel_section:
-            kernels.table_matches(*args, False, starts, counts, offsets, row)
-        return np.repeat(np.arange(queries.shape[0], dtype=np.int64), counts), row
+        self._matches(queries, first_only, starts, offsets[:-1].copy(), offsets, row)
+        return np.repeat(np.arange(n, dtype=np.int64), counts), row
+
+    def _matches(
+        self,
+        queries: U64Array,
+        first_only: bool,
+        starts: I64Array,
+        end: I64Array,
+        offsets: I64Array | None = None,
+        row: I64Array | None = None,
+    ) -> None:
+        """A pass of :func:`~neardup._kernels.hamming.table_matches` over every table.
+
+        Table by table, each table's queries in blocks in threads: counting into ``end`` (no
+        ``row``), or writing each query's rows to ``row`` from ``end[q] = offsets[q]`` on.
+        """
+        counting = row is None
+        args = (self._tables, self._rows, self._sources, self._shifts, self._masks,
+                self._prefix_shifts, self._lower_masks, queries, self.max_distance, first_only,
+                counting, starts, end if offsets is None else offsets,
+                np.empty(0, np.int64) if row is None else row, end)  # fmt: skip
+        for table in range(self.num_tables):
+            in_blocks(partial(kernels.table_matches, *args, table), queries.shape[0])
 
 
 def bphs_batch_query(

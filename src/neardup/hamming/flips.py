@@ -21,12 +21,13 @@ refused when its version differs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
 from neardup._kernels import vosh as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import F64Array, U64Array
 from neardup.errors import IncompatibleError, ParameterError
 
@@ -144,8 +145,8 @@ class FlipModel:
         """
         w = np.ascontiguousarray(weights, dtype=np.float64)
         out = np.empty_like(w)
-        with parallel_section:
-            kernels.flip_probabilities(w, self._step, self._table, out)
+        run = partial(kernels.flip_probabilities, w, self._step, self._table, out)
+        in_blocks(run, w.shape[0])
         return out
 
     def to_dict(self) -> dict[str, Any]:

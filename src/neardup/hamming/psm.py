@@ -20,13 +20,14 @@ none is left), and appends the batch to the file as one more sorted run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from math import comb, log2
 from pathlib import Path
 
 import numpy as np
 
 from neardup._kernels import vosh as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.runs import SortedRuns
@@ -197,10 +198,10 @@ def _search(
     found = np.zeros(queries.shape[0], dtype=np.int64)
     attempts = np.zeros(queries.shape[0], dtype=np.int64)
     hits = np.empty((queries.shape[0], cap), dtype=np.int64)
-    with parallel_section:
-        kernels.psm_search(values, rows, header, header_bits, queries, probabilities, active,
-                           max_distance, budget, recall, first_only, found, attempts,
-                           hits)  # fmt: skip
+    run = partial(kernels.psm_search, values, rows, header, header_bits, queries, probabilities,
+                  active, max_distance, budget, recall, first_only, found, attempts,
+                  hits)  # fmt: skip
+    in_blocks(run, queries.shape[0], max_block=kernels.QUERIES_PER_BLOCK)
     starts = np.concatenate([[0], np.cumsum(found)])
     row = np.empty(int(starts[-1]), dtype=np.int64)
     query, column = np.nonzero(np.arange(cap) < found[:, None])
@@ -209,10 +210,10 @@ def _search(
     if more.shape[0]:
         wide = np.empty((more.shape[0], int(found[more].max())), dtype=np.int64)
         again = np.zeros(more.shape[0], dtype=np.int64)  # the same counts, once more
-        with parallel_section:
-            kernels.psm_search(values, rows, header, header_bits, queries[more],
-                               probabilities[more], active[more], max_distance, budget, recall,
-                               first_only, again, np.zeros_like(again), wide)  # fmt: skip
+        run = partial(kernels.psm_search, values, rows, header, header_bits, queries[more],
+                      probabilities[more], active[more], max_distance, budget, recall,
+                      first_only, again, np.zeros_like(again), wide)  # fmt: skip
+        in_blocks(run, more.shape[0], max_block=kernels.QUERIES_PER_BLOCK)
         query, column = np.nonzero(np.arange(wide.shape[1]) < again[:, None])
         row[starts[more[query]] + column] = wide[query, column]
     return np.repeat(np.arange(queries.shape[0], dtype=np.int64), found), row, attempts

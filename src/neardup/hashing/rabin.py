@@ -13,12 +13,12 @@ digits``, the leading ``1`` being the ``t^64`` term; that string is what specs s
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
 from neardup._kernels import rabin as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import U8Array, U64Array
 from neardup.errors import ParameterError
 from neardup.params import DEFAULT_RABIN_POLYNOMIAL
@@ -184,8 +184,7 @@ class RabinFingerprinter:
         np.cumsum(lengths, out=offsets[1:])
         buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
         out = np.empty(len(strings), dtype=np.uint64)
-        with parallel_section:
-            kernels.fingerprints(buf, offsets, self.tables(8)[0], out)
+        in_blocks(partial(kernels.fingerprints, buf, offsets, self.tables(8)[0], out), len(strings))
         return out
 
     def window_fingerprints(self, data: bytes | U8Array, width: int) -> U64Array:

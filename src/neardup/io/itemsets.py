@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from neardup._kernels.items import scatter_by_owner, sort_unique_segments
 from neardup._kernels.sets import compact_sets
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError
 from neardup.io.columns import CHUNK_BYTES, Field, read_columns
@@ -162,11 +163,10 @@ def group_sets(owners: I64Array, hashes: U64Array, num_sets: int) -> ShingleSets
     sizes = np.empty(num_sets, dtype=np.int64)
     offsets = np.zeros(num_sets + 1, dtype=np.int64)
     no_counts = np.empty(0, dtype=np.int64)
-    with parallel_section:
-        sort_unique_segments(grouped, room, sizes)
-        np.cumsum(sizes, out=offsets[1:])
-        out = np.empty(int(offsets[-1]), dtype=np.uint64)
-        compact_sets(grouped, no_counts, room, offsets, out, no_counts)
+    in_blocks(partial(sort_unique_segments, grouped, room, sizes), num_sets)
+    np.cumsum(sizes, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint64)
+    compact_sets(grouped, no_counts, room, offsets, out, no_counts)
     return ShingleSets(hashes=out, offsets=offsets)
 
 

@@ -20,12 +20,13 @@ same pair gives the same bits whichever way round, in whichever batch, on any nu
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from neardup._kernels import distances as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import BoolArray, F64Array, I64Array
 from neardup.errors import ParameterError
 from neardup.kinds import METRICS
@@ -147,8 +148,8 @@ def pair_values(
         )
     out = np.empty(first_items.shape[0], dtype=np.float64)
     if out.shape[0]:
-        with parallel_section:
-            _KERNELS[metric](left, other, first_items, second_items, out)
+        run = partial(_KERNELS[metric], left, other, first_items, second_items, out)
+        in_blocks(run, out.shape[0])
     return out
 
 

@@ -17,6 +17,7 @@ two UTF-16 units). No normalisation is applied: ``É`` and ``é`` differ, and so
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from numpy.typing import NDArray
 
 from neardup._kernels import edit as kernels
 from neardup._kernels.prefix import gather_sets
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, Offsets
 from neardup.errors import InputError, ParameterError
 from neardup.join.result import JoinResult
@@ -132,15 +133,16 @@ def qgram_items(values: I32Array, offsets: Offsets, q: int) -> tuple[NDArray[Any
     rank = np.empty(num_items, dtype=rank_type)
     rank[np.argsort(frequency, kind="stable")] = np.arange(num_items, dtype=rank_type)
     items = np.empty(num_grams, dtype=rank_type)
-    with parallel_section:
-        gather_sets(
-            rank[item.reshape(-1)],
-            item_offsets,
-            np.arange(num_strings, dtype=np.int64),
-            item_offsets,
-            items,
-            False,
-        )
+    run = partial(
+        gather_sets,
+        rank[item.reshape(-1)],
+        item_offsets,
+        np.arange(num_strings, dtype=np.int64),
+        item_offsets,
+        items,
+        False,
+    )
+    in_blocks(run, num_strings)
     return items, item_offsets, num_items
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from typing import Literal, overload
 
 import numpy as np
@@ -31,7 +32,7 @@ from neardup._kernels.items import (
     order_segments_by_key,
     scatter_by_owner,
 )
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import ItemRows, ItemSets, group_sets
@@ -176,8 +177,8 @@ def _by_entity_and_item(rows: ItemRows, num_sets: int) -> NDArray[np.int64]:
     np.cumsum(np.bincount(rows.entities, minlength=num_sets), out=room[1:])
     order = np.empty(len(rows), dtype=np.int64)
     scatter_by_owner(rows.entities, np.arange(len(rows), dtype=np.int64), room[:-1].copy(), order)
-    with parallel_section:
-        order_segments_by_key(np.ascontiguousarray(rows.items, dtype=np.uint64), order, room)
+    keys = np.ascontiguousarray(rows.items, dtype=np.uint64)
+    in_blocks(partial(order_segments_by_key, keys, order, room), num_sets)
     return order
 
 
@@ -316,7 +317,6 @@ def imprecise_features(
     shifts = rng.uniform(0.0, width, size=(num_grids, dim))
     out = np.empty((num_rows, dim * num_grids), dtype=np.uint64)
     if out.size:
-        with parallel_section:
-            grid_cell_features(values, shifts, width, out)
+        in_blocks(partial(grid_cell_features, values, shifts, width, out), num_rows)
     offsets = np.arange(num_rows + 1, dtype=np.int64) * (dim * num_grids)
     return ShingleSets(hashes=out.reshape(-1), offsets=offsets)

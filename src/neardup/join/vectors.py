@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import distances as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError, StoreError
 from neardup.join.banded import (
@@ -663,18 +664,19 @@ class VectorIndex:
             np.cumsum(sizes[start:stop], out=offsets[1:])
             found = np.empty(stop - start, dtype=np.int64)
             out = np.empty(int(offsets[-1]), dtype=np.int64)
-            with parallel_section:
-                kernels.table_candidates(
-                    self._table_items,
-                    lo[start:stop],
-                    hi[start:stop],
-                    self._alive,
-                    limit,
-                    offsets,
-                    out,
-                    found,
-                    checked[start:stop],
-                )
+            run = partial(
+                kernels.table_candidates,
+                self._table_items,
+                lo[start:stop],
+                hi[start:stop],
+                self._alive,
+                limit,
+                offsets,
+                out,
+                found,
+                checked[start:stop],
+            )
+            in_blocks(run, stop - start)
             rank = np.arange(out.shape[0]) - np.repeat(offsets[:-1], sizes[start:stop])
             items.append(out[rank < np.repeat(found, sizes[start:stop])])
             queries.append(np.repeat(np.arange(start, stop, dtype=np.int64), found))

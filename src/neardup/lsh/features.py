@@ -7,10 +7,12 @@ through the C(k, 2) megashingles, each candidate's shared features then counted 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels import features as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.bands import band_keys
@@ -41,14 +43,13 @@ def fungible_pairs(
         keys = features
     else:
         keys = np.empty((features.shape[0], num_groups * (num_groups - 1) // 2), dtype=np.uint64)
-        with parallel_section:
-            kernels.megashingles(features, keys)
+        in_blocks(partial(kernels.megashingles, features, keys), features.shape[0])
     # Position-tagged keys, so that equal features at different positions do not collide.
     tagged = band_keys(keys, keys.shape[1], 1)
     candidates = candidate_pairs(tagged, active=active, max_bucket_size=max_bucket_size)
     shared = np.empty(len(candidates), dtype=np.int64)
-    with parallel_section:
-        kernels.shared_features(features, candidates.first, candidates.second, shared)
+    run = partial(kernels.shared_features, features, candidates.first, candidates.second, shared)
+    in_blocks(run, shared.shape[0])
     keep = shared >= min_shared
     return (
         CandidatePairs(

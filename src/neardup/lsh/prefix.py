@@ -13,13 +13,14 @@ has Jaccard 0 with every set and is never paired; the threshold must be above 0.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import prefix as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.lsh.banding import equal_key_groups
@@ -56,8 +57,8 @@ def _gathered(
     new_offsets = np.zeros(chosen.shape[0] + 1, dtype=np.int64)
     np.cumsum(offsets[chosen + 1] - offsets[chosen], out=new_offsets[1:])
     out = np.empty(int(new_offsets[-1]), dtype=values.dtype)
-    with parallel_section:
-        kernels.gather_sets(values, offsets, chosen, new_offsets, out, is_sorted)
+    run = partial(kernels.gather_sets, values, offsets, chosen, new_offsets, out, is_sorted)
+    in_blocks(run, chosen.shape[0])
     return out, new_offsets
 
 

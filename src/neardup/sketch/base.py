@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from neardup._parallel import parallel_section
 from neardup._types import Batch, I64Array, U64Array
 from neardup.kinds import SKETCH_KINDS
 from neardup.params import SketchSpec
@@ -46,8 +45,7 @@ class TextSketcher(ABC):
         num_shingles = np.empty(batch.num_docs, dtype=np.int64)
         fingerprints = np.empty((batch.num_docs, 2), dtype=np.uint64)
         if batch.num_docs:
-            with parallel_section:
-                self._fill(batch, values, num_shingles, fingerprints)
+            self._fill(batch, values, num_shingles, fingerprints)
         return Signatures(
             values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
         )

@@ -10,11 +10,12 @@ seed 000's ``(m - 32) / 96``. Storage drops from 8 bytes to b/8 bytes per slot (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from neardup._kernels import bbit as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, F64Array, I64Array, U8Array, U64Array
 from neardup.errors import IncompatibleError, ParameterError
 from neardup.pairs import CandidatePairs
@@ -85,8 +86,8 @@ class BBitSignatures:
     def codes(self) -> U64Array:
         """The codes unpacked, ``uint64[num_docs, num_perm]`` (what LSH banding takes)."""
         out = np.empty((self.packed.shape[0], self.num_perm), dtype=np.uint64)
-        with parallel_section:
-            kernels.unpack_codes(self.packed, self.num_perm, self.num_bits, out)
+        run = partial(kernels.unpack_codes, self.packed, self.num_perm, self.num_bits, out)
+        in_blocks(run, self.packed.shape[0])
         return out
 
     def check_compatible(self, other: BBitSignatures) -> None:
@@ -119,8 +120,7 @@ def pack_bbit(signatures: Signatures, num_bits: int) -> BBitSignatures:
     width = -(-signatures.num_perm // per_byte)
     out = np.empty((signatures.num_docs, width), dtype=np.uint8)
     values = np.ascontiguousarray(signatures.values, dtype=np.uint64)
-    with parallel_section:
-        kernels.pack_bits(values, _BBIT_KEY, num_bits, out)
+    in_blocks(partial(kernels.pack_bits, values, _BBIT_KEY, num_bits, out), values.shape[0])
     return BBitSignatures(
         packed=out,
         num_perm=signatures.num_perm,
@@ -141,10 +141,16 @@ def bbit_estimate(signatures: BBitSignatures | Signatures, pairs: CandidatePairs
     first = np.ascontiguousarray(pairs.first, dtype=np.int64)
     second = np.ascontiguousarray(pairs.second, dtype=np.int64)
     matches = np.empty(first.shape[0], dtype=np.int64)
-    with parallel_section:
-        kernels.matching_codes(
-            signatures.packed, signatures.num_perm, signatures.num_bits, first, second, matches
-        )
+    run = partial(
+        kernels.matching_codes,
+        signatures.packed,
+        signatures.num_perm,
+        signatures.num_bits,
+        first,
+        second,
+        matches,
+    )
+    in_blocks(run, first.shape[0])
     chance = chance_agreement(signatures.num_bits)
     return (matches / signatures.num_perm - chance) / (1.0 - chance)
 

@@ -11,11 +11,13 @@ Containment is what finds a copied article inside a page full of other material.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels.bottomk import bottom_k_counts, bottom_k_sketches
 from neardup._kernels.compiling import read_only
-from neardup._parallel import parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.pairs import CandidatePairs
@@ -60,7 +62,8 @@ class BottomKSketcher(TextSketcher):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         kt = self._kernel_text
-        bottom_k_sketches(
+        run = partial(
+            bottom_k_sketches,
             read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
@@ -70,6 +73,7 @@ class BottomKSketcher(TextSketcher):
             num_shingles,
             fingerprints,
         )
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
 
 
 def sketch_sizes(sketches: Signatures) -> I64Array:
@@ -80,15 +84,16 @@ def sketch_sizes(sketches: Signatures) -> I64Array:
 
 def _counts(sketches: Signatures, pairs: CandidatePairs) -> I64Array:
     out = np.empty((len(pairs), 6), dtype=np.int64)
-    with parallel_section:
-        bottom_k_counts(
-            np.ascontiguousarray(sketches.values),
-            sketch_sizes(sketches),
-            np.ascontiguousarray(pairs.first, dtype=np.int64),
-            np.ascontiguousarray(pairs.second, dtype=np.int64),
-            sketches.spec.num_perm,
-            out,
-        )
+    run = partial(
+        bottom_k_counts,
+        np.ascontiguousarray(sketches.values),
+        sketch_sizes(sketches),
+        np.ascontiguousarray(pairs.first, dtype=np.int64),
+        np.ascontiguousarray(pairs.second, dtype=np.int64),
+        sketches.spec.num_perm,
+        out,
+    )
+    in_blocks(run, len(pairs))
     return out
 
 

@@ -13,11 +13,14 @@ of :class:`~neardup.params.ShingleSpec` (``word:1``, I-Match's terms, on the com
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels.canonical import canonical_fingerprints
 from neardup._kernels.compiling import read_only
 from neardup._kernels.tokens import document_fingerprints
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
@@ -84,10 +87,15 @@ class CanonicalSketcher(TextSketcher):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         kt = self._kernel_text
-        document_fingerprints(
-            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
-        )  # num_shingles is overwritten below: the kept terms
+        run = partial(
+            document_fingerprints, read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k,
+            num_shingles, fingerprints,
+        )  # fmt: skip
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
+        # num_shingles is overwritten below: the kept terms
         sets = self._shingler.shingle_sets(batch)
-        canonical_fingerprints(
-            sets.hashes, sets.offsets, self.lexicon, self.idf is not None, values, num_shingles
-        )
+        run = partial(
+            canonical_fingerprints, sets.hashes, sets.offsets, self.lexicon, self.idf is not None,
+            values, num_shingles,
+        )  # fmt: skip
+        in_blocks(run, len(sets))

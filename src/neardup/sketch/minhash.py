@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from neardup._kernels.compiling import read_only
@@ -10,7 +12,7 @@ from neardup._kernels.minhash import (
     minhash_of_sets,
     minhash_signatures,
 )
-from neardup._parallel import parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.params import SketchSpec
@@ -47,15 +49,16 @@ def minhash_sets(
     if limit is not None and len(sets.hashes) and int(sets.hashes.max()) >= limit:
         raise ParameterError("minhash_sets with a modulus needs every set element below 2^32.")
     out = np.empty((len(sets), perm_a.shape[0]), dtype=np.uint64)
-    with parallel_section:
-        minhash_of_sets(
-            np.ascontiguousarray(sets.hashes, dtype=np.uint64),
-            np.ascontiguousarray(sets.offsets, dtype=np.int64),
-            np.ascontiguousarray(perm_a, dtype=np.uint64),
-            np.ascontiguousarray(perm_b, dtype=np.uint64),
-            0 if modulus is None else modulus,
-            out,
-        )
+    run = partial(
+        minhash_of_sets,
+        np.ascontiguousarray(sets.hashes, dtype=np.uint64),
+        np.ascontiguousarray(sets.offsets, dtype=np.int64),
+        np.ascontiguousarray(perm_a, dtype=np.uint64),
+        np.ascontiguousarray(perm_b, dtype=np.uint64),
+        0 if modulus is None else modulus,
+        out,
+    )
+    in_blocks(run, len(sets))
     return out
 
 
@@ -85,7 +88,8 @@ class MinHasher(TextSketcher):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         kt = self._kernel_text
-        minhash_signatures(
+        run = partial(
+            minhash_signatures,
             read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
@@ -96,6 +100,7 @@ class MinHasher(TextSketcher):
             num_shingles,
             fingerprints,
         )
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
 
 
 class SupershingleSketcher(MinHasher):
@@ -136,7 +141,8 @@ class LeadByteMinHasher(MinHasher):
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
     ) -> None:
         kt = self._kernel_text
-        minhash_lead_byte_signatures(
+        run = partial(
+            minhash_lead_byte_signatures,
             read_only(batch.data),
             batch.offsets,
             *kt.tokenizer,
@@ -148,3 +154,4 @@ class LeadByteMinHasher(MinHasher):
             num_shingles,
             fingerprints,
         )
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)

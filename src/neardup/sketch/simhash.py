@@ -17,14 +17,14 @@ searches those first).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from statistics import NormalDist
 
 import numpy as np
 
 from neardup._kernels.compiling import read_only
 from neardup._kernels.simhash import simhash_signatures
-from neardup._parallel import parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.pairs import CandidatePairs
@@ -88,8 +88,7 @@ class SimHasher(TextSketcher):
         num_shingles = np.empty(n, dtype=np.int64)
         fingerprints = np.empty((n, 2), dtype=np.uint64)
         if n:
-            with parallel_section:
-                self._hash(batch, values, weights, num_shingles, fingerprints)
+            self._hash(batch, values, weights, num_shingles, fingerprints)
         signatures = Signatures(
             values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
         )
@@ -115,10 +114,11 @@ class SimHasher(TextSketcher):
             keys, idf, missing = np.empty(0, np.uint64), np.empty(0, np.float64), 1.0
         kt = self._kernel_text
         gaussians = _gaussians() if self.spec.projection == "gaussian" else _NO_GAUSSIANS
-        simhash_signatures(
-            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, self.keys, gaussians,
-            keys, idf, missing, values, weights, num_shingles, fingerprints,
+        run = partial(
+            simhash_signatures, read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k,
+            self.keys, gaussians, keys, idf, missing, values, weights, num_shingles, fingerprints,
         )  # fmt: skip
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
 
 
 def hamming_distance(a: U64Array | np.uint64, b: U64Array | np.uint64) -> I64Array:

@@ -22,7 +22,7 @@ from neardup._kernels.compiling import read_only
 from neardup._kernels.tokens import document_fingerprints
 from neardup._kernels.verify import weighted_overlaps
 from neardup._kernels.weighted import icws_samples
-from neardup._parallel import in_blocks, parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.pairs import CandidatePairs
@@ -241,15 +241,16 @@ class WeightedMinHasher(TextSketcher):
         if np.any(weighted.weights < 0) or not np.all(np.isfinite(weighted.weights)):
             raise ParameterError("weights must be finite and non-negative.")
         out = np.zeros((len(weighted.sets), self.spec.num_perm), dtype=np.uint64)
-        with parallel_section:
-            icws_samples(
-                weighted.sets.hashes,
-                np.ascontiguousarray(weighted.weights, dtype=np.float64),
-                weighted.sets.offsets,
-                self.spec.num_perm,
-                self.seed,
-                out,
-            )
+        run = partial(
+            icws_samples,
+            weighted.sets.hashes,
+            np.ascontiguousarray(weighted.weights, dtype=np.float64),
+            weighted.sets.offsets,
+            self.spec.num_perm,
+            self.seed,
+            out,
+        )
+        in_blocks(run, len(weighted.sets))
         return out
 
     def _fill(
@@ -257,9 +258,11 @@ class WeightedMinHasher(TextSketcher):
     ) -> None:
         values[:] = self.sketch_weighted(term_counts(batch, self.spec))
         kt = self._kernel_text
-        document_fingerprints(
-            read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k, num_shingles, fingerprints
-        )
+        run = partial(
+            document_fingerprints, read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k,
+            num_shingles, fingerprints,
+        )  # fmt: skip
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
 
 
 def estimate_weighted_jaccard(samples: U64Array, pairs: CandidatePairs) -> F64Array:

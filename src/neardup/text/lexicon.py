@@ -16,7 +16,7 @@ there), one file per language of :data:`~neardup.params.STOPWORD_LANGUAGES`.
 from __future__ import annotations
 
 import threading
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from typing import Any
 
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._kernels import lexicon as kernels
-from neardup._parallel import parallel_section
+from neardup._parallel import in_blocks
 from neardup._types import Batch, I64Array, U8Array, U64Array
 from neardup.errors import MissingExtraError, ParameterError
 from neardup.params import STEM_LANGUAGES, STOPWORD_LANGUAGES, NormalizeSpec
@@ -117,19 +117,15 @@ def word_spans(
     """
     counts = np.empty(texts.num_docs, dtype=np.int64)
     offsets = np.zeros(texts.num_docs + 1, dtype=np.int64)
-    with parallel_section:
-        kernels.count_words(
-            texts.data, texts.offsets, classes, byte_words, strip_punctuation, counts
-        )
-        np.cumsum(counts, out=offsets[1:])
-        total = int(offsets[-1])
-        starts = np.empty(total, dtype=np.int64)
-        lengths = np.empty(total, dtype=np.int64)
-        hashes = np.empty(total, dtype=np.uint64)
-        kernels.word_spans(
-            texts.data, texts.offsets, classes, byte_words, strip_punctuation, offsets, starts,
-            lengths, hashes,
-        )  # fmt: skip
+    args = (texts.data, texts.offsets, classes, byte_words, strip_punctuation)
+    in_blocks(partial(kernels.count_words, *args, counts), texts.num_docs)
+    np.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
+    starts = np.empty(total, dtype=np.int64)
+    lengths = np.empty(total, dtype=np.int64)
+    hashes = np.empty(total, dtype=np.uint64)
+    run = partial(kernels.word_spans, *args, offsets, starts, lengths, hashes)
+    in_blocks(run, texts.num_docs)
     return WordSpans(offsets, starts, lengths, hashes)
 
 
@@ -142,8 +138,8 @@ def _decoded(
     out_offsets = np.zeros(starts.shape[0], dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=out_offsets[1:])
     out = np.empty(int(lengths.sum()) + starts.shape[0] - 1, dtype=np.uint8)
-    with parallel_section:
-        kernels.gather_words(data, starts, lengths, byte_words, out, out_offsets)
+    run = partial(kernels.gather_words, data, starts, lengths, byte_words, out, out_offsets)
+    in_blocks(run, starts.shape[0])
     return out.tobytes().decode("utf-8", "surrogateescape").split(" ")
 
 
@@ -201,17 +197,18 @@ class Lexicon:
         keys, offsets, stems = self._stems_for(texts.data, spans)
         sizes = np.empty(texts.num_docs, dtype=np.int64)
         out_offsets = np.zeros(texts.num_docs + 1, dtype=np.int64)
-        with parallel_section:
-            kernels.rewrite_sizes(
-                texts.offsets, spans.offsets, spans.lengths, spans.hashes, self.drop_keys, keys,
-                offsets, sizes,
-            )  # fmt: skip
-            np.cumsum(sizes, out=out_offsets[1:])
-            out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
-            kernels.rewrite_fill(
-                texts.data, texts.offsets, spans.offsets, spans.starts, spans.lengths,
-                spans.hashes, self.drop_keys, keys, offsets, stems, out, out_offsets,
-            )  # fmt: skip
+        run = partial(
+            kernels.rewrite_sizes, texts.offsets, spans.offsets, spans.lengths, spans.hashes,
+            self.drop_keys, keys, offsets, sizes,
+        )  # fmt: skip
+        in_blocks(run, texts.num_docs)
+        np.cumsum(sizes, out=out_offsets[1:])
+        out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+        run = partial(
+            kernels.rewrite_fill, texts.data, texts.offsets, spans.offsets, spans.starts,
+            spans.lengths, spans.hashes, self.drop_keys, keys, offsets, stems, out, out_offsets,
+        )  # fmt: skip
+        in_blocks(run, texts.num_docs)
         return Batch(out, out_offsets)
 
     def _stems_for(self, data: U8Array, spans: WordSpans) -> tuple[U64Array, I64Array, U8Array]:

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from neardup._kernels import sets as set_kernels
 from neardup._kernels import tokens as token_kernels
 from neardup._kernels.compiling import read_only
-from neardup._parallel import SCRATCH_BLOCK, in_blocks, parallel_section
+from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.rabin import RabinFingerprinter
@@ -94,10 +94,11 @@ class KernelText:
         listed = normalize_batch(list(stopword_list(shingle.stopwords)), normalize)
         counts = np.empty(listed.num_docs, dtype=np.int64)
         firsts = np.empty(listed.num_docs, dtype=np.uint64)
-        with parallel_section:
-            token_kernels.first_tokens(
-                read_only(listed.data), listed.offsets, *text.tokenizer, counts, firsts
-            )
+        run = partial(
+            token_kernels.first_tokens, read_only(listed.data), listed.offsets, *text.tokenizer,
+            counts, firsts,
+        )  # fmt: skip
+        in_blocks(run, listed.num_docs, max_block=SCRATCH_BLOCK)
         return replace(text, stop_keys=np.unique(firsts[counts == 1]))
 
     @property
@@ -170,8 +171,10 @@ class Shingler:
         batch = as_batch(texts, self.normalize)
         kt = self._kernel_text
         out = np.empty(batch.num_docs, dtype=np.int64)
-        with parallel_section:
-            token_kernels.count_tokens(read_only(batch.data), batch.offsets, *kt.tokenizer, out)
+        run = partial(
+            token_kernels.count_tokens, read_only(batch.data), batch.offsets, *kt.tokenizer, out
+        )
+        in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
         return out
 
     def shingle_sets(self, texts: Sequence[str] | Batch) -> ShingleSets:
