@@ -108,6 +108,48 @@ def sort_buckets(out, bounds, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _bucket(items, start, stop, members, bounds, m, num):  # type: ignore[no-untyped-def]
+    """Append ``items[start:stop]`` as a bucket when it holds two or more; the new ends."""
+    if stop - start < 2:
+        return m, num
+    bounds[num] = m
+    for t in range(start, stop):
+        members[m] = items[t]
+        m += 1
+    return m, num + 1
+
+
+@njit(cache=True, nogil=True)
+def _split_by_low_word(items, start, stop, keys_lo, members, bounds, m, num):  # type: ignore[no-untyped-def]
+    """The buckets of ``items[start:stop]`` (one high word) by ascending ``keys_lo``, a scan each.
+
+    Items keep their order in each bucket; returns the new ends of ``members`` and ``bounds``.
+    """
+    taken = np.zeros(stop - start, dtype=np.bool_)
+    left = stop - start
+    while left >= 2:
+        low = uint64(0)
+        found = False
+        for t in range(start, stop):  # the smallest low word not yet taken
+            if not taken[t - start] and (not found or keys_lo[items[t]] < low):
+                low = keys_lo[items[t]]
+                found = True
+        first = m
+        for t in range(start, stop):
+            if not taken[t - start] and keys_lo[items[t]] == low:
+                taken[t - start] = True
+                members[m] = items[t]
+                m += 1
+        left -= m - first
+        if m - first >= 2:
+            bounds[num] = first
+            num += 1
+        else:
+            m = first  # a key of one item: no bucket
+    return m, num
+
+
+@njit(cache=True, nogil=True)
 def _split_run(packed, i, j, keys_hi, keys_lo, item_bits, members, bounds, m, num):  # type: ignore[no-untyped-def]
     """The buckets of ``packed[i:j]`` (one prefix, several keys), by key, items ascending.
 
@@ -134,27 +176,10 @@ def _split_run(packed, i, j, keys_hi, keys_lo, item_bits, members, bounds, m, nu
         stop = start + 1
         while stop < run and keys_hi[items[stop]] == keys_hi[items[start]]:
             stop += 1
-        left = stop - start
-        taken = np.zeros(left, dtype=np.bool_)
-        while left >= 2:
-            low = uint64(0)
-            found = False
-            for t in range(start, stop):  # the smallest low word not yet taken
-                if not taken[t - start] and (not found or keys_lo[items[t]] < low):
-                    low = keys_lo[items[t]] if wide else uint64(0)
-                    found = True
-            first = m
-            for t in range(start, stop):
-                if not taken[t - start] and (not wide or keys_lo[items[t]] == low):
-                    taken[t - start] = True
-                    members[m] = items[t]
-                    m += 1
-            left -= m - first
-            if m - first >= 2:
-                bounds[num] = first
-                num += 1
-            else:
-                m = first  # a key of one item: no bucket
+        if not wide:
+            m, num = _bucket(items, start, stop, members, bounds, m, num)
+        else:
+            m, num = _split_by_low_word(items, start, stop, keys_lo, members, bounds, m, num)
         start = stop
     return m, num
 
