@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numba
 import numpy as np
 import pytest
@@ -125,3 +130,34 @@ def test_the_radix_sort_sorts_keys_packed_with_their_items(
         assert sort_packed(values, item_bits).tolist() == sorted(packed)
     finally:
         numba.set_num_threads(default)
+
+
+BOUNDS_SCRIPT = """
+import numpy as np
+from neardup.lsh.banding import equal_key_groups
+rng = np.random.default_rng(0)
+for trial in range(300):
+    n = int(rng.integers(2, 5000))
+    keys = rng.integers(0, 40, size=n).astype(np.uint64) << np.uint64(int(rng.choice([0, 50])))
+    low = rng.integers(0, 3, size=n).astype(np.uint64) if trial % 2 else None
+    members, bounds = equal_key_groups(keys, low)
+    assert bounds[-1] == members.shape[0]
+print("ok")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_grouping_reads_only_inside_its_arrays(tmp_path: Path) -> None:
+    # numba does not check indices: a read past an array is garbage or a crash on large
+    # inputs only. With NUMBA_BOUNDSCHECK every index is checked (IndexError).
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-c", BOUNDS_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
