@@ -42,7 +42,8 @@ from neardup.text.shingle import Shingler
 __all__ = ["compile_later_stages", "compiling_ahead"]
 
 _NUM_DOCS = 5000
-"""Made-up documents: more than one thread's share, so the threaded sort's kernels compile."""
+"""Made-up documents: more keys than :data:`~neardup.hashing.packed.SMALL`, so the radix sort's
+kernels compile too."""
 
 
 def compile_later_stages(directory: Path) -> None:
