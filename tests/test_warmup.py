@@ -166,6 +166,17 @@ def test_the_made_up_later_stages_compile_what_a_run_needs_after_sketching(
     assert compiled <= READ_AND_KEPT, compiled - READ_AND_KEPT
 
 
+def test_the_made_up_documents_give_every_later_stage_work(tmp_path: Path) -> None:
+    found = ahead.compile_later_stages(tmp_path)
+    labels = found.clusters.labels
+    assert len(set(labels[:4].tolist())) == 1  # near copies: candidates, verified, clustered
+    assert labels[5] == labels[4] != labels[0]  # exact copies
+    assert len(set(labels[6:].tolist())) == len(labels) - 6  # the rest apart
+    assert found.summary.counts.verified_pairs >= 3
+    assert (tmp_path / "clusters.jsonl").exists()
+    assert (tmp_path / "pairs.jsonl").exists()
+
+
 def test_compiling_ahead_runs_a_second_process_only_on_a_cold_cache(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -36,7 +36,7 @@ from neardup.io.records import Ids
 from neardup.io.results import write_clusters, write_pairs
 from neardup.io.spill import KeyColumns
 from neardup.params import DedupConfig
-from neardup.pipeline import Sketched, Timings, find_duplicates
+from neardup.pipeline import DedupResult, Sketched, Timings, find_duplicates
 from neardup.text.shingle import Shingler
 
 __all__ = ["compile_later_stages", "compiling_ahead"]
@@ -46,16 +46,18 @@ _NUM_DOCS = 5000
 kernels compile too."""
 
 
-def compile_later_stages(directory: Path) -> None:
+def compile_later_stages(directory: Path) -> DedupResult:
     """Shingle, find duplicates among, and write results of, made-up documents (in ``directory``).
 
     In the order a run needs them after its reading kernels: the shingling kernels (which
     sketching shares with verification's shingle sets), then the stages from exact groups to
-    clusters, then the writers.
+    clusters, then the writers. Returns what the stages found (documents 0 to 3 near copies,
+    4 and 5 exact ones: every stage had work).
     """
     ids = Ids.of([f"doc-{i}" for i in range(_NUM_DOCS)])
-    _find_duplicates(directory, ids)
+    found = _find_duplicates(directory, ids)
     _write_results(directory, ids)
+    return found
 
 
 def _write_results(directory: Path, ids: Ids) -> None:
@@ -71,7 +73,7 @@ def _write_results(directory: Path, ids: Ids) -> None:
     write_pairs(directory / "pairs.jsonl", ids, (first, second), near)
 
 
-def _find_duplicates(directory: Path, ids: Ids) -> None:
+def _find_duplicates(directory: Path, ids: Ids) -> DedupResult:
     """Every stage from exact groups to clusters, on made-up documents and sketches.
 
     Documents 0 to 3 share their signature rows (candidates that verify and cluster), 4 and 5
@@ -108,7 +110,7 @@ def _find_duplicates(directory: Path, ids: Ids) -> None:
         num_bytes=len(data),
     )
     try:
-        find_duplicates(sketched, config, Timings(), work_dir=directory)
+        return find_duplicates(sketched, config, Timings(), work_dir=directory)
     finally:
         arena.close()
 
