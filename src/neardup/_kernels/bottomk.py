@@ -9,12 +9,11 @@ last two arguments): blocks run in threads at once (``neardup._parallel.in_block
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from neardup._kernels.minhash import EMPTY
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 
 @njit(cache=True, nogil=True)
@@ -43,9 +42,7 @@ def bottom_k_sketches(  # type: ignore[no-untyped-def]
     counts and exact fingerprints. Cost: O(s log s) for s shingles.
     """
     width = sketch.shape[1]
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,

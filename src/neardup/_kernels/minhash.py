@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-from neardup._kernels.tokens import doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 EMPTY = uint64(0xFFFFFFFFFFFFFFFF)
 """The value of a slot no shingle reached (the largest uint64): a document without one."""
@@ -49,9 +49,7 @@ def minhash_signatures(  # type: ignore[no-untyped-def]
     O(shingles * num_perm) per document.
     """
     num_perm = perm_a.shape[0]
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
@@ -105,9 +103,7 @@ def minhash_lead_byte_signatures(  # type: ignore[no-untyped-def]
     """
     num_perm = perm_a.shape[0]
     num_groups = lead_tables.shape[0]
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     lead = np.empty(num_perm, dtype=np.int64)
     words = np.empty(num_groups, dtype=np.uint64)
     lead_bytes = words.view(np.uint8)  # little-endian: byte 8g + b is slot 8g + b's lead

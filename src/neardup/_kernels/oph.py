@@ -14,7 +14,7 @@ from numba import njit, uint64
 
 from neardup._kernels.minhash import EMPTY
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -196,9 +196,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity. Cost: O(shingles + filled bins *
     num_bins) per document, the second term vectorised.
     """
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     scratch = _densify_scratch(ranks, sig.shape[1])
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, uint64
 
 from neardup._kernels.groups import insertion_sort
-from neardup._kernels.tokens import doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 
 @njit(cache=True, nogil=True)
@@ -74,9 +74,7 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     shingles.
     """
     counting = out_counts.shape[0] > 0
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     counts = np.empty(4097, dtype=np.int64)
     for d in range(lo, hi):
         num, _, _ = doc_shingles_into(

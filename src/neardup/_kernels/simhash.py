@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, uint64
 
 from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import doc_shingles_into, longest
+from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 
@@ -60,9 +60,7 @@ def simhash_signatures(  # type: ignore[no-untyped-def]
     words = fingerprint_out.shape[1]
     bits = 64 * words
     keep_weights = bit_weights.shape[1] == bits
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     weights = np.empty(bits, dtype=np.float64)
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(

@@ -304,6 +304,16 @@ def longest(offsets, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def shingle_room(offsets, lo, hi):  # type: ignore[no-untyped-def]
+    """Token and shingle scratch for :func:`doc_shingles_into` over documents ``lo .. hi - 1``.
+
+    Sized for the longest of them (a document has at most one token a byte).
+    """
+    room = longest(offsets, lo, hi) + 1
+    return np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
 def count_tokens(  # type: ignore[no-untyped-def]
     buf,
     offsets,
@@ -379,9 +389,7 @@ def document_fingerprints(  # type: ignore[no-untyped-def]
 
     For sketchers that draw their samples from shingle sets rather than the text. Cost: O(bytes).
     """
-    room = longest(offsets, lo, hi) + 1
-    tokens = np.empty(room, dtype=np.uint64)
-    shingles = np.empty(room, dtype=np.uint64)
+    tokens, shingles = shingle_room(offsets, lo, hi)
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
