@@ -75,6 +75,8 @@ def write_short_corpus(
     """Write ``num_docs`` short documents as JSONL to ``path`` and the truth beside it.
 
     Written to temporary names and renamed, so an interrupted run leaves nothing half-written.
+    A base document's text is made again from its runs' starts when a copy needs it, so memory
+    holds a few numbers per document, not the texts (100M documents take about 8 GB).
     Returns the truth file's path (``path`` + ``.truth.tsv``).
     """
     data, word_starts = _word_stream(archive)
@@ -82,30 +84,35 @@ def write_short_corpus(
     rng = np.random.default_rng(seed)
     kinds = np.array(["base", *SHARES])
     probs = np.array([1 - sum(SHARES.values()), *SHARES.values()])
-    chosen = rng.choice(kinds, size=num_docs, p=probs)
-    chosen[:10] = "base"
-    run_starts = rng.integers(0, num_words - WORDS_PER_RUN, size=(num_docs, RUNS)).tolist()
-    picks = rng.random(num_docs).tolist()
-    params = rng.integers(0, 1 << 30, size=(num_docs, 2)).tolist()
+    chosen = rng.choice(len(kinds), size=num_docs, p=probs)
+    chosen[:10] = 0
+    run_starts = rng.integers(0, num_words - WORDS_PER_RUN, size=(num_docs, RUNS))
+    picks = rng.random(num_docs)
+    params = rng.integers(0, 1 << 30, size=(num_docs, 2))
+    is_base = chosen == 0
+    bases = np.flatnonzero(is_base)
+    bases_before = np.cumsum(is_base) - is_base  # the base documents written before each one
+    sources = bases[(picks * bases_before).astype(np.int64)]
     starts = word_starts.tolist()
-    bases: list[int] = []
-    text_of: dict[int, bytes] = {}
+
+    def base_text(doc: int) -> bytes:
+        return b" ".join(
+            data[starts[s] : starts[s + WORDS_PER_RUN] - 1] for s in run_starts[doc].tolist()
+        )
+
     truth = path.with_name(path.name + ".truth.tsv")
     tmp, tmp_truth = path.with_suffix(".tmp"), truth.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as out, tmp_truth.open("w", encoding="utf-8") as facts:
         facts.write("copy\tsource\tkind\n")
         for doc, kind in enumerate(chosen.tolist()):
-            if kind == "base":
-                text = b" ".join(
-                    data[starts[s] : starts[s + WORDS_PER_RUN] - 1] for s in run_starts[doc]
-                )
-                text_of[doc] = text
-                bases.append(doc)
+            if kind == 0:
+                text = base_text(doc)
             else:
-                source = bases[int(picks[doc] * len(bases))]
-                at = starts[params[doc][1] % (num_words - 12)]
+                source = int(sources[doc])
+                edit, where = params[doc].tolist()
+                at = starts[where % (num_words - 12)]
                 filler = data[at : at + 200].split(b" ")
-                text, label = _copy(text_of[source], kind, params[doc][0], filler)
+                text, label = _copy(base_text(source), str(kinds[kind]), edit, filler)
                 facts.write(f"d{doc:08d}\td{source:08d}\t{label}\n")
             record = {"id": f"d{doc:08d}", "text": text.decode("utf-8", "replace")}
             out.write(json.dumps(record) + "\n")
