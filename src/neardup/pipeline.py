@@ -548,17 +548,31 @@ class PairScorer:
         return self.sets is not None
 
     def score(
-        self, pairs: CandidatePairs, progress: ProgressCallback | None = None
+        self,
+        pairs: CandidatePairs,
+        progress: ProgressCallback | None = None,
+        *,
+        with_estimate: bool = True,
     ) -> tuple[F64Array, F64Array]:
-        """``(estimate, exact)`` of each pair; ``progress`` told the pairs scored so far."""
+        """``(estimate, exact)`` of each pair; ``progress`` told the pairs scored so far.
+
+        ``with_estimate=False`` leaves the estimates NaN where the exact similarity is measured.
+        """
         estimate = np.full(len(pairs), np.nan)
         jaccard = np.full(len(pairs), np.nan)
         for chunk in self.chunks(pairs):
             positions = np.arange(chunk.lo, chunk.hi)
-            estimate[positions], jaccard[positions] = chunk.measure(positions)
+            estimate[positions], jaccard[positions] = chunk.measure(
+                positions, with_estimate=with_estimate
+            )
             if progress is not None:
                 progress(chunk.hi)
         return estimate, jaccard
+
+    def similarity(self, pairs: CandidatePairs) -> F64Array:
+        """The similarity verification goes by (:func:`measured`) of each pair, and no other."""
+        exact = self.config.verify_mode == "exact"
+        return measured(*self.score(pairs, with_estimate=not exact), self.config)
 
     def chunks(self, pairs: CandidatePairs) -> Iterator[ScoredChunk]:
         """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory."""
@@ -595,25 +609,32 @@ class ScoredChunk:
         else:
             self._batch = scorer.texts.take(docs)
 
-    def measure(self, positions: I64Array) -> tuple[F64Array, F64Array]:
-        """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
+    def measure(
+        self, positions: I64Array, *, with_estimate: bool = True
+    ) -> tuple[F64Array, F64Array]:
+        """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``).
+
+        ``with_estimate=False`` leaves the estimates NaN where the exact similarity is measured.
+        """
         scorer, config = self._scorer, self._scorer.config
         local = CandidatePairs(
             first=self._first[positions - self.lo], second=self._second[positions - self.lo]
         )
+        estimate = np.full(len(local), np.nan)
         if self._sets is not None:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
             # at the threshold (no second pass over the text, no row matrix).
             assert isinstance(scorer.sketcher, OPHSketcher)
-            estimate = np.full(len(local), np.nan)
             exact = exact_jaccard(self._sets, local)
-            near = np.flatnonzero(exact >= config.lsh.threshold)
-            estimate[near] = scorer.sketcher.agreement_of_sets(
-                self._sets, local.first[near], local.second[near]
-            )
+            if with_estimate:
+                near = np.flatnonzero(exact >= config.lsh.threshold)
+                estimate[near] = scorer.sketcher.agreement_of_sets(
+                    self._sets, local.first[near], local.second[near]
+                )
             return estimate, exact
         assert self._batch is not None
-        estimate = estimate_similarity(scorer.sketcher.sketch(self._batch), local)
+        if with_estimate or config.verify_mode != "exact":
+            estimate = estimate_similarity(scorer.sketcher.sketch(self._batch), local)
         if config.verify_mode != "exact":
             return estimate, np.full(len(local), np.nan)
         return estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf)
@@ -822,7 +843,7 @@ def cluster_joined(
         for lo in range(0, members.shape[0], VERIFY_BLOCK_PAIRS):
             block = members[lo : lo + VERIFY_BLOCK_PAIRS]
             to_representative = CandidatePairs(first=representative[labels[block]], second=block)
-            similarity[block] = measured(*scorer.score(to_representative), config)
+            similarity[block] = scorer.similarity(to_representative)
         del representative
     similarity = similarity[exact_first]
     clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
