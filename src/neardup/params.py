@@ -587,10 +587,10 @@ class LSHSpec(_Spec):
     def __post_init__(self) -> None:
         self._validate()
         if (self.num_bands is None) != (self.num_rows is None):
+            given = "num_bands" if self.num_rows is None else "num_rows"
             raise ParameterError(
                 "LSHSpec.num_bands and LSHSpec.num_rows must be given together (or neither, to "
-                f"choose them from the threshold); got num_bands={self.num_bands!r}, "
-                f"num_rows={self.num_rows!r}."
+                f"choose them from the threshold); got LSHSpec.{given} only."
             )
         if (
             self.num_bands is not None
@@ -733,10 +733,10 @@ class JoinSpec(_Spec):
                 f"{opening}{metric.low:g}{closing}; got {self.threshold!r}."
             )
         if (self.num_bands is None) != (self.num_rows is None):
+            given = "num_bands" if self.num_rows is None else "num_rows"
             raise ParameterError(
                 "JoinSpec.num_bands and JoinSpec.num_rows must be given together (or neither, "
-                f"to choose them); got num_bands={self.num_bands!r}, "
-                f"num_rows={self.num_rows!r}."
+                f"to choose them); got JoinSpec.{given} only."
             )
         if self.exact and not metric.has_exact_join:
             exact = [m.name for m in METRICS.values() if m.has_exact_join]

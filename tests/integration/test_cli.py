@@ -102,17 +102,17 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
         (
             ["dedup", str(SAMPLE), "-o", "out", "--threshold", "1.5"],
             2,
-            "error: LSHSpec.threshold must be a float in (0.0, 1.0]; got 1.5.",
+            "error: --threshold must be a float in (0.0, 1.0]; got 1.5.",
         ),
         (
             ["dedup", str(SAMPLE), "-o", "out", "--shingle", "words"],
             2,
-            "error: ShingleSpec must be written UNIT:K",
+            "error: --shingle must be written UNIT:K",
         ),
         (
             ["dedup", str(SAMPLE), "-o", "out", "--sketch", "nope"],
             2,
-            "Invalid value for '--sketch'",
+            "error: --sketch: 'nope' is not one of 'oph', 'minhash'",
         ),
         (["dedup", str(SAMPLE)], 2, "Missing option '-o' / '--output'"),
     ],

@@ -243,7 +243,7 @@ def test_plan_warns_of_a_sample_too_small_and_states_its_size(tmp_path: Path) ->
 def test_plan_refuses_a_byte_budget_of_one_document(tmp_path: Path) -> None:
     done = run("plan", SAMPLE, "--sample-mb", "0.0001", "-o", tmp_path / "plan.toml")
     assert done.returncode == 2, done.stderr
-    assert "error: plan sample_bytes (--sample-mb) of 104 bytes" in done.stderr
+    assert "error: plan.sample_bytes (--sample-mb) of 104 bytes" in done.stderr
     assert "no pair to measure" in done.stderr
     assert not (tmp_path / "plan.toml").exists()
 

@@ -229,8 +229,8 @@ OPTION_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["index", "query", "{path}", "--text", "x", "--threshold", "nan"], {}, "--threshold must"),
     (["index", "create", "{new}", "--sketch", "bottomk"], {}, "sketch kind must be one of"),
     (["index", "create", "{new}", "--method", "simhash"], {}, "sketch kind must be one of"),
-    (["index", "create", "{new}", "--threshold", "0"], {}, "threshold"),
-    (["index", "create", "{new}", "--num-perm", "0"], {}, "num_perm"),
+    (["index", "create", "{new}", "--threshold", "0"], {}, "--threshold must"),
+    (["index", "create", "{new}", "--num-perm", "0"], {}, "--num-perm must"),
     (["serve", "{path}", "--max-batch", "0"], {"NEARDUP_TOKENS": "t"}, "--max-batch must be >= 1"),
     (["serve", "{path}", "--max-body-mb", "-1"], {"NEARDUP_TOKENS": "t"}, "--max-body-mb must"),
     (["serve", "{path}", "--max-body-mb", "0"], {"NEARDUP_TOKENS": "t"}, "--max-body-mb must"),
@@ -281,7 +281,7 @@ def test_an_option_of_the_wrong_type_is_a_usage_error(good_index: Path, args: li
     before = snapshot(good_index.parent)
     result = neardup(*[a.format(path=good_index) for a in args], env={"NEARDUP_TOKENS": "t"})
     assert result.returncode == 2
-    assert "Invalid value for '--" in one_error_line(result)
+    assert one_error_line(result).startswith("error: --")
     assert snapshot(good_index.parent) == before
 
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import click
 
 from neardup.cli.options import html_extract_option
+from neardup.errors import ParameterError
 from neardup.io.output import check_output
 from neardup.kinds import METRICS
 from neardup.params import JoinSpec
@@ -303,7 +304,7 @@ def join_command(
     memory_bytes = None
     if memory_gb is not None:
         if not memory_gb > 0:
-            raise click.BadParameter(f"must be above 0; got {memory_gb}", param_hint="--memory-gb")
+            raise ParameterError(f"--memory-gb must be above 0; got {memory_gb}.")
         memory_bytes = max(1, int(memory_gb * 2**30))
     spec = JoinSpec(**{name: value for name, value in flags.items() if value is not None})
     source = JoinSource(

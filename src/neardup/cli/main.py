@@ -23,6 +23,7 @@ from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
 from neardup.cli.mirrors import mirrors_command
+from neardup.cli.options import in_flags
 from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
@@ -95,7 +96,10 @@ def _advise_with_own_options(command: click.Command) -> None:
     @functools.wraps(callback)
     def run_command(*args: object, **kwargs: object) -> object:
         with offered_options(options):
-            return callback(*args, **kwargs)
+            try:
+                return callback(*args, **kwargs)
+            except ParameterError as exc:  # the rule in the command's words: --threshold ...
+                raise type(exc)(in_flags(str(exc), command)) from exc
 
     command.callback = run_command
 
@@ -139,13 +143,26 @@ def _one_line(exc: click.ClickException | NeardupError | OSError) -> tuple[str, 
     """The message and exit code of an error that ends a command."""
     if isinstance(exc, click.UsageError):  # and where the options are explained
         where = f"; see {exc.ctx.command_path} --help" if exc.ctx is not None else ""
-        return exc.format_message() + where, exc.exit_code
+        return _usage_message(exc).rstrip(".") + where, exc.exit_code
     if isinstance(exc, click.ClickException):
         return exc.format_message(), exc.exit_code
     if isinstance(exc, OSError):  # the machine's doing: a full disk, a read-only or vanished path
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}", 1
     return str(exc), 2 if isinstance(exc, ParameterError) else 1
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    """A usage error's message, a bad value's starting with its option as every rule's does."""
+    if not isinstance(exc, click.BadParameter) or isinstance(exc, click.MissingParameter):
+        return exc.format_message()
+    hint = exc.param_hint
+    if hint is None and exc.param is not None:
+        hint = exc.param.get_error_hint(exc.ctx) if exc.ctx is not None else exc.param.name
+    if hint is None:
+        return exc.format_message()
+    spelled = hint if isinstance(hint, str) else " / ".join(hint)
+    return f"{spelled.replace(chr(39), '')}: {exc.message}"
 
 
 def run() -> NoReturn:

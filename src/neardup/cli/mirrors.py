@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from neardup.cli.options import given_options, html_extract_option, input_kinds, option_name
+from neardup.errors import ParameterError
 
 __all__ = ["mirrors_command"]
 
@@ -91,7 +92,7 @@ def mirrors_command(
     from neardup.web.job import mirrors_files
 
     if not 0 < threshold <= 1:
-        raise click.BadParameter(f"must be in (0, 1]; got {threshold}", param_hint="--threshold")
+        raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}.")
     _refuse_inapplicable(inputs, text_field)
     spec = MirrorSpec(copy_threshold=copy_threshold, min_coverage=min_coverage)
     summary = mirrors_files(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -9,6 +10,7 @@ from typing import Any, TypeVar, get_args
 import click
 from click.core import ParameterSource
 
+from neardup.errors import ParameterError
 from neardup.kinds import FAMILIES, SKETCH_KINDS
 from neardup.params import (
     FEATURE_PRESETS,
@@ -292,7 +294,7 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         if flags.get(flag) is not None:
             if not flags[flag] > 0:
                 option = "--" + flag.replace("_", "-")
-                raise click.BadParameter(f"must be above 0; got {flags[flag]}", param_hint=option)
+                raise ParameterError(f"{option} must be above 0; got {flags[flag]}.")
             data[key] = max(1, int(flags[flag] * unit))
     return DedupConfig.from_dict(data)
 
@@ -314,6 +316,59 @@ def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:
 
 _FLAG_OF_FIELD = {"num_bands": "bands", "num_rows": "rows"}
 """Spec fields whose flag has another name."""
+
+_OPTION_OF_PARAMETER = {**_FLAG_OF_FIELD, "kind": "sketch_kind"}
+"""Parameters (of a spec or a function) whose command-line option has another Python name."""
+
+_OPTION_OF_SPEC = {"ShingleSpec": "shingle"}
+"""Specs that one option gives whole."""
+
+_NAMED_PARAMETER = re.compile(r"\b([A-Z]\w*(?:Spec|Config)|plan|report)((?:\.[a-z_]\w*)*)\b")
+"""A parameter as the Python API names it: ``LSHSpec.threshold``, ``DedupConfig.lsh.num_perm``,
+``plan.recall`` (the spec or function, then the field or argument), or a whole spec."""
+
+
+def in_flags(message: str, command: click.Command) -> str:
+    """``message`` with every parameter it names as Python does spelled as ``command``'s option.
+
+    The specs and functions name their parameters as their callers write them
+    (``LSHSpec.threshold must be ...``); on the command line the same rule reads ``--threshold
+    must be ...``. A parameter the command has no option for is left as it is (it came from
+    a ``--config`` file, whose sections are the specs).
+
+    Examples
+    --------
+    >>> @click.command()
+    ... @click.option("--threshold", type=float)
+    ... @click.option("--bands", type=int)
+    ... def job(threshold, bands): ...
+    >>> in_flags("LSHSpec.num_bands and LSHSpec.num_rows must be given together", job)
+    '--bands and LSHSpec.num_rows must be given together'
+    >>> in_flags("plan.threshold must be a float in (0, 1]; got 2.0.", job)
+    '--threshold must be a float in (0, 1]; got 2.0.'
+    >>> in_flags("ShingleSpec.k must be an int in [1, 64]; got 0.", job)
+    'ShingleSpec.k must be an int in [1, 64]; got 0.'
+    >>> in_flags("the plan and the report", job)
+    'the plan and the report'
+    """
+    options = {
+        param.name: max(param.opts, key=len)
+        for param in command.params
+        if isinstance(param, click.Option) and param.name is not None
+    }
+
+    def spelled(named: re.Match[str]) -> str:
+        owner, path = named.groups()
+        whole = options.get(_OPTION_OF_SPEC.get(owner, ""))
+        if not path:
+            return whole or named.group(0)
+        parameter = path.rsplit(".", 1)[1]
+        for name in (parameter, _OPTION_OF_PARAMETER.get(parameter)):
+            if name in options:
+                return options[name]
+        return f"{whole} {parameter}" if whole else named.group(0)
+
+    return _NAMED_PARAMETER.sub(spelled, message)
 
 
 def _check_applies(flags: dict[str, Any], kind: str, family: str) -> None:

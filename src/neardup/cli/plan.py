@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from neardup.cli.options import apply_flags, input_options, refuse_inapplicable
+from neardup.errors import ParameterError
 from neardup.params import DedupConfig
 
 __all__ = ["plan_command"]
@@ -112,7 +113,7 @@ def plan_command(
             param_hint="--output",
         )
     if sample_mb is not None and not sample_mb > 0:
-        raise click.BadParameter(f"must be above 0; got {sample_mb}", param_hint="--sample-mb")
+        raise ParameterError(f"--sample-mb must be above 0; got {sample_mb}.")
     result = plan(
         inputs,
         threshold=threshold,

@@ -263,7 +263,7 @@ def _check(
     for name, option, value, ok, allowed in checks:
         if not ok:
             flag = advice(option, f" ({option})") if option != f"--{name}" else ""
-            raise ParameterError(f"plan {name}{flag} must be {allowed}; got {value!r}.")
+            raise ParameterError(f"plan.{name}{flag} must be {allowed}; got {value!r}.")
 
 
 def _check_kind(config: DedupConfig) -> None:
@@ -303,7 +303,7 @@ def _check_sample(sample: Sample, sample_bytes: int) -> None:
         return
     mean = sample.num_bytes / sample.num_docs
     raise ParameterError(
-        f"plan sample_bytes{advice('--sample-mb', ' (--sample-mb)')} of {sample_bytes:,} bytes "
+        f"plan.sample_bytes{advice('--sample-mb', ' (--sample-mb)')} of {sample_bytes:,} bytes "
         f"({sample_bytes / 2**20:.3g} MiB) leaves a sample of 1 of the input's "
         f"{sample.num_docs:,} documents (the first drawn, {sample.texts.num_bytes:,} bytes): no "
         f"pair to measure. The documents average {mean:,.0f} bytes; {MIN_SAMPLE_DOCS} of them "

@@ -208,7 +208,7 @@ def choose_design(
     the predicted seconds per stage with a ``"total"``.
     """
     if not 0.0 < threshold <= 1.0:
-        raise ParameterError(f"plan threshold must be a float in (0, 1]; got {threshold!r}.")
+        raise ParameterError(f"plan.threshold must be a float in (0, 1]; got {threshold!r}.")
     designs = all_designs()
     chance = candidate_chances(np.array([agreement(float(s)) for s in GRID]), designs)
     candidates = chance @ (distribution.near + distribution.far)

@@ -197,12 +197,9 @@ def load_run(
     ParameterError
         A negative ``num_clusters`` or ``pairs_per_band``.
     """
-    for name, flag, value in (
-        ("num_clusters", "--clusters", num_clusters),
-        ("pairs_per_band", "--pairs-per-band", pairs_per_band),
-    ):
+    for name, value in (("num_clusters", num_clusters), ("pairs_per_band", pairs_per_band)):
         if value < 0:
-            raise ParameterError(f"{name} ({flag}) must be an int >= 0; got {value}.")
+            raise ParameterError(f"report.{name} must be an int >= 0; got {value}.")
     directory = Path(directory)
     summary = _read_summary(directory / "summary.json")
     try:
