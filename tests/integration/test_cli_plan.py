@@ -99,7 +99,7 @@ def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
     base = tmp_path / "base.toml"
     base.write_text(
         'keep = "longest"\n\n[sketch]\nkind = "minhash"\n\n'
-        "[sketch.normalize]\nstrip_punctuation = true\n",
+        "[sketch.normalize]\nstrip_punctuation = true\n\n[lsh]\nthreshold = 0.7\n",
         encoding="utf-8",
     )
     path = tmp_path / "plan.toml"
@@ -111,3 +111,8 @@ def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
     assert bands is not None
     assert rows is not None
     assert bands * rows <= config.sketch.num_perm
+    assert config.lsh.threshold == 0.7  # the config's, as no --threshold was given
+    _plan(
+        SAMPLE, "--config", base, "--threshold", "0.9", "--sample", "300", "-o", path, "--overwrite"
+    )
+    assert DedupConfig.from_toml(path).lsh.threshold == 0.9  # the flag over the config

@@ -28,9 +28,7 @@ Examples:
 @click.option(
     "--threshold",
     type=float,
-    default=0.8,
-    show_default=True,
-    help="Jaccard similarity of a near duplicate.",
+    help="Jaccard similarity of a near duplicate [default: the --config's, else 0.8].",
 )
 @click.option(
     "--recall",
@@ -76,13 +74,14 @@ Examples:
     "--config",
     "config_path",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="TOML of the settings to keep (sketch kind, normalisation, verification, reading); "
-    "the plan replaces its shingles, num_perm, bands, rows and threshold.",
+    help="TOML of the settings to keep (sketch kind, normalisation, verification, reading, "
+    "and the threshold unless --threshold is given); the plan replaces its shingles, "
+    "num_perm, bands and rows.",
 )
 @input_options
 def plan_command(
     inputs: tuple[Path, ...],
-    threshold: float,
+    threshold: float | None,
     recall: float,
     precision: float,
     sample_docs: int,
@@ -114,6 +113,9 @@ def plan_command(
         )
     if sample_mb is not None and not sample_mb > 0:
         raise ParameterError(f"--sample-mb must be above 0; got {sample_mb}.")
+    config = apply_flags(
+        DedupConfig.from_toml(config_path) if config_path else DedupConfig(), flags
+    )
     result = plan(
         inputs,
         threshold=threshold,
@@ -122,9 +124,7 @@ def plan_command(
         sample_docs=sample_docs,
         sample_bytes=SAMPLE_BYTES if sample_mb is None else max(1, int(sample_mb * 2**20)),
         seed=seed,
-        config=apply_flags(
-            DedupConfig.from_toml(config_path) if config_path else DedupConfig(), flags
-        ),
+        config=config,
     )
     path = result.write(output, overwrite=overwrite, inputs=read)
     click.echo(result.summary())

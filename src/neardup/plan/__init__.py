@@ -350,7 +350,7 @@ def _warn_if_small(m: Measurements, sample_docs: int) -> None:
 def plan(
     inputs: Sequence[Path | str],
     *,
-    threshold: float = 0.8,
+    threshold: float | None = None,
     recall: float = 0.95,
     precision: float = 0.5,
     sample_docs: int = 20_000,
@@ -365,7 +365,7 @@ def plan(
     inputs
         The files (or directories of .txt files) ``neardup dedup`` would read.
     threshold
-        The Jaccard similarity of a near duplicate.
+        The Jaccard similarity of a near duplicate; None: ``config``'s (0.8 by default).
     recall
         The chance a pair exactly at the threshold must have of becoming a candidate (so,
         at least, of every pair at or above it): the recall promised.
@@ -380,8 +380,9 @@ def plan(
     seed
         Seed of the sample and of the random pairs.
     config
-        Reading settings (fields, format, ...) and the sketch kind; its shingling, ``num_perm``,
-        threshold, bands and rows are what the plan replaces.
+        Reading settings (fields, format, ...), the sketch kind and (unless ``threshold`` is
+        given) the threshold; its shingling, ``num_perm``, bands and rows are what the plan
+        replaces.
 
     Returns
     -------
@@ -411,6 +412,7 @@ def plan(
     sample's pairs scaled to the whole input. See ``docs/plan.md``.
     """
     config = config if config is not None else DedupConfig()
+    threshold = config.lsh.threshold if threshold is None else threshold
     _check(threshold, recall, precision, sample_docs, sample_bytes)
     _check_kind(config)
     sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes)
