@@ -25,6 +25,7 @@ from neardup.errors import ParameterError
 __all__ = [
     "ESTIMATED_KINDS",
     "FAMILIES",
+    "INDEX_KINDS",
     "METRICS",
     "SKETCH_KINDS",
     "CandidateFamily",
@@ -228,6 +229,9 @@ SKETCH_KINDS: dict[str, SketchKind] = {
 ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
 """The sketch kinds whose signatures estimate a similarity (``neardup compare --sketches``):
 all but the canonical form, whose one fingerprint is equal or not."""
+
+INDEX_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.index)
+"""Sketch kinds an index accepts: those whose slots agree with probability J."""
 
 
 def estimated_kinds(names: Collection[str]) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from neardup.index import LSHIndex, SQLiteStore, recall_at
+from neardup.kinds import INDEX_KINDS
 from tests.conftest import SAMPLE
 from tests.integration.conftest import NEARDUP, run
 
@@ -227,8 +228,12 @@ OPTION_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["index", "query", "{path}", "--text", "x", "--threshold", "1.5"], {}, "--threshold must"),
     (["index", "query", "{path}", "--text", "x", "--threshold", "-0.1"], {}, "--threshold must"),
     (["index", "query", "{path}", "--text", "x", "--threshold", "nan"], {}, "--threshold must"),
-    (["index", "create", "{new}", "--sketch", "bottomk"], {}, "sketch kind must be one of"),
-    (["index", "create", "{new}", "--method", "simhash"], {}, "sketch kind must be one of"),
+    (
+        ["index", "create", "{new}", "--sketch", "bottomk"],
+        {},
+        "--sketch: 'bottomk' is not one of 'oph',",
+    ),
+    (["index", "create", "{new}", "--method", "simhash"], {}, "No such option '--method'"),
     (["index", "create", "{new}", "--threshold", "0"], {}, "--threshold must"),
     (["index", "create", "{new}", "--num-perm", "0"], {}, "--num-perm must"),
     (["serve", "{path}", "--max-batch", "0"], {"NEARDUP_TOKENS": "t"}, "--max-batch must be >= 1"),
@@ -244,6 +249,18 @@ OPTION_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["serve", "{path}"], {}, "no tokens"),
     (["serve", "{path}", "--token-file", "{comments}"], {}, "no tokens"),
 ]
+
+
+def test_index_create_lists_only_what_an_index_can_be_built_with() -> None:
+    from neardup.cli.main import cli
+
+    create = cli.commands["index"].commands["create"]  # type: ignore[attr-defined]
+    listed = {name for param in create.params for name in param.opts}
+    sketch = next(param for param in create.params if param.name == "sketch_kind")
+    assert list(sketch.type.choices) == list(INDEX_KINDS)
+    for refused in ("--method", "--family", "--bbits", "--preset", "--hamming", "--simhash-bits"):
+        assert refused not in listed  # the index would refuse each of them
+    assert {"--shingle", "--num-perm", "--threshold", "--bands", "--rows"} <= listed
 
 
 @pytest.mark.parametrize(("args", "env", "message"), OPTION_ERRORS)

@@ -19,6 +19,7 @@ from neardup.cli.options import (
     apply_flags,
     given_options,
     input_options,
+    narrow_sketch_options,
     option_name,
     refuse_inapplicable,
     sketch_options,
@@ -31,6 +32,7 @@ from neardup.errors import (
     ParameterError,
     StoreError,
 )
+from neardup.kinds import INDEX_KINDS
 from neardup.params import DedupConfig
 
 if TYPE_CHECKING:
@@ -125,6 +127,9 @@ def create_command(path: Path, **flags: Any) -> None:
     config = apply_flags(DedupConfig(), flags)
     with _index(path, create=True, sketch=config.sketch, lsh=config.lsh) as index:
         click.echo(json.dumps(index.info(), indent=2))
+
+
+narrow_sketch_options(create_command, INDEX_KINDS, ("bands",))
 
 
 @index_group.command(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -102,6 +102,14 @@ input_options = _stack(
     ),
 )
 
+
+def _sketch_help(kinds: Iterable[str]) -> str:
+    return (
+        "; ".join(f"{kind}: {SKETCH_KINDS[kind].summary}" for kind in kinds)
+        + " [default: oph]. See docs/sketches.md."
+    )
+
+
 sketch_options = _stack(
     click.option(
         "--method",
@@ -146,8 +154,7 @@ sketch_options = _stack(
         "--sketch",
         "sketch_kind",
         type=click.Choice(list(SKETCH_KINDS)),
-        help="; ".join(f"{kind.name}: {kind.summary}" for kind in SKETCH_KINDS.values())
-        + " [default: oph]. See docs/sketches.md.",
+        help=_sketch_help(SKETCH_KINDS),
     ),
     click.option(
         "--family",
@@ -395,6 +402,30 @@ def _check_applies(flags: dict[str, Any], kind: str, family: str) -> None:
                 f"{option} applies to --family {' or '.join(owning)} (--sketch "
                 f"{' or '.join(feeding)}), not to {family}; drop it or choose that family"
             )
+
+
+def narrow_sketch_options(
+    command: click.Command, kinds: Sequence[str], families: Sequence[str]
+) -> None:
+    """Leave ``command`` only the sketch options that ``kinds`` or ``families`` use.
+
+    :data:`sketch_options` offers every kind's options; a command that can use only some kinds
+    and families (an index: banded MinHash slots) lists only what it would not refuse:
+    ``--sketch`` with those kinds, and the options the registry gives them
+    (:class:`~neardup.kinds.SketchKind` and :class:`~neardup.kinds.CandidateFamily`).
+    """
+    used = {o for k in kinds for o in SKETCH_KINDS[k].options}
+    used |= {o for f in families for o in FAMILIES[f].options}
+    unused = {_FLAG_OF_FIELD.get(o, o) for o in {*_owned(SKETCH_KINDS), *_owned(FAMILIES)} - used}
+    if "simhash" not in kinds:
+        unused.add("method")
+    if len(families) < 2:
+        unused.add("family")
+    command.params = [param for param in command.params if param.name not in unused]
+    for param in command.params:
+        if param.name == "sketch_kind" and isinstance(param, click.Option):
+            param.type = click.Choice(list(kinds))
+            param.help = _sketch_help(kinds)
 
 
 def _owned(table: Mapping[str, Any]) -> list[str]:

@@ -29,7 +29,7 @@ from neardup._version import __version__
 from neardup.errors import IncompatibleError, ParameterError, StoreError
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
-from neardup.kinds import SKETCH_KINDS
+from neardup.kinds import INDEX_KINDS
 from neardup.lookup import Match, check_ids, ids_exist
 from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec
@@ -59,10 +59,6 @@ class IndexedDocument:
     id: str
     num_shingles: int
     metadata: Any
-
-
-INDEX_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.index)
-"""Sketch kinds an index accepts: those whose slots agree with probability J."""
 
 
 def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
