@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options, refuse_inapplicable, sketch_options
+from neardup.cli.options import (
+    apply_flags,
+    input_options,
+    quiet_option,
+    refuse_inapplicable,
+    sketch_options,
+)
 from neardup.io.output import check_output
 from neardup.params import DedupConfig
 from neardup.summary import Summary
@@ -105,7 +111,7 @@ Examples:
 @click.option(
     "--spark-conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@quiet_option
 def dedup_command(
     inputs: tuple[Path, ...],
     output: Path,

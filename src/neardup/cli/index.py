@@ -21,6 +21,7 @@ from neardup.cli.options import (
     input_options,
     narrow_sketch_options,
     option_name,
+    quiet_option,
     refuse_inapplicable,
     sketch_options,
 )
@@ -152,7 +153,7 @@ narrow_sketch_options(create_command, INDEX_KINDS, ("bands",))
     callback=_positive_int,
     help="Documents per transaction (each batch is committed whole, or not at all).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@quiet_option
 def add_command(
     path: Path,
     inputs: tuple[Path, ...],
@@ -201,6 +202,8 @@ def add_command(
         except NeardupError as exc:
             exc.args = (f"{exc}; {_resume(added, skipped, batch_size, upsert, exc)}",)
             raise
+        if quiet:
+            return
         skipped_text = f", skipped {skipped:,} already in the index" if skip_existing else ""
         click.echo(
             f"added {_plural(added, 'document')}{skipped_text}; the index holds {len(index):,}"

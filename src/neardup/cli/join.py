@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import click
 
-from neardup.cli.options import html_extract_option
+from neardup.cli.options import html_extract_option, quiet_option
 from neardup.errors import ParameterError
 from neardup.io.output import check_output
 from neardup.kinds import METRICS
@@ -243,7 +243,7 @@ Examples:
 @click.option(
     "--spark-conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."
 )
-@click.option("-q", "--quiet", is_flag=True, help="No summary.")
+@quiet_option
 def join_command(
     input_path: Path,
     output: Path,

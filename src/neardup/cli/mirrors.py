@@ -7,7 +7,13 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import given_options, html_extract_option, input_kinds, option_name
+from neardup.cli.options import (
+    given_options,
+    html_extract_option,
+    input_kinds,
+    option_name,
+    quiet_option,
+)
 from neardup.errors import ParameterError
 
 __all__ = ["mirrors_command"]
@@ -66,7 +72,7 @@ Examples:
 @click.option(
     "--skip-bad-records", is_flag=True, help="Skip malformed records (counted) instead of stopping."
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on success.")
+@quiet_option
 def mirrors_command(
     inputs: tuple[Path, ...],
     output: Path,

@@ -29,6 +29,7 @@ __all__ = [
     "input_kinds",
     "input_options",
     "option_name",
+    "quiet_option",
     "refuse_inapplicable",
     "sketch_options",
 ]
@@ -54,6 +55,15 @@ def html_extract_option(help_text: str, *, default: str | None = "text") -> Call
         show_default=default is not None,
         help=help_text,
     )
+
+
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print nothing on success: no progress, no summary (errors and warnings still).",
+)
+"""``-q/--quiet``, the same on every command that prints progress or a summary."""
 
 
 READ_OPTIONS = (

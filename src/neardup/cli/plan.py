@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options, refuse_inapplicable
+from neardup.cli.options import apply_flags, input_options, quiet_option, refuse_inapplicable
 from neardup.errors import ParameterError
 from neardup.params import DedupConfig
 
@@ -70,6 +70,7 @@ Examples:
     help="The TOML config to write (atomically); never an input.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace OUTPUT if it is an earlier plan.")
+@quiet_option
 @click.option(
     "--config",
     "config_path",
@@ -89,6 +90,7 @@ def plan_command(
     seed: int,
     output: Path,
     overwrite: bool,
+    quiet: bool,
     config_path: Path | None,
     **flags: Any,
 ) -> None:
@@ -127,6 +129,8 @@ def plan_command(
         config=config,
     )
     path = result.write(output, overwrite=overwrite, inputs=read)
+    if quiet:
+        return
     click.echo(result.summary())
     run = shlex.join(["neardup", "dedup", *map(str, inputs), "--config", str(path)])
     click.echo(f"wrote {path}; run: {run} -o OUT")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from neardup.cli.options import quiet_option
+
 __all__ = ["report_command"]
 
 
@@ -26,6 +28,7 @@ Examples:
     "one of its inputs.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace the HTML file if it is an earlier report.")
+@quiet_option
 @click.option(
     "--clusters",
     "num_clusters",
@@ -51,6 +54,7 @@ def report_command(
     outdir: Path,
     output: Path | None,
     overwrite: bool,
+    quiet: bool,
     num_clusters: int,
     pairs_per_band: int,
     seed: int,
@@ -74,4 +78,5 @@ def report_command(
         with_texts=not no_texts,
         overwrite=overwrite,
     )
-    click.echo(str(path))
+    if not quiet:
+        click.echo(str(path))
