@@ -72,6 +72,7 @@ Examples:
 @click.option(
     "--skip-bad-records", is_flag=True, help="Skip malformed records (counted) instead of stopping."
 )
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the hashing.")
 @quiet_option
 def mirrors_command(
     inputs: tuple[Path, ...],
@@ -85,6 +86,7 @@ def mirrors_command(
     copy_threshold: float,
     min_coverage: float,
     skip_bad_records: bool,
+    seed: int,
     quiet: bool,
 ) -> None:
     """Find mirror hosts in a crawl (WARC/ARC files, or tables of URL and HTML).
@@ -100,7 +102,7 @@ def mirrors_command(
     if not 0 < threshold <= 1:
         raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}.")
     _refuse_inapplicable(inputs, text_field)
-    spec = MirrorSpec(copy_threshold=copy_threshold, min_coverage=min_coverage)
+    spec = MirrorSpec(copy_threshold=copy_threshold, min_coverage=min_coverage, seed=seed)
     summary = mirrors_files(
         inputs,
         output,

@@ -44,7 +44,9 @@ Examples:
     show_default=True,
     help="Pairs shown per similarity band, texts side by side with shared passages marked.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample of pairs.")
+@click.option(
+    "--seed", type=int, default=42, show_default=True, help="Seed of the sample of pairs."
+)
 @click.option(
     "--no-texts",
     is_flag=True,

@@ -27,7 +27,7 @@ def write_report(
     *,
     num_clusters: int = 10,
     pairs_per_band: int = 3,
-    seed: int = 0,
+    seed: int = 42,
     with_texts: bool = True,
     overwrite: bool = False,
 ) -> Path:

@@ -173,7 +173,7 @@ class Texts:
 
 
 def load_run(
-    directory: Path | str, *, num_clusters: int = 10, pairs_per_band: int = 3, seed: int = 0
+    directory: Path | str, *, num_clusters: int = 10, pairs_per_band: int = 3, seed: int = 42
 ) -> Run:
     """Read a run directory: its summary, cluster sizes, biggest clusters and sampled pairs.
 
