@@ -15,6 +15,7 @@ import numpy as np
 from neardup._kernels import cluster as kernels
 from neardup._kernels.cluster import assign_to_centers
 from neardup._types import BoolArray, F64Array, I64Array
+from neardup.errors import ParameterError
 
 __all__ = [
     "Clusters",
@@ -188,7 +189,7 @@ def preference_order(
     if keep == "first":
         return np.arange(num_docs, dtype=np.int64)
     if lengths is None:
-        raise ValueError('keep="longest" needs lengths.')
+        raise ParameterError('keep="longest" needs lengths.')
     return np.lexsort((np.arange(num_docs), -np.asarray(lengths))).astype(np.int64)
 
 

@@ -118,9 +118,11 @@ def test_incompatible_signatures_refuse_to_mix(other: SketchSpec, field: str) ->
     assert Signatures.concat([a, a]).num_docs == 2
 
 
-def test_a_sketcher_needs_a_spec_of_its_kind() -> None:
-    with pytest.raises(ValueError, match=r"MinHasher needs SketchSpec\.kind == 'minhash'"):
-        MinHasher(SketchSpec(kind="oph"))
+def test_a_sketcher_takes_its_kind_from_its_class() -> None:
+    sketcher = MinHasher(SketchSpec(num_perm=64, seed=7))  # the kind left at its default
+    assert (sketcher.spec.kind, sketcher.spec.num_perm, sketcher.spec.seed) == ("minhash", 64, 7)
+    with pytest.raises(ParameterError, match=r"MinHasher sketches kind 'minhash'; got SketchSpec"):
+        MinHasher(SketchSpec(kind="bbit"))
 
 
 def test_minhash_sets_validates_its_inputs() -> None:

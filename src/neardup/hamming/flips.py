@@ -169,5 +169,8 @@ class FlipModel:
             )
         changes = np.asarray(data["quantiles"], dtype=np.float64)
         if changes.shape != (QUANTILES,) or (np.diff(changes) < 0).any():
-            raise ValueError(f"a flip model needs {QUANTILES} ascending quantiles")
+            raise IncompatibleError(
+                f"a flip model needs {QUANTILES} ascending quantiles: fit the model again "
+                "(FlipModel.fit)"
+            )
         return cls(changes=changes, source=data["source"], pairs=int(data["pairs"]))

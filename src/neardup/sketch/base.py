@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from neardup._types import Batch, I64Array, U64Array
+from neardup.errors import ParameterError
 from neardup.kinds import SKETCH_KINDS
 from neardup.params import SketchSpec
 from neardup.sketch.signatures import Signatures
@@ -25,12 +26,17 @@ class TextSketcher(ABC):
     kind: str
 
     def __init__(self, spec: SketchSpec | None = None) -> None:
-        self.spec = spec if spec is not None else SketchSpec(kind=self.kind)
-        if self.spec.kind != self.kind:
-            raise ValueError(
-                f"{type(self).__name__} needs SketchSpec.kind == {self.kind!r}; "
-                f"got {self.spec.kind!r}."
+        """The sketcher of ``spec``; a spec whose kind was left at the default takes the class's."""
+        spec = SketchSpec() if spec is None else spec
+        if spec.kind == SketchSpec().kind:
+            spec = spec.with_kind(self.kind)
+        if spec.kind != self.kind:
+            raise ParameterError(
+                f"{type(self).__name__} sketches kind {self.kind!r}; got SketchSpec.kind "
+                f"{spec.kind!r}: leave the kind out, or use that kind's sketcher "
+                "(neardup.make_sketcher)."
             )
+        self.spec = spec
         self._kernel_text = KernelText.of(self.spec.shingle, self.spec.normalize)
         self._rng = np.random.default_rng([self.spec.seed, SKETCH_KINDS[self.kind].tag])
         self._no_token: U64Array | None = None

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from neardup._types import BoolArray, I64Array, U64Array
-from neardup.errors import IncompatibleError
+from neardup.errors import IncompatibleError, ParameterError
 from neardup.params import SketchSpec
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import fingerprint_scheme
@@ -156,7 +156,7 @@ class Signatures:
     def concat(cls, parts: Sequence[Signatures]) -> Signatures:
         """Stack signatures made with one spec; incompatible parts raise IncompatibleError."""
         if not parts:
-            raise ValueError("Signatures.concat needs at least one part")
+            raise ParameterError("Signatures.concat needs at least one part")
         first = parts[0]
         for part in parts[1:]:
             first.check_compatible(part)
