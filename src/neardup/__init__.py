@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from neardup.explain import Passage, shared_passages
     from neardup.hamming import HammingIndex
+    from neardup.index import LSHIndex
     from neardup.join import JoinResult, VectorIndex, similarity_join
     from neardup.lookup import Match
     from neardup.lsh import (
@@ -82,6 +83,7 @@ _HOMES = {
     ),
     "neardup.explain": ("Passage", "shared_passages"),
     "neardup.hamming": ("HammingIndex",),
+    "neardup.index": ("LSHIndex",),
     "neardup.join": ("JoinResult", "VectorIndex", "similarity_join"),
     "neardup.lookup": ("Match",),
     "neardup.lsh": (
@@ -135,6 +137,7 @@ __all__ = [
     "InputError",
     "JoinResult",
     "JoinSpec",
+    "LSHIndex",
     "LSHSpec",
     "Match",
     "MinHasher",
