@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from neardup._version import __version__
+from neardup.kinds import SKETCH_KINDS, ExactMeasure
 from neardup.params import DedupConfig, VerifyMode
 
 if TYPE_CHECKING:  # numpy stays unimported until a run needs it (the CLI starts light)
@@ -227,6 +228,11 @@ class Summary:
         return self.config.verify_mode
 
     @property
+    def measure(self) -> ExactMeasure:
+        """What ``pairs.jsonl``'s ``similarity`` measures (the sketch kind's exact measure)."""
+        return SKETCH_KINDS[self.config.sketch.kind].exact
+
+    @property
     def scheme_label(self) -> str:
         """The candidate scheme in a few words (``"b=16, r=8"``)."""
         return str(self.lsh["label"])
@@ -245,6 +251,7 @@ class Summary:
             "config": self.config.to_dict(),
             "lsh": dict(self.lsh),
             "verify": self.verify,
+            "measure": self.measure,
             "signatures": dict(self.signatures),
             **({"idf": dict(self.idf)} if self.idf is not None else {}),
             "counts": self.counts.to_dict(),

@@ -8,7 +8,9 @@ those of its 21 empty licence texts (each now a cluster of its own, their 20 exa
 by SHA-256 on the bundled sample, and on the whole RFC corpus (slow). Since 2026-11-24 each
 ``clusters.jsonl`` line also carries ``similarity`` and ``min_similarity`` (checked against
 exact Jaccard in ``tests/test_pipeline.py``): the hash is of the lines as they were, the first
-three fields. A change of any hash is a
+three fields. Since 2026-11-27 a ``pairs.jsonl`` line names its exact similarity
+``similarity`` and its identical-texts flag ``identical`` (they were ``jaccard`` and ``exact``):
+the hash is of the lines with the old names, the same bytes otherwise. A change of any hash is a
 change of results: find out why before updating a value here.
 """
 
@@ -119,7 +121,12 @@ def _hashes(output: Path) -> tuple[str, str]:
         + "\n"
         for record in map(json.loads, (output / "clusters.jsonl").read_text("utf-8").splitlines())
     )
-    pairs = (output / "pairs.jsonl").read_bytes()
+    pairs = (
+        (output / "pairs.jsonl")
+        .read_bytes()
+        .replace(b', "similarity": ', b', "jaccard": ')
+        .replace(b', "identical": ', b', "exact": ')
+    )
     return hashlib.sha256(frozen.encode()).hexdigest(), hashlib.sha256(pairs).hexdigest()
 
 

@@ -55,7 +55,7 @@ def test_dedup_of_the_bundled_sample(tmp_path: Path) -> None:
     # Every near pair reported verifies: exact Jaccard at or above the threshold.
     pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
     assert pairs
-    assert all(p["jaccard"] >= 0.8 for p in pairs)
+    assert all(p["similarity"] >= 0.8 for p in pairs)
 
 
 def test_flags_override_the_config_file(tmp_path: Path) -> None:
@@ -246,7 +246,7 @@ def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
     position = {str(r["id"]): i for i, r in enumerate(records)}
     lines = (tmp_path / "bits" / "pairs.jsonl").read_text().splitlines()
     reported = [json.loads(line) for line in lines]
-    copies = {position[p["b"]] for p in reported if p["exact"]}
+    copies = {position[p["b"]] for p in reported if p["identical"]}
     sets = Shingler().shingle_sets([r["text"] for r in records])
     truth = {pair: j for pair, j in all_pairs_above(sets, 0.8).items() if not copies & set(pair)}
     bands, rows = summary["lsh"]["num_bands"], summary["lsh"]["num_rows"]
@@ -254,9 +254,9 @@ def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
     verified = summary["counts"]["verified_pairs"]
     assert p.sum() - 4 * np.sqrt(np.sum(p * (1 - p))) <= verified <= len(truth), (verified, p.sum())
     for pair in reported:
-        if not pair["exact"]:
+        if not pair["identical"]:
             a, b = sorted((position[pair["a"]], position[pair["b"]]))
-            assert truth[(a, b)] == pytest.approx(pair["jaccard"])
+            assert truth[(a, b)] == pytest.approx(pair["similarity"])
 
 
 def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None:

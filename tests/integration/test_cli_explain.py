@@ -59,10 +59,10 @@ def test_dedup_explain_writes_each_pairs_passages(tmp_path: Path) -> None:
     done = run("dedup", SAMPLE, "-o", tmp_path / "out", "--explain", "-q")
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()]
-    near = [x for x in lines if not x["exact"]]
+    near = [x for x in lines if not x["identical"]]
     assert near
     assert all("passages" in x for x in near)
-    assert not any("passages" in x for x in lines if x["exact"])
+    assert not any("passages" in x for x in lines if x["identical"])
     texts = {}
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         for line in f:

@@ -369,7 +369,7 @@ def test_a_failing_add_says_what_was_committed_and_how_to_resume(
     assert committed % 500 == 0
 
     path.write_text(good + '{"id": "fixed", "text": "now good"}\n{"id": "last", "text": "end"}\n')
-    resumed = neardup("index", "add", index, path, "--batch-size", "500", "--skip-existing", "-q")
+    resumed = neardup("index", "add", index, path, "--batch-size", "500", "--skip-existing")
     assert resumed.returncode == 0, resumed.stderr
     total = len(records) + 2
     assert resumed.stdout.strip() == (
@@ -434,7 +434,7 @@ def test_an_interrupted_add_says_what_was_committed_and_resumes(
     committed = int(match[1].replace(",", ""))
     assert committed == count_documents(index) > 0
     assert committed % 200 == 0
-    resumed = neardup("index", "add", index, path, "--batch-size", "2000", "--skip-existing", "-q")
+    resumed = neardup("index", "add", index, path, "--batch-size", "2000", "--skip-existing")
     assert resumed.returncode == 0, resumed.stderr
     assert f"skipped {committed:,} already in the index" in resumed.stdout
     assert count_documents(index) == len(records)

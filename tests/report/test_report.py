@@ -129,7 +129,7 @@ def test_the_biggest_clusters_are_the_runs_biggest(page: Any, licence_run: Path)
 
 def test_pairs_are_counted_per_band_and_sampled_by_seed(page: Any, licence_run: Path) -> None:
     pairs = _lines(licence_run / "pairs.jsonl")
-    near = [p["jaccard"] for p in pairs if not p["exact"]]
+    near = [p["similarity"] for p in pairs if not p["identical"]]
     edges = [0.8, 0.85, 0.9, 0.95, 1.0]
     expected = [
         sum(lo <= s < hi or (hi == 1.0 and s == 1.0) for s in near)

@@ -205,20 +205,20 @@ def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-un
 def pair_lines(  # type: ignore[no-untyped-def]
     data, offsets, first, second, numbers, number_sizes, parts, out, out_offsets, lo, hi
 ):
-    r"""Lines ``lo .. hi - 1`` of ``pairs.jsonl``: ``{"a": A, "b": B, "jaccard": J, ...}``.
+    r"""Lines ``lo .. hi - 1`` of ``pairs.jsonl``: ``{"a": A, "b": B, "similarity": S, ...}``.
 
-    ``numbers[i, 0]`` / ``numbers[i, 1]`` hold the formatted Jaccard and estimate of pair ``i``
-    (sizes in ``number_sizes``); ``parts`` are the constant pieces ``{"a": ``, ``, "b": ``,
-    ``, "jaccard": ``, ``, "estimate": ``, ``, "exact": false}\\n``.
+    ``numbers[i, 0]`` / ``numbers[i, 1]`` hold the formatted similarity and estimate of pair
+    ``i`` (sizes in ``number_sizes``); ``parts`` are the constant pieces ``{"a": ``, ``, "b": ``,
+    ``, "similarity": ``, ``, "estimate": ``, ``, "identical": false}\\n``.
     """
-    head, b_key, jaccard_key, estimate_key, tail = parts
+    head, b_key, similarity_key, estimate_key, tail = parts
     for i in range(lo, hi):
         a, b = first[i], second[i]
         o = _put_bytes(head, out, out_offsets[i])
         o = _put_string(data, offsets[a], offsets[a + 1], out, o, _HEX)
         o = _put_bytes(b_key, out, o)
         o = _put_string(data, offsets[b], offsets[b + 1], out, o, _HEX)
-        o = _put_bytes(jaccard_key, out, o)
+        o = _put_bytes(similarity_key, out, o)
         for j in range(number_sizes[i, 0]):
             out[o + j] = numbers[i, 0, j]
         o += number_sizes[i, 0]

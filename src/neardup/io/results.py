@@ -7,8 +7,9 @@ similarity to the representative in the cluster>}``; a ``min_similarity`` below 
 marks a cluster that chained.
 
 ``pairs.jsonl``: one line per reported duplicate pair, ``a`` before ``b`` in input order:
-``{"a": ..., "b": ..., "jaccard": <exact Jaccard or null>, "estimate": <from signatures>,
-"exact": <true when the normalised texts are identical>}``.
+``{"a": ..., "b": ..., "similarity": <exact similarity, in the measure summary.json names, or
+null>, "estimate": <from signatures>, "identical": <true when the normalised texts are
+identical>}`` (earlier runs wrote ``jaccard`` for ``similarity`` and ``exact`` for ``identical``).
 
 The line functions (:func:`cluster_line`, :func:`exact_pair_line`, :func:`near_pair_line`) are
 the definition of these bytes (the Spark engine writes with them); :func:`write_clusters` and
@@ -73,7 +74,7 @@ def _rounded(value: float) -> float | None:
 
 def exact_pair_line(a: str, b: str) -> str:
     """The ``pairs.jsonl`` line of two documents with identical normalised text."""
-    record = {"a": a, "b": b, "jaccard": 1.0, "estimate": 1.0, "exact": True}
+    record = {"a": a, "b": b, "similarity": 1.0, "estimate": 1.0, "identical": True}
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -81,10 +82,10 @@ def near_pair_line(
     a: str,
     b: str,
     estimate: float,
-    jaccard: float,
+    similarity: float,
     passages: Sequence[Sequence[int]] | None = None,
 ) -> str:
-    """The ``pairs.jsonl`` line of a verified near pair (``jaccard`` NaN when not computed).
+    """The ``pairs.jsonl`` line of a verified near pair (``similarity`` NaN when not computed).
 
     ``passages`` (``dedup --explain``): ``[a_start, a_end, b_start, b_end, num_shingles]`` of
     each shared passage, after the other fields.
@@ -92,9 +93,9 @@ def near_pair_line(
     record: dict[str, Any] = {
         "a": a,
         "b": b,
-        "jaccard": _rounded(jaccard),
+        "similarity": _rounded(similarity),
         "estimate": round(estimate, 6),
-        "exact": False,
+        "identical": False,
     }
     if passages is not None:
         record["passages"] = [list(p) for p in passages]
@@ -117,10 +118,10 @@ _CLUSTER_PARTS = tuple(
     )
 )
 _PAIR_HEAD = tuple(
-    _bytes(part) for part in ('{"a": ', ', "b": ', ', "jaccard": ', ', "estimate": ')
+    _bytes(part) for part in ('{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ')
 )
-_EXACT_TAIL = _bytes(', "exact": true}\n')
-_NEAR_TAIL = _bytes(', "exact": false}\n')
+_EXACT_TAIL = _bytes(', "identical": true}\n')
+_NEAR_TAIL = _bytes(', "identical": false}\n')
 
 
 def _as_ids(ids: Sequence[str]) -> Ids:
@@ -187,7 +188,7 @@ def write_pairs(
     """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
-    first, second, estimate, jaccard = near
+    first, second, estimate, similarity = near
     ones = np.ones(exact[0].shape[0])
     with path.open("wb") as f:
         for chunk in _pair_chunks((*exact, ones, ones), _EXACT_TAIL):
@@ -195,21 +196,21 @@ def write_pairs(
         if passages is not None:
             for i, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
                 line = near_pair_line(
-                    packed[a], packed[b], float(estimate[i]), float(jaccard[i]), passages[i]
+                    packed[a], packed[b], float(estimate[i]), float(similarity[i]), passages[i]
                 )
                 f.write(line.encode("utf-8", "surrogatepass"))
             return
-        for chunk in _pair_chunks((first, second, jaccard, estimate), _NEAR_TAIL):
+        for chunk in _pair_chunks((first, second, similarity, estimate), _NEAR_TAIL):
             _write_pair_chunk(f, packed, sizes, *chunk)
 
 
 def _pair_chunks(
     columns: tuple[I64Array, I64Array, F64Array, F64Array], tail: U8Array
 ) -> Iterator[tuple[I64Array, I64Array, F64Array, F64Array, U8Array]]:
-    first, second, jaccard, estimate = columns
+    first, second, similarity, estimate = columns
     for lo in range(0, first.shape[0], CHUNK_LINES):
         hi = lo + CHUNK_LINES
-        yield first[lo:hi], second[lo:hi], jaccard[lo:hi], estimate[lo:hi], tail
+        yield first[lo:hi], second[lo:hi], similarity[lo:hi], estimate[lo:hi], tail
 
 
 def _write_pair_chunk(
@@ -218,13 +219,13 @@ def _write_pair_chunk(
     sizes: I64Array,
     first: I64Array,
     second: I64Array,
-    jaccard: F64Array,
+    similarity: F64Array,
     estimate: F64Array,
     tail: U8Array,
 ) -> None:
     first = np.ascontiguousarray(first, dtype=np.int64)
     second = np.ascontiguousarray(second, dtype=np.int64)
-    numbers, number_sizes = _format_numbers(np.stack([jaccard, estimate], axis=1))
+    numbers, number_sizes = _format_numbers(np.stack([similarity, estimate], axis=1))
     constant = sum(part.shape[0] for part in _PAIR_HEAD) + tail.shape[0]
     line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
     for a, b, out, offsets in _rooms(line_sizes):

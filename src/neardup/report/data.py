@@ -61,10 +61,12 @@ _PAIR_SCHEMA = pa.schema(
     [
         ("a", pa.string()),
         ("b", pa.string()),
-        ("jaccard", pa.float64()),
+        ("similarity", pa.float64()),
         ("estimate", pa.float64()),
-        ("exact", pa.bool_()),
+        ("identical", pa.bool_()),
         ("passages", pa.list_(pa.list_(pa.int64()))),
+        ("jaccard", pa.float64()),  # what runs before the rename wrote for similarity
+        ("exact", pa.bool_()),  # and for identical
     ]
 )
 
@@ -316,8 +318,9 @@ def _sample_pairs(
     pairs: pa.Table, threshold: float, per_band: int, seed: int
 ) -> tuple[tuple[Band, ...], int]:
     """The non-exact pairs by similarity band, each band with a seeded sample; exact links."""
-    exact = pairs.column("exact").to_numpy(zero_copy_only=False).astype(bool)
-    similarity = _floats(pairs.column("jaccard"))
+    identical = pc.coalesce(pairs.column("identical"), pairs.column("exact"))
+    exact = identical.to_numpy(zero_copy_only=False).astype(bool)
+    similarity = _floats(pc.coalesce(pairs.column("similarity"), pairs.column("jaccard")))
     similarity = np.where(np.isnan(similarity), _floats(pairs.column("estimate")), similarity)
     edges = np.linspace(threshold, 1.0, NUM_BANDS + 1)
     if np.any(similarity[~exact] < threshold):  # reported without verification
