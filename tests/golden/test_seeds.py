@@ -5,7 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neardup import MinHasher, OPHSketcher, Shingler, ShingleSpec, SketchSpec, choose_bands, s_curve
+from neardup import (
+    MinHasher,
+    OPHSketcher,
+    Shingler,
+    ShingleSpec,
+    SketchSpec,
+    band_keys,
+    candidate_pairs,
+    choose_bands,
+    exact_jaccard,
+    jaccard_of_sets,
+    s_curve,
+)
 from neardup.lsh import threshold_of
 from neardup.pairs import CandidatePairs
 from neardup.sketch import minhash_sets
@@ -13,12 +25,18 @@ from neardup.sketch.bbit import BBitSignatures, bbit_estimate
 from neardup.text import ShingleSets
 
 
+def _sets(*members: list[int]) -> ShingleSets:
+    """Sets of small integers as the kernels see shingle fingerprints."""
+    sizes = [len(m) for m in members]
+    return ShingleSets(
+        hashes=np.array([x for m in members for x in m], dtype=np.uint64),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+    )
+
+
 def test_mmds_example_3_8_signature_matrix() -> None:
     # Fig. 3.4: rows 0..4; S1 = {0, 3}, S2 = {2}, S3 = {1, 3, 4}, S4 = {0, 2, 3}.
-    sets = ShingleSets(
-        hashes=np.array([0, 3, 2, 1, 3, 4, 0, 2, 3], dtype=np.uint64),
-        offsets=np.array([0, 2, 3, 6, 9], dtype=np.int64),
-    )
+    sets = _sets([0, 3], [2], [1, 3, 4], [0, 2, 3])
     h1 = (np.array([1], np.uint64), np.array([1], np.uint64))  # x + 1 mod 5
     h2 = (np.array([3], np.uint64), np.array([1], np.uint64))  # 3x + 1 mod 5
     # The signature after each row of the example, as printed step by step.
@@ -98,3 +116,87 @@ def test_bbit_estimator_is_seed_000s_m_minus_32_over_96(agreeing: int) -> None:
     )
     pairs = CandidatePairs(first=np.array([0]), second=np.array([1]))
     assert bbit_estimate(signatures, pairs)[0] == (agreeing - 32) / 96
+
+
+def test_mmds_exercise_3_1_1_jaccard_of_three_sets() -> None:
+    # "Compute the Jaccard similarities of each pair of the following three sets: {1, 2, 3, 4},
+    # {2, 3, 5, 7}, and {2, 4, 6}."
+    one, two, three = (
+        np.array(s, dtype=np.uint64) for s in ([1, 2, 3, 4], [2, 3, 5, 7], [2, 4, 6])
+    )
+    assert jaccard_of_sets(one, two) == pytest.approx(2 / 6)
+    assert jaccard_of_sets(one, three) == pytest.approx(2 / 5)
+    assert jaccard_of_sets(two, three) == pytest.approx(1 / 6)
+
+
+def test_mmds_exercise_3_3_3_minhash_with_hash_functions_that_are_not_permutations() -> None:
+    # Fig. 3.5, rows 0..5: S1 = {2, 5}, S2 = {0, 1}, S3 = {3, 4}, S4 = {0, 2, 4}. "(a) Compute the
+    # minhash signature for each column if we use the following three hash functions:
+    # h1(x) = 2x + 1 (mod 6); h2(x) = 3x + 2 (mod 6); h3(x) = 5x + 2 (mod 6)."
+    sets = _sets([2, 5], [0, 1], [3, 4], [0, 2, 4])
+    a, b = np.array([2, 3, 5], np.uint64), np.array([1, 2, 2], np.uint64)
+    signatures = minhash_sets(sets, a, b, modulus=6)
+    assert signatures.tolist() == [[5, 2, 0], [1, 2, 1], [1, 2, 4], [1, 2, 0]]
+    # "(b) Which of these hash functions are true permutations?" Only h3.
+    images = [
+        len({(int(ai) * x + int(bi)) % 6 for x in range(6)}) for ai, bi in zip(a, b, strict=True)
+    ]
+    assert images == [3, 2, 6]
+    # "(c) How close are the estimated Jaccard similarities for the six pairs of columns to the
+    # true Jaccard similarities?" Not close: h1 and h2 collapse rows, so unrelated sets agree.
+    pairs = CandidatePairs(first=np.array([0, 0, 0, 1, 1, 2]), second=np.array([1, 2, 3, 2, 3, 3]))
+    estimated = (signatures[pairs.first] == signatures[pairs.second]).mean(axis=1)
+    assert estimated.tolist() == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3, 2 / 3])
+    assert exact_jaccard(sets, pairs).tolist() == pytest.approx([0, 0, 1 / 4, 0, 1 / 4, 1 / 4])
+
+
+def test_mmds_example_3_10_columns_equal_in_a_band_are_candidates() -> None:
+    # Fig. 3.6, band 1 of a 12-row signature matrix (four bands of three rows): "The second and
+    # fourth of the explicitly shown columns each have the column vector [0, 2, 1] in the first
+    # band, so they will definitely hash to the same bucket"; the first two, [1, 3, 0] and
+    # [0, 2, 1], differ. The other bands are made different for every column.
+    first_band = [[1, 3, 0], [0, 2, 1], [0, 1, 3], [0, 2, 1], [2, 2, 1]]
+    rows = np.array([band + [10 * c + r for r in range(9)] for c, band in enumerate(first_band)])
+    keys = band_keys(rows.astype(np.uint64), 4, 3)
+    assert keys[1, 0] == keys[3, 0]
+    assert keys[0, 0] != keys[1, 0]
+    found = candidate_pairs(keys)
+    assert list(zip(found.first.tolist(), found.second.tolist(), strict=True)) == [(1, 3)]
+
+
+def test_broder_a_rose_is_a_rose_with_w_4() -> None:
+    # Seed 003: "Shingle = Fixed size sequence of w contiguous words": "a rose is a rose is a rose"
+    # gives "a rose is a", "rose is a rose", "is a rose is", "a rose is a", "rose is a rose":
+    # a set of three shingles.
+    shingler = Shingler(ShingleSpec(unit="word", k=4))
+    whole = shingler.shingle_sets(["a rose is a rose is a rose"])
+    listed = shingler.shingle_sets(["a rose is a", "rose is a rose", "is a rose is"])
+    assert listed.sizes().tolist() == [1, 1, 1]
+    assert sorted(whole.set_of(0).tolist()) == sorted(listed.hashes.tolist())
+
+
+def test_mmds_examples_3_3_and_3_4_character_shingles() -> None:
+    # Example 3.3: "Suppose our document D is the string abcdabd, and we pick k = 2. Then the set
+    # of 2-shingles for D is {ab, bc, cd, da, bd}."
+    pairs = Shingler(ShingleSpec(unit="char", k=2))
+    whole = pairs.shingle_sets(["abcdabd"])
+    listed = pairs.shingle_sets(["ab", "bc", "cd", "da", "bd"])
+    assert sorted(whole.set_of(0).tolist()) == sorted(listed.hashes.tolist())
+    # Example 3.4: "if we retain the blanks, then the first has shingles touch dow and ouch down,
+    # while the second has touchdown".
+    nines = Shingler(ShingleSpec(unit="char", k=9))
+    sets = nines.shingle_sets(
+        [
+            "The plane was ready for touch down",
+            "The quarterback scored a touchdown",
+            "touch dow",
+            "ouch down",
+            "touchdown",
+        ]
+    )
+    plane, quarterback, touch_dow, ouch_down, touchdown = (
+        set(sets.set_of(d).tolist()) for d in range(5)
+    )
+    assert touch_dow | ouch_down <= plane
+    assert touchdown <= quarterback
+    assert not touchdown & plane
