@@ -284,23 +284,54 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
     assert "--method simhash conflicts with --sketch oph" in clash.stderr
 
 
+def _random_corpus(path: Path, num_docs: int) -> None:
+    words = np.random.default_rng(3).integers(0, 5000, size=(num_docs, 40)).astype(str)
+    lines = [f'{{"id": "{i}", "text": "w{" w".join(row)}"}}\n' for i, row in enumerate(words)]
+    path.write_text("".join(lines))
+
+
+def _signalled_dedup(source: Path, out: Path, signum: int) -> subprocess.CompletedProcess[str]:
+    """``neardup dedup`` run as a program and sent ``signum`` once it is writing ``out``."""
+    child = subprocess.Popen(
+        [str(NEARDUP), "dedup", str(source), "-o", str(out), "-q"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(out.parent.glob(".out.tmp-*")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # inside the run: reading, sketching
+    assert child.poll() is None, "the run ended before the signal"
+    child.send_signal(signum)
+    _, stderr = child.communicate(timeout=120)
+    return subprocess.CompletedProcess(child.args, child.returncode, "", stderr)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_an_interrupted_or_terminated_run_removes_what_it_was_writing(
+    tmp_path: Path, signum: int, code: int, said: str
+) -> None:
+    source = tmp_path / "in.jsonl"
+    _random_corpus(source, 100_000)
+    done = _signalled_dedup(source, tmp_path / "out", signum)
+    assert done.returncode == code, done.stderr
+    assert done.stderr.strip() == said
+    assert [p.name for p in tmp_path.iterdir()] == ["in.jsonl"]  # no output, no work directory
+
+
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_killed_run_leaves_no_output_and_the_next_run_clears_its_remains(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "in.jsonl"
-    words = np.random.default_rng(3).integers(0, 5000, size=(100_000, 40)).astype(str)
-    lines = [f'{{"id": "{i}", "text": "w{" w".join(row)}"}}\n' for i, row in enumerate(words)]
-    source.write_text("".join(lines))
+    _random_corpus(source, 100_000)
     out = tmp_path / "out"
-    child = subprocess.Popen([str(NEARDUP), "dedup", str(source), "-o", str(out), "-q"])
-    deadline = time.monotonic() + 60
-    while not list(tmp_path.glob(".out.tmp-*")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.3)  # inside the run: reading, sketching
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    _signalled_dedup(source, out, signal.SIGKILL)
     assert not out.exists()
     remains = list(tmp_path.glob(".out.*"))
     assert remains  # SIGKILL cannot clean up: the hidden work directory is still there

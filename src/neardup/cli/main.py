@@ -2,17 +2,21 @@
 
 Exit codes: 0 success, 1 bad data or input (``InputError``, ``StoreError``) or an error of the
 machine (a full disk, a path that cannot be written: ``OSError``), 2 bad usage or parameters
-(``ParameterError``, unknown options), 130 interrupted.
+(``ParameterError``, unknown options), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+Either signal ends the command the way an error does: what it was writing is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 import click
@@ -119,12 +123,37 @@ def _show_warning(
     click.echo(f"warning: {message}", err=True)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind as an interrupt does (no handler of the command catches it)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """While the block runs (in the main thread), SIGTERM raises :class:`Terminated`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     warnings.showwarning = _show_warning
     try:
-        cli.main(args=args, prog_name="neardup", standalone_mode=False)
+        with _terminated_on_sigterm():
+            cli.main(args=args, prog_name="neardup", standalone_mode=False)
+    except Terminated:
+        click.echo("terminated", err=True)
+        return 143
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
