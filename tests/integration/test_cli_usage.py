@@ -21,6 +21,8 @@ PYTHON_NAMES = re.compile(r"\b[A-Z]\w*(?:Spec|Config)\b|\b(?:plan|report)\.\w|\b
 """What a command-line error must not say: a spec class, a function's parameter, a Python name
 (``num_clusters``); the options are spelled with hyphens."""
 
+JOIN = ["join", "{sets}", "--metric", "jaccard", "-o", "out"]
+
 # (command line, the option the one line names first)
 BAD_USAGES: list[tuple[list[str], str]] = [
     (["dedup", "{sample}", "-o", "out", "--threshold", "2"], "--threshold"),
@@ -29,41 +31,10 @@ BAD_USAGES: list[tuple[list[str], str]] = [
     (["dedup", "{sample}", "-o", "out", "--memory-gb", "0"], "--memory-gb"),
     (["dedup", "{sample}", "-o", "out", "--shingle", "words"], "--shingle"),
     (["dedup", "{sample}", "-o", "out", "--sketch", "nope"], "--sketch"),
-    (["join", "{sets}", "--metric", "jaccard", "-o", "out", "--threshold", "2"], "--threshold"),
-    (
-        [
-            "join",
-            "{sets}",
-            "--metric",
-            "jaccard",
-            "-o",
-            "out",
-            "--threshold",
-            "0.5",
-            "--bands",
-            "0",
-        ],
-        "--bands",
-    ),
-    (
-        ["join", "{sets}", "--metric", "jaccard", "-o", "out", "--threshold", "0.5", "--rows", "2"],
-        "--bands",
-    ),
-    (
-        [
-            "join",
-            "{sets}",
-            "--metric",
-            "jaccard",
-            "-o",
-            "out",
-            "--threshold",
-            "0.5",
-            "--memory-gb",
-            "-1",
-        ],
-        "--memory-gb",
-    ),
+    ([*JOIN, "--threshold", "2"], "--threshold"),
+    ([*JOIN, "--threshold", "0.5", "--bands", "0"], "--bands"),
+    ([*JOIN, "--threshold", "0.5", "--rows", "2"], "--bands"),
+    ([*JOIN, "--threshold", "0.5", "--memory-gb", "-1"], "--memory-gb"),
     (["mirrors", "{sample}", "-o", "out", "--threshold", "2"], "--threshold"),
     (["plan", "{sample}", "-o", "plan.toml", "--threshold", "2"], "--threshold"),
     (["plan", "{sample}", "-o", "plan.toml", "--recall", "1"], "--recall"),
