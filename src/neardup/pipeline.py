@@ -881,7 +881,8 @@ def find_candidates(
 
     They are gathered into sorted runs (:class:`~neardup.io.spill.PairRuns`), written to
     ``work_dir`` once they outgrow half of ``config.working_memory`` (kept in memory when
-    ``work_dir`` is None).
+    ``work_dir`` is None). The lookup keys are released then (``sketched.keys``: their files,
+    8 bytes a band a document, leave the disk before verification writes its shingle sets).
     """
     runs = PairRuns(
         sketched.num_docs, work_dir, memory_bytes=config.working_memory // 2, with_values=False
@@ -890,8 +891,11 @@ def find_candidates(
     if scheme.reads_sets:
         found = exact_candidates(sketched.texts, active, config)
         runs.add(found.first, found.second)
-        return Candidates(runs)
-    return Candidates(runs, *scheme.gather_pairs(sketched.keys, active, runs))
+        candidates = Candidates(runs)
+    else:
+        candidates = Candidates(runs, *scheme.gather_pairs(sketched.keys, active, runs))
+    sketched.keys.release()
+    return candidates
 
 
 def find_duplicates(

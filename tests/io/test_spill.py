@@ -1,4 +1,4 @@
-"""Candidate pairs without values: sorted runs (radix-sorted when buffered) give every pair once."""
+"""Spilled work data: band keys by column; candidate pairs in sorted runs, read back once each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup.io.spill import CODE_BYTES, PairRuns
+from neardup.io.spill import CODE_BYTES, KeyColumns, PairRuns
 
 
 @pytest.mark.parametrize("spill", [False, True])
@@ -37,3 +37,13 @@ def test_pairs_without_values_come_back_sorted_and_once(
     assert np.array_equal(first * num_items + second, np.unique(np.concatenate(codes)))
     assert runs.num_runs > 1
     runs.close()
+
+
+def test_released_keys_leave_the_disk(tmp_path: Path) -> None:
+    keys = KeyColumns(tmp_path)
+    keys.append(np.arange(6, dtype=np.uint64).reshape(3, 2))
+    assert keys.column(1).tolist() == [1, 3, 5]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keys-0.u64", "keys-1.u64"]
+    keys.release()
+    assert list(tmp_path.iterdir()) == []
+    assert keys.num_rows == 0

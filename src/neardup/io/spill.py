@@ -112,6 +112,17 @@ class KeyColumns:
         self._files = []
         return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
 
+    def release(self) -> None:
+        """Forget every key: the column files leave the disk (no column is read after this)."""
+        for f in self._files:
+            f.close()
+        self._files = []
+        self._blocks = []
+        if self.directory is not None:
+            for column in range(self.width):
+                self._path(column).unlink(missing_ok=True)
+        self.num_rows = 0
+
     def matrix(self) -> U64Array:
         """All rows as one ``(num_rows, width)`` matrix (for schemes that need every column)."""
         if self.directory is None:
