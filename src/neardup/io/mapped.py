@@ -13,8 +13,9 @@ as the pieces are touched. The kernel's read-ahead then reads on from each piece
 sized for sequential reading (hundreds of kilobytes), of which a sparse read uses a few hundred
 bytes: on a 33 GB input, verification read 200 KB from the disk per document it needed. A
 window whose pieces lie further apart than :data:`SPARSE_GAP` bytes on average is marked for
-random access (``MADV_RANDOM``): a piece not in the page cache costs the page it is on. Pages
-in the cache are mapped as before.
+random access (``MADV_RANDOM``): a piece not in the page cache costs the page it is on, and the
+pages of all its pieces are asked for at once (``MADV_WILLNEED``), so that the disk reads them
+together rather than one page fault at a time. Pages in the cache are mapped as before.
 """
 
 from __future__ import annotations
@@ -36,6 +37,21 @@ WINDOW_BYTES = 64 << 20
 
 SPARSE_GAP = 32 << 10
 """Mean bytes between pieces beyond which a window is read without read-ahead."""
+
+
+def _ask_ahead(view: mmap.mmap, starts: I64Array, stops: I64Array) -> None:
+    """Ask the kernel for the pages of every piece at once (``MADV_WILLNEED``).
+
+    The disk then reads them together instead of one page fault at a time; pieces closer than
+    :data:`SPARSE_GAP` are asked for as one range.
+    """
+    page = mmap.PAGESIZE
+    reach = np.maximum.accumulate(stops)
+    breaks = np.flatnonzero(starts[1:] - reach[:-1] > SPARSE_GAP) + 1
+    firsts = starts[np.r_[0, breaks]] // page * page
+    ends = reach[np.r_[breaks - 1, starts.shape[0] - 1]]
+    for first, end in zip(firsts.tolist(), ends.tolist(), strict=True):
+        view.madvise(mmap.MADV_WILLNEED, first, end - first)
 
 
 def read_spans(
@@ -71,6 +87,7 @@ def read_spans(
         with mmap.mmap(file.fileno(), end - begin, offset=begin, access=mmap.ACCESS_READ) as view:
             if end - begin > SPARSE_GAP * (hi - lo) and hasattr(mmap, "MADV_RANDOM"):
                 view.madvise(mmap.MADV_RANDOM)
+                _ask_ahead(view, starts[lo:hi] - begin, stops[lo:hi] - begin)
             window = np.frombuffer(view, dtype=np.uint8)
             copy_spans(window, starts[lo:hi] - begin, lengths[lo:hi], out, out_starts[lo:hi])
             del window  # the map closes only once no array looks into it
