@@ -61,9 +61,10 @@ class ShingleSetStore:
         self._start = np.full(num_docs, -1, dtype=np.int64)
         self._size = np.zeros(num_docs, dtype=np.int32)
         self._end = 0
+        self._path = directory / "shingle-sets.u64" if directory is not None else None
         self._file: BinaryIO = (
-            (directory / "shingle-sets.u64").open("w+b")
-            if directory is not None
+            self._path.open("w+b")
+            if self._path is not None
             else tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         )
 
@@ -99,8 +100,10 @@ class ShingleSetStore:
         self._end += hashes.shape[0]
 
     def close(self) -> None:
-        """Release the file (one in a directory stays: the directory owns it)."""
+        """Release the file, and remove it from its directory: verification is over."""
         self._file.close()
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)
 
     def __enter__(self) -> ShingleSetStore:
         return self
