@@ -62,11 +62,11 @@ class ShingleSetStore:
         self._size = np.zeros(num_docs, dtype=np.int32)
         self._end = 0
         self._path = directory / "shingle-sets.u64" if directory is not None else None
-        self._file: BinaryIO = (
-            self._path.open("w+b")
-            if self._path is not None
-            else tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
-        )
+        self._file: BinaryIO
+        if self._path is not None:
+            self._file = self._path.open("w+b")
+        else:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
 
     def sets(self, docs: I64Array) -> ShingleSets:
         """The shingle sets of ``docs`` (distinct), in their order; new ones made and kept."""
