@@ -8,8 +8,8 @@ later chunks read it back (:func:`~neardup.io.mapped.read_spans`). Only the plac
 stays in memory (12 bytes a document).
 
 File layout: the sets' fingerprints as raw little-endian ``uint64``, one document after
-another in the order they were first asked for, no header (work data, deleted with the run's
-work directory; an anonymous temporary file when no directory is given).
+another in the order they were first asked for, no header (work data, deleted when the store
+closes; an anonymous temporary file when no directory is given).
 """
 
 from __future__ import annotations
