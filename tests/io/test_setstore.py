@@ -40,6 +40,7 @@ def test_sets_are_made_once_and_read_back_unchanged(
 
     asks = [np.array([3, 0]), np.array([0, 1, 4]), np.array([5, 4, 3, 2, 1, 0]), np.array([2])]
     with ShingleSetStore(len(TEXTS), make, tmp_path if in_directory else None) as store:
+        store.make(np.array([4, 1]))  # made ahead, read back later
         for docs in asks:
             got = store.sets(docs)
             assert len(got) == docs.shape[0]

@@ -47,3 +47,13 @@ def test_released_keys_leave_the_disk(tmp_path: Path) -> None:
     keys.release()
     assert list(tmp_path.iterdir()) == []
     assert keys.num_rows == 0
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_members_are_the_items_of_some_pair(tmp_path: Path, spill: bool) -> None:
+    runs = PairRuns(10, tmp_path if spill else None, memory_bytes=64, with_values=False)
+    runs.add(np.array([1, 2]), np.array([7, 3]))
+    runs.add(np.array([1]), np.array([7]))  # a repeat, in another run when spilled
+    assert np.flatnonzero(runs.members()).tolist() == [1, 2, 3, 7]
+    pairs = [(a, b) for first, second in runs.pairs() for a, b in zip(first, second, strict=True)]
+    assert pairs == [(1, 7), (2, 3)]  # the runs are still whole

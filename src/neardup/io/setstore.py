@@ -68,11 +68,15 @@ class ShingleSetStore:
         else:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
 
-    def sets(self, docs: I64Array) -> ShingleSets:
-        """The shingle sets of ``docs`` (distinct), in their order; new ones made and kept."""
+    def make(self, docs: I64Array) -> None:
+        """Make and keep the sets of those of ``docs`` (distinct) not made yet; read none back."""
         new = docs[self._start[docs] < 0]
         if new.shape[0]:
             self._append(new, self._make(new))
+
+    def sets(self, docs: I64Array) -> ShingleSets:
+        """The shingle sets of ``docs`` (distinct), in their order; new ones made and kept."""
+        self.make(docs)
         start = self._start[docs]
         sizes = self._size[docs].astype(np.int64)
         offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)

@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from neardup._types import F64Array, I64Array, U64Array
+from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.hashing.packed import sort_packed
 
 __all__ = [
@@ -286,6 +286,17 @@ class PairRuns:
         for codes, values in self.codes():
             assert values is not None
             yield codes // self.num_items, codes % self.num_items, values
+
+    def members(self) -> BoolArray:
+        """Which items are in some pair: one flag per item (each run read once, not merged)."""
+        self._flush()
+        found = np.zeros(self.num_items, dtype=bool)
+        for codes, _ in self._runs:
+            for lo in range(0, len(codes), MAX_MERGED):
+                block = codes.read(lo, lo + MAX_MERGED)
+                found[block // self.num_items] = True
+                found[block % self.num_items] = True
+        return found
 
     def pairs(self) -> Iterator[tuple[I64Array, I64Array]]:
         """``(first, second)`` sorted by ``(first, second)``, each pair once, a block at a time."""
