@@ -190,8 +190,8 @@ def _usage_message(exc: click.UsageError) -> str:
         hint = exc.param.get_error_hint(exc.ctx) if exc.ctx is not None else exc.param.name
     if hint is None:
         return exc.format_message()
-    spelled = hint if isinstance(hint, str) else " / ".join(hint)
-    return f"{spelled.replace(chr(39), '')}: {exc.message}"
+    spelled = (hint if isinstance(hint, str) else " / ".join(hint)).replace("'", "")
+    return f"{spelled}: {exc.message}"
 
 
 def run() -> NoReturn:
