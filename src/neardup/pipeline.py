@@ -33,6 +33,7 @@ or streamed.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -77,7 +78,7 @@ from neardup.summary import (
 )
 from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler, ShingleSets
-from neardup.text.spans import pack_strings
+from neardup.text.spans import byte_pieces, pack_strings
 from neardup.verify import exact_jaccard, exact_similarity
 
 __all__ = [
@@ -525,9 +526,9 @@ class PairScorer:
         if self.sets is None:
             return
         docs = np.flatnonzero(needed)
-        piece = np.cumsum(self._sizes[docs]) // max(1, self.config.working_memory // 16)
-        for part in np.split(docs, np.flatnonzero(np.diff(piece)) + 1):
-            self.sets.make(part)
+        bounds = byte_pieces(self._sizes[docs], self.config.working_memory // 16)
+        for lo, hi in itertools.pairwise(bounds):
+            self.sets.make(docs[lo:hi])
 
     def distinct(self, docs: I64Array) -> tuple[I64Array, I64Array]:
         """The distinct documents of ``docs`` (in no set order), and each one's place among them.

@@ -24,6 +24,7 @@ from neardup.hashing.rabin import RabinFingerprinter
 from neardup.params import NormalizeSpec, ShingleSpec
 from neardup.text.lexicon import stopword_list
 from neardup.text.normalize import byte_word_table, codepoint_classes, normalize_batch
+from neardup.text.spans import byte_pieces
 
 __all__ = ["KernelText", "ShingleSets", "Shingler", "as_batch", "fingerprint_scheme"]
 
@@ -200,9 +201,7 @@ class Shingler:
         least; an unspaced-script character, three). Sizing by bytes spares a tokenising pass
         to count them; taking :data:`PIECE_BYTES` of text at a time keeps that room small.
         """
-        sizes = np.diff(batch.offsets)
-        piece = np.cumsum(sizes) // PIECE_BYTES
-        bounds = np.r_[0, np.flatnonzero(piece[1:] != piece[:-1]) + 1, batch.num_docs].tolist()
+        bounds = byte_pieces(np.diff(batch.offsets), PIECE_BYTES)
         parts = [
             self._piece_sets(Batch(batch.data, batch.offsets[a : b + 1]), with_counts)
             for a, b in itertools.pairwise(bounds)

@@ -16,7 +16,25 @@ from neardup._kernels.spans import gather_spans
 from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, Offsets, U8Array
 
-__all__ = ["concat", "copy_spans", "gather", "pack_strings", "take"]
+__all__ = ["byte_pieces", "concat", "copy_spans", "gather", "pack_strings", "take"]
+
+
+def byte_pieces(sizes: I64Array, piece_bytes: int) -> list[int]:
+    """Bounds ``[0, ..., n]`` of consecutive runs of items of about ``piece_bytes`` bytes each.
+
+    An item starts a new run where the running total of ``sizes`` crosses a multiple of
+    ``piece_bytes``, so a run holds at most ``piece_bytes`` plus its first item.
+
+    Examples
+    --------
+    >>> byte_pieces(np.array([4, 4, 4, 9, 1]), 8)
+    [0, 1, 3, 5]
+    """
+    piece = np.cumsum(sizes) // max(1, piece_bytes)
+    bounds: list[int] = np.r_[
+        0, np.flatnonzero(piece[1:] != piece[:-1]) + 1, sizes.shape[0]
+    ].tolist()
+    return bounds
 
 
 def pack_strings(values: Sequence[str]) -> tuple[U8Array, Offsets]:
