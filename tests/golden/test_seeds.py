@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -22,6 +25,7 @@ from neardup.lsh import threshold_of
 from neardup.pairs import CandidatePairs
 from neardup.sketch import minhash_sets
 from neardup.sketch.bbit import BBitSignatures, bbit_estimate
+from neardup.sketch.minhash import LeadByteMinHasher
 from neardup.text import ShingleSets
 
 
@@ -200,3 +204,93 @@ def test_mmds_examples_3_3_and_3_4_character_shingles() -> None:
     assert touch_dow | ouch_down <= plane
     assert touchdown <= quarterback
     assert not touchdown & plane
+
+
+# MMDS Fig. 3.2, rows a..e as 0..4: S1 = {a, d}, S2 = {c}, S3 = {b, d, e}, S4 = {a, c, d}.
+FIG_3_2 = ([0, 3], [2], [1, 3, 4], [0, 2, 3])
+
+
+def _minhash_by_row_order(order: tuple[int, ...]) -> list[int]:
+    """Each set's minhash under a permutation of the rows given as their order (MMDS §3.3.2).
+
+    Each row is renamed by its place in ``order`` and the least name of a set is its minhash
+    value (:func:`minhash_sets` with the identity); the row it names is returned.
+    """
+    place = {row: i for i, row in enumerate(order)}
+    renamed = _sets(*([place[row] for row in members] for members in FIG_3_2))
+    one, zero = np.array([1], np.uint64), np.array([0], np.uint64)
+    least = minhash_sets(renamed, one, zero, modulus=5)[:, 0]
+    return [order[int(i)] for i in least]
+
+
+def test_mmds_example_3_7_minhash_by_a_permutation_of_the_rows() -> None:
+    # "Let us suppose we pick the order of rows beadc for the matrix of Fig. 3.2. [...] Thus,
+    # h(S1) = a. [...] we see that h(S2) = c, h(S3) = b, and h(S4) = a."
+    a, b, c, d, e = range(5)
+    assert _minhash_by_row_order((b, e, a, d, c)) == [a, c, b, a]
+
+
+def test_mmds_3_3_3_minhash_agrees_with_the_jaccard_similarity_over_every_permutation() -> None:
+    # "The probability that the minhash function for a random permutation of rows produces the
+    # same value for two sets equals the Jaccard similarity of those sets": exactly, over all
+    # 5! orders of the rows of Fig. 3.2.
+    values = np.array([_minhash_by_row_order(o) for o in itertools.permutations(range(5))])
+    sets = _sets(*FIG_3_2)
+    for i, j in itertools.combinations(range(4), 2):
+        agree = int((values[:, i] == values[:, j]).sum())
+        pair = CandidatePairs(first=np.array([i]), second=np.array([j]))
+        assert Fraction(agree, 120) == Fraction(exact_jaccard(sets, pair)[0]).limit_denominator(5)
+
+
+def _lead_byte_tail_counts(leads: np.ndarray) -> np.ndarray:
+    """Per row: the shingles whose lead byte ties or beats the row's best, up to the first 0.
+
+    Those are the shingles whose full value the left-to-right-minima trick computes (the
+    kernel computes a tail for a tie too) before the slot's lead byte can improve no more.
+    """
+    best = np.minimum.accumulate(leads, axis=1)
+    before = np.concatenate([np.full((leads.shape[0], 1), 256), best[:, :-1]], axis=1)
+    zero = leads == 0
+    assert zero.any(axis=1).all()  # every row meets a 0 within its shingles
+    up_to_first_zero = np.arange(leads.shape[1]) <= zero.argmax(axis=1)[:, None]
+    counts: np.ndarray = ((leads <= before) & up_to_first_zero).sum(axis=1)
+    return counts
+
+
+def test_broder_left_to_right_minima_h_256_measured_on_real_shingles(
+    licenses: list[dict[str, object]],
+) -> None:
+    # Seed 003, "How often do we have to compute (or store) the tail? Eventually first byte = 0
+    # so 1/256 of the time. Up until the time this happens, roughly the expected number of left
+    # to right minima in a permutation with 256 elements, H_256 = 6.1243... (Because of
+    # repetitions, actual number is 7.1204...)"
+    assert sum(Fraction(1, k) for k in range(1, 257)) == pytest.approx(6.1243, abs=5e-5)
+    # With repeated bytes, from best m a tie (1 in m + 1 of the bytes that tie or beat it)
+    # keeps m, a win moves to a uniform best below m: E(m) = (m + 1 + sum_{v<m} E(v)) / m.
+    expected, total = [0.0], 0.0
+    for m in range(1, 256):
+        expected.append((m + 1 + total) / m)
+        total += expected[m]
+    with_ties = 1 + total / 256
+    assert with_ties == pytest.approx(7.1204, abs=5e-5)
+    # Measured (7.19, standard error 0.04): the lead bytes of minhash-lead's 128 slots over 40
+    # random orders of 4,000 distinct real word 5-shingles each.
+    texts = [str(r["text"]) for r in licenses]
+    shingles = np.sort(Shingler(ShingleSpec(unit="word", k=5)).shingle_sets(texts).hashes)
+    shingles = shingles[np.r_[True, shingles[1:] != shingles[:-1]]]  # distinct
+    orders = np.random.default_rng(3).permutation(shingles)[: 40 * 4000].reshape(40, 4000)
+    sketcher = LeadByteMinHasher(SketchSpec(kind="minhash-lead", num_perm=128, seed=11))
+    leads = np.concatenate([_lead_bytes(sketcher.lead_tables, order).T for order in orders])
+    counts = _lead_byte_tail_counts(leads)  # one per slot and order
+    measured = counts.mean()
+    assert abs(measured - with_ties) < 4 * counts.std() / np.sqrt(counts.shape[0])
+    assert abs(measured - 6.1243) > 0.5  # the ties count, as the seed says
+
+
+def _lead_bytes(tables: np.ndarray, fingerprints: np.ndarray) -> np.ndarray:
+    """Slot ``i``'s lead byte of each fingerprint (``(n, slots)``), as the kernel derives it."""
+    words = np.zeros((fingerprints.shape[0], tables.shape[0]), dtype=np.uint64)
+    for j in range(8):
+        byte = ((fingerprints >> np.uint64(8 * j)) & np.uint64(0xFF)).astype(np.int64)
+        words ^= tables[:, j, byte].T
+    return words.view(np.uint8).reshape(fingerprints.shape[0], -1).astype(np.int64)
