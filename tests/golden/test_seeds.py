@@ -106,8 +106,10 @@ FROZEN_FINGERPRINT = ["af4a7bc53096e3fb", "5026e2f43d332bbd"]
 FROZEN_OPH = ["0c40e74c56539436", "491b382669fc884b", "9397fadcbf8e2a47", "c2f612fd34361ae4"]
 
 
-@pytest.mark.parametrize("agreeing", [0, 32, 57, 80, 128])
+@pytest.mark.parametrize("agreeing", [0, 31, 32, 57, 80, 128])
 def test_bbit_estimator_is_seed_000s_m_minus_32_over_96(agreeing: int) -> None:
+    # Seed 000: "(m-32)/96 is still and unbiased estimate of the similarity when the 2-bit
+    # vectors match in m positions, when this is non-negative".
     # Two rows of 128 two-bit codes that agree in exactly `agreeing` slots.
     codes_a = np.zeros(128, dtype=np.uint8)
     codes_b = np.zeros(128, dtype=np.uint8)
@@ -119,7 +121,8 @@ def test_bbit_estimator_is_seed_000s_m_minus_32_over_96(agreeing: int) -> None:
         packed=np.stack([pack(codes_a), pack(codes_b)]), num_perm=128, num_bits=2, source={}
     )
     pairs = CandidatePairs(first=np.array([0]), second=np.array([1]))
-    assert bbit_estimate(signatures, pairs)[0] == (agreeing - 32) / 96
+    assert bbit_estimate(signatures, pairs, unbiased=True)[0] == (agreeing - 32) / 96
+    assert bbit_estimate(signatures, pairs)[0] == max(0, agreeing - 32) / 96
 
 
 def test_mmds_exercise_3_1_1_jaccard_of_three_sets() -> None:

@@ -3,7 +3,8 @@
 Two documents agree in a slot's b-bit code when their winners agree (probability J) or, when
 they differ, by chance (probability C = 2^-b). So ``P = C + (1 - C) J`` and, with ``m`` agreeing
 slots out of ``k``, ``J_hat = (m / k - C) / (1 - C)`` is unbiased. For b = 2, k = 128 this is
-seed 000's ``(m - 32) / 96``. Storage drops from 8 bytes to b/8 bytes per slot (Li and König,
+seed 000's ``(m - 32) / 96``, which the seed states "when this is non-negative": fewer matches
+than chance give 0. Storage drops from 8 bytes to b/8 bytes per slot (Li and König,
 "b-Bit Minwise Hashing", WWW 2010; seed 000, "Ping Li's fast uniform sampling").
 """
 
@@ -129,12 +130,16 @@ def pack_bbit(signatures: Signatures, num_bits: int) -> BBitSignatures:
     )
 
 
-def bbit_estimate(signatures: BBitSignatures | Signatures, pairs: CandidatePairs) -> F64Array:
-    """The unbiased Jaccard estimate ``(m / k - C) / (1 - C)`` of each pair (may be < 0).
+def bbit_estimate(
+    signatures: BBitSignatures | Signatures, pairs: CandidatePairs, *, unbiased: bool = False
+) -> F64Array:
+    """The Jaccard estimate ``max(0, (m / k - C) / (1 - C))`` of each pair.
 
     ``signatures``: b-bit codes, or the ``uint64`` rows of a :class:`BBitSketcher` holding them.
-    Its standard deviation is ``sqrt(P (1 - P) / k) / (1 - C)`` with ``P = C + (1 - C) J``.
-    For b = 2 and k = 128 it is seed 000's ``(m - 32) / 96`` (a golden test).
+    For b = 2 and k = 128 it is seed 000's ``(m - 32) / 96`` "when this is non-negative" (a
+    golden test): a similarity, in [0, 1], nearer the truth than the raw value whenever that
+    is negative. ``unbiased=True`` keeps the raw value, negative ones too: its mean is J and
+    its standard deviation ``sqrt(P (1 - P) / k) / (1 - C)`` with ``P = C + (1 - C) J``.
     """
     if isinstance(signatures, Signatures):
         signatures = BBitSignatures.of(signatures)
@@ -152,7 +157,8 @@ def bbit_estimate(signatures: BBitSignatures | Signatures, pairs: CandidatePairs
     )
     in_blocks(run, first.shape[0])
     chance = chance_agreement(signatures.num_bits)
-    return (matches / signatures.num_perm - chance) / (1.0 - chance)
+    estimate: F64Array = (matches / signatures.num_perm - chance) / (1.0 - chance)
+    return estimate if unbiased else np.maximum(estimate, 0.0)
 
 
 class BBitSketcher(TextSketcher):
