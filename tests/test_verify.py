@@ -17,6 +17,7 @@ from neardup import (
     estimate_jaccard,
     exact_jaccard,
 )
+from neardup._kernels.verify import pair_chunks
 from tests import reference
 from tests.reference_allpairs import all_pairs_above, brute_force_pairs
 from tests.strategies import words_texts
@@ -99,3 +100,21 @@ def test_pairs_that_do_not_fit_the_documents_are_refused(
         exact_jaccard(sets, pairs)
     with pytest.raises(ParameterError, match=message):
         estimate_jaccard(signatures, pairs)
+
+
+def test_pair_chunks_count_a_made_set_by_its_shingles_and_else_the_text() -> None:
+    # Three documents of 100 text bytes; document 1's set is made (10 shingles: 80 bytes).
+    first, second = np.array([0, 0, 1]), np.array([1, 2, 2])
+    sizes = np.full(3, 100, dtype=np.int64)
+    mark = np.full(3, -1, dtype=np.int64)
+    unmade = np.full(3, -1, dtype=np.int32)
+    made = np.array([-1, 10, -1], dtype=np.int32)
+    # Text costs 4 bytes a byte: 400 a document, 800 a pair; a budget of 900 holds one pair.
+    assert pair_chunks(first, second, sizes, unmade, 0, 4, 900, mark).tolist() == [0, 1, 2, 3]
+    mark[:] = -1
+    # Documents 0 and 1 now cost 400 + 80, and all three 880: one chunk.
+    assert pair_chunks(first, second, sizes, made, 0, 4, 900, mark).tolist() == [0, 3]
+    mark[:] = -1
+    # No set sizes at all (an empty array): the text's cost, as unmade.
+    none = np.empty(0, dtype=np.int32)
+    assert pair_chunks(first, second, sizes, none, 0, 4, 900, mark).tolist() == [0, 1, 2, 3]

@@ -583,6 +583,7 @@ class PairScorer:
             )
             if progress is not None:
                 progress(chunk.hi)
+            del chunk  # its texts or sets go before the next chunk's are read
         return estimate, jaccard
 
     def similarity(self, pairs: CandidatePairs) -> F64Array:
@@ -591,11 +592,16 @@ class PairScorer:
         return measured(*self.score(pairs, with_estimate=not exact), self.config)
 
     def chunks(self, pairs: CandidatePairs) -> Iterator[ScoredChunk]:
-        """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory."""
+        """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory.
+
+        A document counts its shingle set's bytes once the set is made, else what its text
+        costs (:data:`VERIFY_BYTES_PER_BYTE`).
+        """
         bounds = pair_chunks(
             pairs.first,
             pairs.second,
             self._sizes,
+            self.sets.set_sizes if self.sets is not None else np.empty(0, dtype=np.int32),
             64 if self.sets is not None else 8 * self.sketcher.width + 64,
             VERIFY_BYTES_PER_BYTE,
             self.config.working_memory // 4,
@@ -741,6 +747,7 @@ def verify_and_join(
             step = VERIFY_ROUND_PAIRS if scorer.measures_in_parts else chunk.hi - chunk.lo
             for lo in range(chunk.lo, chunk.hi, step):
                 joining.take(chunk, first, second, lo, min(lo + step, chunk.hi))
+            del chunk  # its texts or sets go before the next chunk's are read
         if progress is not None:
             progress(num_candidates)
     return joining.result(num_candidates)

@@ -56,3 +56,13 @@ def test_nothing_but_empty_sets_reads_no_file() -> None:
     with ShingleSetStore(2, lambda docs: shingler.shingle_sets(["", "a b"])) as store:
         sets = store.sets(np.array([0, 1]))
     assert sets.sizes().tolist() == [0, 0]
+
+
+def test_set_sizes_say_which_sets_are_made() -> None:
+    shingler = Shingler(ShingleSpec(unit="word", k=2))
+    with ShingleSetStore(
+        len(TEXTS), lambda docs: shingler.shingle_sets([TEXTS[d] for d in docs])
+    ) as store:
+        assert store.set_sizes.tolist() == [-1] * len(TEXTS)
+        store.make(np.array([1, 3]))
+        assert store.set_sizes.tolist() == [-1, 0, -1, 3, -1, -1]  # "" has no shingle

@@ -72,13 +72,23 @@ def weighted_overlaps(  # type: ignore[no-untyped-def]
         dot[p] = product
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _doc_cost(d, sizes, set_sizes, per_doc, per_byte):  # type: ignore[no-untyped-def]
+    """What document ``d`` costs a run of :func:`pair_chunks`."""
+    if set_sizes.shape[0] and set_sizes[d] >= 0:
+        return per_doc + 8 * np.int64(set_sizes[d])
+    return per_doc + per_byte * sizes[d]
+
+
 @njit(cache=True, nogil=True)
-def pair_chunks(first, second, sizes, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
+def pair_chunks(first, second, sizes, set_sizes, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
     """Split pairs into runs whose distinct documents cost at most ``budget`` bytes each.
 
-    Document ``d`` costs ``per_doc + per_byte * sizes[d]``, counted once per
-    run; a run holds at least one pair. ``mark`` (one entry per document, all -1) is scratch.
-    Returns the run boundaries ``[0, ..., len(first)]``. Cost: O(pairs).
+    Document ``d`` costs ``per_doc`` plus its shingle set's 8 bytes a shingle where
+    ``set_sizes[d] >= 0`` (its set is made: ``set_sizes`` may be empty), else ``per_byte *
+    sizes[d]``, counted once per run; a run holds at least one pair. ``mark`` (one entry per
+    document, all -1) is scratch. Returns the run boundaries ``[0, ..., len(first)]``. Cost:
+    O(pairs).
     """
     n = first.shape[0]
     out = np.empty(n + 1, dtype=np.int64)
@@ -91,20 +101,20 @@ def pair_chunks(first, second, sizes, per_doc, per_byte, budget, mark):  # type:
     start = 0
     for p in range(n):
         a, b = first[p], second[p]
+        cost_a = _doc_cost(a, sizes, set_sizes, per_doc, per_byte)
+        cost_b = _doc_cost(b, sizes, set_sizes, per_doc, per_byte) if b != a else 0
         add = 0
         if mark[a] != run:
-            add += per_doc + per_byte * sizes[a]
-        if mark[b] != run and b != a:
-            add += per_doc + per_byte * sizes[b]
+            add += cost_a
+        if mark[b] != run:
+            add += cost_b
         if used + add > budget and p > start:
             k += 1
             out[k] = p
             run += 1
             start = p
             used = 0
-            add = per_doc + per_byte * sizes[a]
-            if b != a:
-                add += per_doc + per_byte * sizes[b]
+            add = cost_a + cost_b
         mark[a] = run
         mark[b] = run
         used += add

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._types import I64Array
 from neardup.io.mapped import read_spans
@@ -59,7 +60,7 @@ class ShingleSetStore:
     ) -> None:
         self._make = make
         self._start = np.full(num_docs, -1, dtype=np.int64)
-        self._size = np.zeros(num_docs, dtype=np.int32)
+        self._size = np.full(num_docs, -1, dtype=np.int32)
         self._end = 0
         self._path = directory / "shingle-sets.u64" if directory is not None else None
         self._file: BinaryIO
@@ -73,6 +74,14 @@ class ShingleSetStore:
         new = docs[self._start[docs] < 0]
         if new.shape[0]:
             self._append(new, self._make(new))
+
+    @property
+    def set_sizes(self) -> NDArray[np.int32]:
+        """Shingles in each document's set, -1 where it is not made yet.
+
+        The store's own array: read it, do not write it.
+        """
+        return self._size
 
     def sets(self, docs: I64Array) -> ShingleSets:
         """The shingle sets of ``docs`` (distinct), in their order; new ones made and kept."""
