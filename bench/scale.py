@@ -265,7 +265,7 @@ def stage_report(summary: dict[str, Any], wall: float, peak: float) -> str:
     seconds and peak RSS in MB.
     """
     counts = summary["counts"]
-    docs, candidates = counts["documents"], counts["candidate_pairs"]
+    docs, candidates = counts["items"], counts["candidate_pairs"]
     biggest = summary.get("biggest_clusters") or [{"size": 0}]
     lines = [
         f"      {docs:,} documents, {candidates:,} candidate pairs "
@@ -277,7 +277,7 @@ def stage_report(summary: dict[str, Any], wall: float, peak: float) -> str:
         f"      {'stage':<13}{'s':>8}{'us/doc':>10}{'ns/cand':>10}",
     ]
     stages = [(k, v) for k, v in summary["timings_s"].items() if k != "idf" or v]
-    stages += [("total_s", summary["total_s"]), ("compile_s", summary.get("compile_s", 0.0))]
+    stages += [("compile_s", summary.get("compile_s", 0.0))]
     stages += [("process", wall)]
     for name, seconds in stages:
         per_doc = seconds / docs * 1e6 if docs else float("nan")
@@ -456,7 +456,7 @@ def main() -> None:
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for label, summary in stage_rows:
             counts = summary["counts"]
-            docs, candidates = counts["documents"], counts["candidate_pairs"]
+            docs, candidates = counts["items"], counts["candidate_pairs"]
             biggest = (summary.get("biggest_clusters") or [{"size": 0}])[0]["size"]
             timings = dict(summary["timings_s"])
             timings["process"] = summary["process_wall_s"]

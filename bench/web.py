@@ -414,7 +414,7 @@ def cli_dedup(
     say("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     say(
         f"| {wall:.2f} | {pages / wall:,.0f} | {html_bytes / MB / wall:.1f} | {max(peaks):,.0f} "
-        f"| {counts['documents']:,} | {counts['exact_duplicates']:,} "
+        f"| {counts['items']:,} | {counts['exact_duplicates']:,} "
         f"| {counts['verified_pairs']:,} | {counts['removed']:,} "
         f"| {counts.get('non_html_skipped', 0):,} | {counts.get('duplicate_payloads', 0):,} |"
     )
@@ -468,8 +468,8 @@ def mirrors_section(work: Path, args: argparse.Namespace) -> None:
     right_kind = sum(found[p] == truth[p] for p in hits)
     precision = len(hits) / len(scored) if scored else 1.0
     recall = len(hits) / len(truth) if truth else 1.0
-    pages = summary["counts"]["pages"]
-    timings = summary["timings"]
+    pages = summary["counts"]["items"]
+    timings = {k: v for k, v in summary["timings_s"].items() if k != "total"}
     say(
         "| hosts | pages | wall s (median) | pages/s | pairs found | precision | recall "
         "| kind accuracy | stages s (last run) |"

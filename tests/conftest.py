@@ -15,14 +15,20 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 from hypothesis import settings
 
 from neardup import Shingler
+from neardup.record import PAIR_SCHEMA_PATH, SCHEMA_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample" / "licenses.jsonl.gz"
+SUMMARY_SCHEMA = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text("utf-8")))
+"""Validates a ``summary.json`` against the run record's schema shipped in the package."""
+PAIR_SCHEMA = jsonschema.Draft202012Validator(json.loads(PAIR_SCHEMA_PATH.read_text("utf-8")))
+"""Validates one pair record (a line of ``pairs.jsonl`` or ``mirrors.jsonl``)."""
 SHARED_DATA = Path(os.environ.get("NEARDUP_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 NUM_PERM = 128

@@ -107,7 +107,8 @@ def test_summary_json_reports_compiling_apart() -> None:
     assert times.throughput_mb_s == 2.0
     assert times.compile_seconds == 3.0
     summary = dedup(["a b c d e f g", "a b c d e f g h"]).summary.to_dict()
-    assert list(summary)[list(summary).index("total_s") + 1] == "compile_s"
+    assert "compile" not in summary["timings_s"]  # no stage, nor in the total
+    assert summary["compile_s"] >= 0.0
 
 
 @pytest.mark.slow

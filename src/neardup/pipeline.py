@@ -1108,7 +1108,7 @@ def _summary(
     num_verified = len(verified)
     kept = int(clusters.keep.sum())
     counts = Counts(
-        documents=num_docs,
+        items=num_docs,
         bytes=sketched.num_bytes,
         short_documents=int(sketched.is_short.sum()),
         empty_documents=int(sketched.is_empty.sum()),

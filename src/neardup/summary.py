@@ -1,7 +1,7 @@
 """What a dedup run reports: every parameter, count and timing (``summary.json``).
 
-Both engines fill a :class:`Summary`; :meth:`Summary.to_dict` is the one definition of
-``summary.json``'s keys and their order.
+Both engines fill a :class:`Summary`; :meth:`Summary.to_dict` makes it the run record every
+command writes (:class:`~neardup.record.RunRecord`), with dedup's own keys after the common ones.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from neardup._version import __version__
 from neardup.kinds import SKETCH_KINDS, ExactMeasure
 from neardup.params import DedupConfig, VerifyMode
+from neardup.record import RunRecord
 
 if TYPE_CHECKING:  # numpy stays unimported until a run needs it (the CLI starts light)
     from neardup._types import F64Array, I64Array
@@ -86,7 +87,8 @@ class Counts:
     did not count them; ``summary.json`` then leaves them out.
     """
 
-    documents: int
+    items: int
+    """Documents read."""
     bytes: int
     """UTF-8 bytes of normalised text sketched."""
     short_documents: int
@@ -237,35 +239,38 @@ class Summary:
         """The candidate scheme in a few words (``"b=16, r=8"``)."""
         return str(self.lsh["label"])
 
-    def to_dict(self) -> dict[str, Any]:
-        """``summary.json``'s content: the parts a run has, always in the same order."""
+    def to_record(self) -> RunRecord:
+        """The run record of ``summary.json``: the common keys, then dedup's own."""
         times = self.times
-        return {
-            "neardup_version": self.neardup_version,
-            "command": "dedup",
-            **(
-                {"engine": "spark", "spark_master": self.spark_master}
-                if self.spark_master is not None
-                else {}
-            ),
-            "config": self.config.to_dict(),
+        details: dict[str, Any] = {
+            **({"spark_master": self.spark_master} if self.spark_master is not None else {}),
             "lsh": dict(self.lsh),
             "verify": self.verify,
             "measure": self.measure,
             "signatures": dict(self.signatures),
             **({"idf": dict(self.idf)} if self.idf is not None else {}),
-            "counts": self.counts.to_dict(),
             "biggest_clusters": [c._asdict() for c in self.biggest_clusters],
             **(
                 {"similarity_histogram": self.similarity_histogram.to_dict()}
                 if self.similarity_histogram is not None
                 else {}
             ),
-            "timings_s": dict(times.seconds),
-            "total_s": times.total,
             "compile_s": times.compile_seconds,
             "throughput_mb_s": times.throughput_mb_s,
             **({"against": dict(self.against)} if self.against is not None else {}),
-            **({"inputs": list(self.inputs)} if self.inputs is not None else {}),
-            **({"outputs": dict(self.outputs)} if self.outputs is not None else {}),
         }
+        return RunRecord(
+            command="dedup",
+            engine="spark" if self.spark_master is not None else "local",
+            inputs=self.inputs or (),
+            outputs=self.outputs or {},
+            params=self.config.to_dict(),
+            counts=self.counts.to_dict(),
+            timings_s={**times.seconds, "total": times.total},
+            details=details,
+            neardup_version=self.neardup_version,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """``summary.json``'s content (:meth:`to_record`)."""
+        return self.to_record().to_dict()

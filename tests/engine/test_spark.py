@@ -29,7 +29,7 @@ from neardup.engine.spark import (
 )
 from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, ParameterError
-from tests.conftest import SAMPLE, read_rfcs
+from tests.conftest import SAMPLE, SUMMARY_SCHEMA, read_rfcs
 from tests.integration.conftest import run, run_process
 from tests.strategies import graphs
 
@@ -58,8 +58,9 @@ def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
     written = json.loads((tmp_path / "spark" / "summary.json").read_text())
     assert written == json.loads(json.dumps(summary.to_dict()))
-    assert written["engine"] == "spark"
-    assert [key for key in written if key not in ("engine", "spark_master")] == list(local)
+    assert (local["engine"], written["engine"]) == ("local", "spark")
+    assert [key for key in written if key != "spark_master"] == list(local)
+    SUMMARY_SCHEMA.validate(written)
     # Every count but the bad records, which only the local readers count.
     assert local["counts"].pop("bad_records_skipped") == 0
     assert written["counts"] == local["counts"]

@@ -17,6 +17,7 @@ from neardup.engine.join import JoinSource, join_files
 from neardup.engine.spark_join import join_files_spark
 from neardup.errors import InputError, ParameterError
 from neardup.params import JoinSpec
+from tests.conftest import SUMMARY_SCHEMA
 
 pytestmark = [
     pytest.mark.spark,
@@ -70,7 +71,9 @@ def test_spark_join_writes_the_local_pairs(
     assert pairs.count(b"\n") > 10
     for name in ("num_bands", "num_rows", "predicted_recall", "counts", "family"):
         assert distributed[name] == local[name], name
-    assert json.loads((tmp_path / "spark" / "summary.json").read_text())["engine"] == "spark"
+    written = json.loads((tmp_path / "spark" / "summary.json").read_text())
+    SUMMARY_SCHEMA.validate(written)
+    assert (local["engine"], written["engine"]) == ("local", "spark")
 
 
 def test_spark_join_refuses_what_it_does_not_run(

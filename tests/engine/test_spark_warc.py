@@ -32,7 +32,7 @@ def test_a_warc_gives_the_local_engines_clusters_and_pairs(spark: Any, tmp_path:
     local = dedup_files([path], tmp_path / "local", config)
     dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
-    assert local.summary.counts.documents == 16  # the HTML pages with a 2xx status
+    assert local.summary.counts.items == 16  # the HTML pages with a 2xx status
     assert local.summary.counts.not_ok_skipped == 4  # the redirects
     kept = spark.read.parquet(str(tmp_path / "spark" / "kept.parquet")).collect()
     local_kept = (tmp_path / "local" / "kept.jsonl").read_text().splitlines()

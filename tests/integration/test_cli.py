@@ -49,7 +49,7 @@ def test_dedup_of_the_bundled_sample(tmp_path: Path) -> None:
         "num_rows": 8,
         "candidate_probability_at_threshold": pytest.approx(0.947, abs=0.001),
     }
-    assert summary["config"]["keep"] == "longest"
+    assert summary["params"]["keep"] == "longest"
     for stage in ("read_sketch", "exact", "candidates", "verify", "cluster", "write"):
         assert stage in summary["timings_s"]
     # Every near pair reported verifies: exact Jaccard at or above the threshold.
@@ -80,9 +80,9 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["config"]["lsh"]["threshold"] == 0.9
-    assert summary["config"]["keep"] == "longest"
-    assert summary["config"]["sketch"]["shingle"] == {
+    assert summary["params"]["lsh"]["threshold"] == 0.9
+    assert summary["params"]["keep"] == "longest"
+    assert summary["params"]["sketch"]["shingle"] == {
         "unit": "char",
         "k": 9,
         "fingerprint": "rabin",
@@ -233,7 +233,7 @@ def test_sketch_kinds_and_their_options(tmp_path: Path) -> None:
     )  # fmt: skip
     assert bits.returncode == 0, bits.stderr
     summary = json.loads((tmp_path / "bits" / "summary.json").read_text())
-    assert summary["config"]["sketch"]["bbits"] == 1
+    assert summary["params"]["sketch"]["bbits"] == 1
     assert summary["lsh"]["bbits"] == 1
     # Truth: the sample's pairs of J >= 0.8 (exact, by the inverted index), less those of a
     # document the run linked to an exact copy (such documents take no part in LSH). With
@@ -267,10 +267,10 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lsh"]["scheme"] == "hamming"
     assert summary["lsh"]["max_distance"] == 4
-    assert summary["idf"]["num_docs"] == summary["counts"]["documents"]
+    assert summary["idf"]["num_docs"] == summary["counts"]["items"]
     with gzip.open(SAMPLE, "rt") as f:
         records = [json.loads(line) for line in f]
-    config = DedupConfig.from_dict(summary["config"])
+    config = DedupConfig.from_dict(summary["params"])
     result = dedup([r["text"] for r in records], [r["id"] for r in records], config)
     # The command and the library report the same pairs; more than 100 (the sample's licence
     # variants), so that the comparison is not of two empty runs.

@@ -271,4 +271,4 @@ def test_arbitrary_bytes_never_escape_as_other_errors(
     dedup_files([source], out, DedupConfig(skip_bad_records=True))
     summary = json.loads((out / "summary.json").read_text())
     num_records = sum(1 for line in source.read_bytes().split(b"\n") if line.strip())
-    assert summary["counts"]["documents"] + summary["counts"]["bad_records_skipped"] == num_records
+    assert summary["counts"]["items"] + summary["counts"]["bad_records_skipped"] == num_records

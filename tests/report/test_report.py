@@ -68,7 +68,7 @@ def test_the_report_has_every_section_in_order(page: Any, licence_run: Path) -> 
     assert ids == [key for key, _ in SECTIONS]
     counts = json.loads((licence_run / "summary.json").read_text())["counts"]
     rows = _table_rows(page, "run")
-    assert rows["documents"] == f"{counts['documents']:,}"
+    assert rows["items"] == f"{counts['items']:,}"
     assert rows["short documents"] == f"{counts['short_documents']:,}"
     assert rows["candidate scheme"] == "bands: b=16, r=8"
     assert rows["sketch.shingle.k"] == "5"

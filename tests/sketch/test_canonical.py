@@ -164,8 +164,8 @@ def test_dedup_command_groups_copies_differing_in_dropped_words(
         clusters[row["id"]] = row["cluster"]
     assert all(clusters[f"c{i}"] == clusters[f"o{i}"] for i in range(len(dropped)))
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["config"]["sketch"]["idf_low"] == SPEC.idf_low
-    assert summary["config"]["sketch"]["idf_high"] == SPEC.idf_high
+    assert summary["params"]["sketch"]["idf_low"] == SPEC.idf_low
+    assert summary["params"]["sketch"]["idf_high"] == SPEC.idf_high
     assert summary["idf"]["num_docs"] == len(records)
     assert summary["lsh"]["label"] == "b=1, r=1"
     mixed = run("dedup", source, "-o", tmp_path / "x", "--idf-low", "0.2")

@@ -116,13 +116,14 @@ def test_contracted_graph_folds_the_mirrors(crawl: Crawl, result: Path) -> None:
 
 
 def test_summary_counts(crawl: Crawl, result: Path) -> None:
-    counts = json.loads((result / "summary.json").read_text())["counts"]
-    assert counts["pages"] == len(crawl.pages)
+    summary = json.loads((result / "summary.json").read_text())
+    counts = summary["counts"]
+    assert counts["items"] == len(crawl.pages)
     assert counts["mirror_kinds"] == {
         kind: sum(k == kind for k in crawl.mirrors.values())
         for kind in ("full", "partial", "stale")
     }
-    assert "sessionid" in counts["alias_parameters"]
+    assert "sessionid" in summary["alias_parameters"]
     assert counts["archive"]["non_html"] == len(crawl.hosts)
 
 

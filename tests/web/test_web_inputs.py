@@ -90,9 +90,9 @@ def test_dedup_a_web_archive(crawl: Crawl, tmp_path: Path, extract: str) -> None
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text())
     counts = summary["counts"]
-    assert counts["documents"] == len(crawl.pages)
+    assert counts["items"] == len(crawl.pages)
     assert counts["non_html_skipped"] == len(crawl.hosts)
-    assert summary["config"]["html_extract"] == extract
+    assert summary["params"]["html_extract"] == extract
     clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
     by_id = {c["id"]: c["cluster"] for c in clusters}
     assert set(by_id) == set(crawl.pages)

@@ -184,7 +184,7 @@ def _print_summary(summary: Summary, output: Path) -> None:
     counts = summary.counts
     echo = click.echo
     echo("")
-    echo(f"neardup dedup: {counts.documents:,} documents, {counts.bytes / 1e6:,.1f} MB")
+    echo(f"neardup dedup: {counts.items:,} documents, {counts.bytes / 1e6:,.1f} MB")
     if counts.bad_records_skipped:
         echo(f"  skipped bad records : {counts.bad_records_skipped:,}")
     if counts.empty_documents:

@@ -362,5 +362,5 @@ def _print_summary(summary: dict[str, Any], output: Path) -> None:
         echo(f"  (d1, d2, p1, p2)    : ({shown}) -> ({amplified}); d2: a median random pair")
     echo(f"  candidate pairs     : {counts['candidate_pairs']:,} measured")
     echo(f"  pairs within {summary['threshold']:<7g}: {counts['pairs']:,}")
-    echo(f"  time                : {summary['times']['total']:.2f} s")
+    echo(f"  time                : {summary['timings_s']['total']:.2f} s")
     echo(f"  outputs in {output}/: " + ", ".join(summary["outputs"].values()))

@@ -121,11 +121,11 @@ def mirrors_command(
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts["mirror_kinds"].items())
     reasons = ", ".join(f"{n} {reason}" for reason, n in counts["pages_by_reason"].items())
     graph = counts["graph"]
-    click.echo(f"neardup mirrors: {counts['pages']:,} pages on {counts['hosts']:,} hosts")
+    click.echo(f"neardup mirrors: {counts['items']:,} pages on {counts['hosts']:,} hosts")
     click.echo(f"  mirror host pairs   : {counts['mirror_pairs']:,} ({kinds})")
     click.echo(f"  pages represented   : {reasons}")
-    if counts["alias_parameters"]:
-        click.echo(f"  alias parameters    : {', '.join(counts['alias_parameters'])}")
+    if summary["alias_parameters"]:
+        click.echo(f"  alias parameters    : {', '.join(summary['alias_parameters'])}")
     click.echo(
         f"  link graph          : {graph['nodes_before']:,} -> {graph['nodes']:,} nodes, "
         f"{graph['edges_before']:,} -> {graph['edges']:,} links in {graph['rounds']} rounds"

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from neardup._types import Batch
-from neardup._version import __version__
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
 from neardup.io.output import AtomicDirectory
@@ -30,6 +29,7 @@ from neardup.io.results import write_json, write_value_pair_chunks
 from neardup.join.similarity import similarity_stream
 from neardup.kinds import METRICS
 from neardup.params import DedupConfig, HtmlExtract, JoinSpec
+from neardup.record import RunRecord, stage_timings
 from neardup.text import Shingler
 from neardup.text.spans import pack_strings
 
@@ -182,7 +182,10 @@ def join_summary(
     times: dict[str, float],
     engine: str = "local",
 ) -> dict[str, Any]:
-    """``summary.json`` of a join: what was asked, how pairs were found, the counts and times."""
+    """``summary.json`` of a join: what was asked, how pairs were found, the counts and times.
+
+    A :class:`~neardup.record.RunRecord`; ``times`` per stage, and ``total``.
+    """
     metric = METRICS[spec.metric]
     info = dict(info)
     counts = {
@@ -191,24 +194,26 @@ def join_summary(
         "pairs": num_pairs,
     }
     info.pop("num_pairs", None)
-    return {
-        "neardup_version": __version__,
-        "command": "join",
-        "engine": engine,
-        "inputs": inputs,
-        "metric": spec.metric,
-        "measure": metric.measure,
-        "threshold": spec.threshold,
-        "family": info.pop("family", None),
-        "num_bands": info.pop("num_bands", None),
-        "num_rows": info.pop("num_rows", None),
-        "predicted_recall": info.pop("predicted_recall", None),
-        **info,
-        "counts": counts,
-        "spec": spec.to_dict(),
-        "times": {name: round(value, 3) for name, value in times.items()},
-        "outputs": {"pairs": "pairs.jsonl", "summary": "summary.json"},
-    }
+    stages = {name: value for name, value in times.items() if name != "total"}
+    return RunRecord(
+        command="join",
+        engine=engine,
+        inputs=tuple(inputs),
+        outputs={"pairs": "pairs.jsonl", "summary": "summary.json"},
+        params=spec.to_dict(),
+        counts=counts,
+        timings_s=stage_timings(stages, times.get("total")),
+        details={
+            "metric": spec.metric,
+            "measure": metric.measure,
+            "threshold": spec.threshold,
+            "family": info.pop("family", None),
+            "num_bands": info.pop("num_bands", None),
+            "num_rows": info.pop("num_rows", None),
+            "predicted_recall": info.pop("predicted_recall", None),
+            **info,
+        },
+    ).to_dict()
 
 
 def join_memory(memory_bytes: int | None = None) -> int:

@@ -485,7 +485,7 @@ def dedup_dataframe(
     num_kept = clusters.where("keep").count()
     num_bytes = int(sketched.agg(F.sum("num_bytes")).first()[0] or 0)
     counts = Counts(
-        documents=num_docs,
+        items=num_docs,
         bytes=num_bytes,
         short_documents=sketched.where("is_short").count(),
         empty_documents=sketched.where("is_empty").count(),

@@ -28,6 +28,7 @@ from neardup.explain import Passage
 from neardup.io.readers import ReadOptions, open_sources
 from neardup.io.records import Ids
 from neardup.params import DedupConfig
+from neardup.record import upgraded
 from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler
 
@@ -126,7 +127,7 @@ class Run:
     summary
         ``summary.json`` as read.
     config
-        The run's parameters (``summary["config"]``).
+        The run's parameters (``summary["params"]``).
     cluster_sizes
         ``(sizes, counts)``: how many clusters of two or more documents have each size,
         sizes increasing; None when the run wrote no ``clusters.jsonl``.
@@ -205,7 +206,7 @@ def load_run(
     directory = Path(directory)
     summary = _read_summary(directory / "summary.json")
     try:
-        config = DedupConfig.from_dict(summary["config"])
+        config = DedupConfig.from_dict(summary["params"])
     except (KeyError, TypeError, ParameterError) as exc:
         raise InputError(
             f"summary.json holds no config this neardup can read ({exc}); make the report "
@@ -242,7 +243,7 @@ def _read_summary(path: Path) -> dict[str, Any]:
         raise InputError(f"cannot read the run's summary: {exc}", path=path) from exc
     if not isinstance(summary, dict):
         raise InputError("not the summary of a neardup dedup run", path=path)
-    return summary
+    return upgraded(summary)
 
 
 def _read_lines(path: Path, schema: pa.Schema) -> pa.Table | None:

@@ -168,16 +168,17 @@ def _run_section(run: Run) -> str:
     return (
         '<div class="columns">'
         f"<div><h3>Run</h3>{_table(facts)}<h3>Counts</h3>{_table(count_rows, numeric=True)}</div>"
-        f"<div><h3>Parameters</h3>{_table(_flat(summary.get('config') or {}))}</div>"
+        f"<div><h3>Parameters</h3>{_table(_flat(summary.get('params') or {}))}</div>"
         "</div>"
     )
 
 
 def _timings_section(run: Run) -> str:
-    seconds = {k: float(v) for k, v in (run.summary.get("timings_s") or {}).items()}
+    timings = run.summary.get("timings_s") or {}
+    seconds = {k: float(v) for k, v in timings.items() if k != "total"}
     if not seconds:
         return _missing(f"Stage timings: {NOT_RECORDED}.")
-    total = run.summary.get("total_s")
+    total = timings.get("total")
     speed = run.summary.get("throughput_mb_s")
     line = f"Total {total} s" if total is not None else "Total not recorded"
     if speed is not None:

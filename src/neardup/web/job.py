@@ -9,7 +9,8 @@ Output directory (written atomically):
   (:mod:`neardup.web.pages`);
 - ``graph/nodes.parquet`` (``node``, ``url``, ``host``, ``pages``) and ``graph/edges.parquet``
   (``source``, ``target``, ``count``): the contracted link graph (:mod:`neardup.web.links`);
-- ``summary.json``: the parameters, counts and timings.
+- ``summary.json``: the run record (:class:`~neardup.record.RunRecord`): parameters, counts
+  and timings.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from neardup._version import __version__
 from neardup.io.output import AtomicDirectory
 from neardup.io.records import Ids
 from neardup.io.results import write_json
 from neardup.params import HtmlExtract, MirrorSpec
+from neardup.record import RunRecord, stage_timings
 from neardup.text.urls import url_host
 from neardup.web.aliases import canonical_urls, learn_alias_parameters
 from neardup.web.crawl import Crawl, read_crawl
@@ -160,7 +161,7 @@ def mirrors_files(
         )
         _write_graph(directory / "graph", report.graph)
         report.timings["write"] = time.perf_counter() - start
-        summary = _summary(report, spec, threshold, extract, read_seconds)
+        summary = _summary(report, spec, threshold, extract, read_seconds, inputs)
         write_json(directory / "summary.json", summary)
     return summary
 
@@ -171,7 +172,9 @@ def _summary(
     threshold: float,
     extract: HtmlExtract,
     read_seconds: float,
+    inputs: Sequence[Path | str],
 ) -> dict[str, Any]:
+    """The run record of ``summary.json`` (:class:`~neardup.record.RunRecord`)."""
     kinds = {
         kind: sum(m.kind == kind for m in report.mirrors) for kind in ("full", "partial", "stale")
     }
@@ -181,19 +184,25 @@ def _summary(
     }
     spec_dict = asdict(spec)
     spec_dict["shingle"] = str(spec.shingle)
-    return {
-        "neardup_version": __version__,
-        "command": "mirrors",
-        "parameters": {"threshold": threshold, "html_extract": extract, **spec_dict},
-        "counts": {
-            "pages": len(report.crawl),
+    return RunRecord(
+        command="mirrors",
+        inputs=tuple(str(path) for path in inputs),
+        outputs={
+            "hosts": "hosts.jsonl",
+            "mirrors": "mirrors.jsonl",
+            "pages": "pages.jsonl",
+            "graph": "graph/",
+            "summary": "summary.json",
+        },
+        params={"threshold": threshold, "html_extract": extract, **spec_dict},
+        counts={
+            "items": len(report.crawl),
+            "bad_records_skipped": report.crawl.num_bad,
             "hosts": len(report.host_pages),
             "distinct_urls": sum(report.host_pages.values()),
             "mirror_pairs": len(report.mirrors),
             "mirror_kinds": kinds,
             "pages_by_reason": reasons,
-            "alias_parameters": report.alias_parameters,
-            "bad_records": report.crawl.num_bad,
             "archive": report.crawl.stats.to_dict(),
             "graph": {
                 "nodes_before": report.graph.num_nodes_before,
@@ -203,8 +212,9 @@ def _summary(
                 "rounds": report.graph.rounds,
             },
         },
-        "timings": {"read": read_seconds, **report.timings},
-    }
+        timings_s=stage_timings({"read": read_seconds, **report.timings}),
+        details={"alias_parameters": report.alias_parameters},
+    ).to_dict()
 
 
 def _write_jsonl(path: Path, records: Any) -> None:

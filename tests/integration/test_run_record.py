@@ -1,0 +1,120 @@
+"""One run record: every command's ``summary.json`` and pair records against their JSON Schemas.
+
+Each command runs as a user runs it, on real data (the bundled licences, vectors made from
+them, the crawl of real Sphinx pages); the outputs must validate against the schemas shipped in
+the package, and a run directory written with the names of the version before must still be
+read back (``neardup report``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from neardup.record import upgraded
+from tests.conftest import PAIR_SCHEMA, SAMPLE, SUMMARY_SCHEMA
+from tests.integration.conftest import run
+from tests.web.sitegen import build_crawl
+
+
+def _check(directory: Path, pair_files: tuple[str, ...]) -> dict[str, Any]:
+    """The directory's summary, validated, after the lines of its pair files.
+
+    At most 1,000 lines a file, spread over it (a join writes hundreds of thousands).
+    """
+    summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
+    SUMMARY_SCHEMA.validate(summary)
+    for name in pair_files:
+        lines = (directory / name).read_text(encoding="utf-8").splitlines()
+        assert lines, f"{name} is empty: nothing validated"
+        for line in lines[:: max(1, len(lines) // 1000)]:
+            PAIR_SCHEMA.validate(json.loads(line))
+    for role, name in summary["outputs"].items():
+        assert (directory / name).exists(), (role, name)
+    return summary
+
+
+def test_dedup_writes_the_run_record(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("dedup", SAMPLE, "-o", out, "-q").returncode == 0
+    summary = _check(out, ("pairs.jsonl",))
+    assert (summary["command"], summary["engine"]) == ("dedup", "local")
+    assert summary["inputs"] == [str(SAMPLE)]
+    assert summary["counts"]["items"] == 2310
+    assert summary["timings_s"]["total"] == pytest.approx(
+        sum(v for k, v in summary["timings_s"].items() if k != "total"), abs=1e-3
+    )
+
+
+def test_dedup_counts_the_bad_records_it_skipped(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"id": "a", "text": "one two three four five six seven"}\n'
+        "not json\n"
+        '{"id": "b", "text": "one two three four five six seven"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert run("dedup", corpus, "-o", out, "-q", "--skip-bad-records").returncode == 0
+    summary = _check(out, ("pairs.jsonl",))
+    assert (summary["counts"]["items"], summary["counts"]["bad_records_skipped"]) == (2, 1)
+
+
+@pytest.mark.parametrize(("metric", "threshold"), [("cosine", "0.9"), ("l2", "3")])
+def test_join_writes_the_run_record(
+    tmp_path: Path, licenses: list[dict[str, object]], metric: str, threshold: str
+) -> None:
+    # Word counts of the licences hashed into 64 buckets: real vectors with near copies.
+    vectors = np.zeros((len(licenses), 64), dtype=np.float32)
+    for row, record in enumerate(licenses):
+        for word in re.findall(r"\w+", str(record["text"]).lower()):
+            vectors[row, zlib.crc32(word.encode()) % 64] += 1
+    vectors = vectors[vectors.any(axis=1)]  # a licence without words has no cosine
+    if metric == "l2":
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9) / 10
+    np.save(tmp_path / "vectors.npy", vectors)
+    out = tmp_path / "out"
+    done = run("join", tmp_path / "vectors.npy", "--metric", metric, "--threshold", threshold,
+               "-o", out, "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = _check(out, ("pairs.jsonl",))
+    assert (summary["command"], summary["metric"]) == ("join", metric)
+    assert summary["counts"]["items"] == vectors.shape[0]
+    assert summary["params"]["threshold"] == float(threshold)
+
+
+@pytest.mark.slow
+def test_mirrors_writes_the_run_record(tmp_path: Path) -> None:
+    crawl = build_crawl(tmp_path / "crawl")
+    out = tmp_path / "out"
+    assert run("mirrors", *crawl.files, "-o", out, "-q").returncode == 0
+    summary = _check(out, ("mirrors.jsonl",))
+    assert summary["command"] == "mirrors"
+    assert summary["counts"]["items"] == len(crawl.pages)
+    assert summary["inputs"] == [str(f) for f in crawl.files]
+
+
+def test_report_reads_a_run_written_with_the_names_before(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("dedup", SAMPLE, "-o", out, "-q").returncode == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    timings = dict(summary["timings_s"])
+    old = {
+        **{k: v for k, v in summary.items() if k not in ("params", "counts", "timings_s")},
+        "config": summary["params"],
+        "counts": {("documents" if k == "items" else k): v for k, v in summary["counts"].items()},
+        "timings_s": {k: v for k, v in timings.items() if k != "total"},
+        "total_s": timings["total"],
+    }
+    assert upgraded(old) == summary
+    (out / "summary.json").write_text(json.dumps(old), encoding="utf-8")
+    page = tmp_path / "report.html"
+    done = run("report", out, "-o", page, "-q")
+    assert done.returncode == 0, done.stderr
+    assert f"{summary['counts']['items']:,}" in page.read_text(encoding="utf-8")
