@@ -3,12 +3,15 @@ CONTRIBUTING.md, and no two parts import each other, however indirectly.
 
 A part is a top-level module or package of ``neardup`` (``sketch``, ``io``, ``params``, ...);
 imports inside a part are free. Every import counts: at the top of a module, inside a function
-(deferred for speed) or under ``TYPE_CHECKING``.
+(deferred for speed) or under ``TYPE_CHECKING``, absolute or relative. The registry of kinds
+names implementations as ``"module:attribute"`` strings, imported on first use: each must name
+a real attribute.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -45,12 +48,27 @@ def _imports() -> dict[str, set[tuple[str, str]]]:
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
+            elif isinstance(node, ast.ImportFrom):
+                names = [_absolute(node, module, is_package=path.name == "__init__.py")]
             for name in names:
                 if name.split(".")[0] == "neardup" and _part(name) != source:
                     found[source].add((_part(name), str(path.relative_to(ROOT))))
     return found
+
+
+def _absolute(node: ast.ImportFrom, module: str, *, is_package: bool) -> str:
+    """The module a ``from ... import`` reads, relative ones (``from ..io import x``) resolved."""
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _registry_names() -> set[str]:
+    """Every ``"neardup.module:attribute"`` string in the package's source."""
+    pattern = re.compile(r"[\"'](neardup(?:\.\w+)+:\w+)[\"']")
+    return {m for p in PACKAGE.rglob("*.py") for m in pattern.findall(p.read_text("utf-8"))}
 
 
 def _upward(imports: dict[str, set[tuple[str, str]]], layers: dict[str, int]) -> list[str]:
@@ -97,6 +115,26 @@ def test_no_two_parts_import_each_other() -> None:
         graph.pop(entry, None)
     cycles = _cycles(graph)
     assert not cycles, cycles[:5]
+
+
+def test_every_registry_name_is_a_real_attribute() -> None:
+    names = _registry_names()
+    assert len(names) > 20  # the kinds' makers, estimators and families at least
+    missing = []
+    for name in sorted(names):
+        module, attribute = name.split(":")
+        if not hasattr(importlib.import_module(module), attribute):
+            missing.append(name)
+    assert not missing, missing
+
+
+def test_relative_imports_are_resolved() -> None:
+    tree = ast.parse("from ..io.spill import PairRuns\nfrom . import kernels\nfrom .x import y")
+    nodes = [n for n in tree.body if isinstance(n, ast.ImportFrom)]
+    resolved = [_absolute(n, "neardup.sketch.oph", is_package=False) for n in nodes]
+    assert resolved == ["neardup.io.spill", "neardup.sketch", "neardup.sketch.x"]
+    in_package = _absolute(nodes[1], "neardup.sketch", is_package=True)
+    assert in_package == "neardup.sketch"
 
 
 def test_the_checks_catch_an_upward_import_and_a_loop() -> None:
