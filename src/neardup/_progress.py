@@ -75,10 +75,14 @@ class Progress:
     ) -> None:
         self.close(failed=exc_type is not None)
 
-    def __call__(self, done: int) -> None:
-        """Report ``done`` units so far (absolute)."""
+    def __call__(self, done: int, total: int | None = None) -> None:
+        """Report ``done`` units so far (absolute); ``total``, when the stage learns it late."""
         if not self.enabled:
             return
+        if total is not None and total != self.total:
+            self.total = total
+            if self._bar is not None:
+                self._bar.total = total or None
         if self._bar is not None:
             self._bar.update(done - self._done)
             self._done = done

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -343,10 +344,10 @@ def test_a_killed_run_leaves_no_output_and_the_next_run_clears_its_remains(
     ]  # fmt: skip
 
 
-@pytest.mark.subprocess
-def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+def _progress_lines(*args: str | Path) -> list[str]:
+    """Stderr of ``neardup *args`` in a process whose progress logs every step."""
     done = subprocess.run(
-        [sys.executable, "-c", PROGRESS_SCRIPT, str(SAMPLE), str(tmp_path / "out")],
+        [sys.executable, "-c", PROGRESS_SCRIPT, *map(str, args)],
         capture_output=True,
         text=True,
         check=True,
@@ -354,7 +355,36 @@ def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) ->
     lines = done.stderr.splitlines()
     assert lines
     assert all("\r" not in line for line in lines)
+    return lines
+
+
+@pytest.mark.subprocess
+def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    lines = _progress_lines("dedup", SAMPLE, "-o", tmp_path / "out")
     assert any(line.startswith("sketch: 100% of 3.7 MB") for line in lines)
+
+
+@pytest.mark.subprocess
+def test_join_and_mirrors_show_their_progress(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(400, 16)).astype(np.float32)
+    np.save(tmp_path / "v.npy", np.concatenate([vectors, vectors + 0.01]))
+    lines = _progress_lines("join", tmp_path / "v.npy", "--metric", "cosine", "--threshold",
+                            "0.95", "-o", tmp_path / "joined")  # fmt: skip
+    bands = [line for line in lines if line.startswith("join: ")]
+    assert re.match(r"join: 100% of \d+ bands", bands[-1] if bands else ""), lines
+    crawl = tmp_path / "crawl.jsonl"
+    crawl.write_text(
+        "".join(
+            json.dumps({"url": f"http://h{i % 3}.example/p{i}", "html": f"<p>page {i} words</p>"})
+            + "\n"
+            for i in range(30)
+        ),
+        encoding="utf-8",
+    )
+    lines = _progress_lines("mirrors", crawl, "--url-field", "url", "--html-field", "html",
+                            "-o", tmp_path / "mirrored")  # fmt: skip
+    assert any(line.startswith("read: 30 pages") for line in lines), lines
 
 
 PROGRESS_SCRIPT = """
@@ -362,5 +392,5 @@ import sys
 import neardup._progress as progress
 progress.LOG_EVERY_S = 0.0
 from neardup.cli.main import main
-sys.exit(main(["dedup", sys.argv[1], "-o", sys.argv[2]]))
+sys.exit(main(sys.argv[1:]))
 """

@@ -335,7 +335,13 @@ def join_command(
         )
     else:
         summary = join_files(
-            input_path, output, spec, source, overwrite=overwrite, memory_bytes=memory_bytes
+            input_path,
+            output,
+            spec,
+            source,
+            overwrite=overwrite,
+            memory_bytes=memory_bytes,
+            show_progress=not quiet,
         )
     if not quiet:
         _print_summary(summary, output)

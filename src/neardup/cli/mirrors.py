@@ -114,6 +114,7 @@ def mirrors_command(
         extract=html_extract,
         skip_bad_records=skip_bad_records,
         overwrite=overwrite,
+        show_progress=not quiet,
     )
     if quiet:
         return

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._progress import Progress
 from neardup._types import Batch
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
@@ -237,12 +238,13 @@ def join_files(
     *,
     overwrite: bool = False,
     memory_bytes: int | None = None,
+    show_progress: bool = False,
 ) -> dict[str, Any]:
     """``neardup join``: read ``path``, join, write ``output``; return the summary.
 
     ``memory_bytes`` (:func:`join_memory`) bounds the candidate chunks and the close pairs
     held at once; beyond it they are spilled to the work directory. The output never depends
-    on it.
+    on it. ``show_progress``: the bands of an LSH join on stderr as they are done.
     """
     memory = join_memory(memory_bytes)
     started = time.perf_counter()
@@ -251,9 +253,15 @@ def join_files(
         read = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
             try:
-                stream = similarity_stream(
-                    items.data, spec, dim=items.dim, work_dir=Path(work), memory_bytes=memory
-                )
+                with Progress("join", 0, unit="bands", enabled=show_progress) as bar:
+                    stream = similarity_stream(
+                        items.data,
+                        spec,
+                        dim=items.dim,
+                        work_dir=Path(work),
+                        memory_bytes=memory,
+                        progress=bar,
+                    )
             except InputError as exc:  # the items' own faults: name the file they came from
                 if exc.path is not None:
                     raise

@@ -47,6 +47,7 @@ __all__ = [
     "LARGE_JOIN",
     "SAMPLE_PAIRS",
     "VERIFY_PAIRS",
+    "BandProgress",
     "band_info",
     "banded_join",
     "banded_stream",
@@ -68,6 +69,9 @@ CHUNK_PAIR_BYTES = 40
 
 LARGE_JOIN = 50_000_000
 """Pairs to measure from which a join warns before it starts, with a threshold that cuts them."""
+
+BandProgress = Callable[[int, int], object]
+"""Told ``(bands done, bands in all)`` as a banded join goes (a ``neardup._progress.Progress``)."""
 
 _SAMPLE_TAG = 0x6A6F696E
 """Mixed into ``spec.seed`` for the sample, so it draws apart from the family's hashes."""
@@ -305,6 +309,7 @@ def banded_stream(
     info: dict[str, Any] | None = None,
     family: Sensitivity | None = None,
     memory_bytes: int | None = None,
+    progress: BandProgress | None = None,
 ) -> JoinStream:
     """Pairs sharing a band key, measured by ``measure(first, second)``, kept within threshold.
 
@@ -316,7 +321,8 @@ def banded_stream(
     memory without it, or without a budget). ``info`` is extended with the bands, the
     predicted recall, the counts and, given the elementary ``family``'s sensitivity (see
     :func:`sensitivity`), the amplified one (MMDS §3.6.3); ``num_candidates`` counts the
-    bucket pairs measured, a pair once for each band it shares a key in.
+    bucket pairs measured, a pair once for each band it shares a key in. ``progress`` is told
+    ``(bands done, num_bands)`` after each band.
     """
     keys = KeyColumns(work_dir)
     for chunk in key_chunks:
@@ -347,6 +353,8 @@ def banded_stream(
             kept = within_threshold(spec.metric, value, spec.threshold)
             close.add(first[kept], second[kept], value[kept])
             num_measured += int(first.shape[0])
+        if progress is not None:
+            progress(band + 1, num_bands)
     found = {
         **(info or {}),
         **band_info(num_bands, num_rows, p_near, family),

@@ -32,6 +32,7 @@ import numpy as np
 
 from neardup.errors import ParameterError
 from neardup.join.banded import (
+    BandProgress,
     banded_stream,
     plan_bands,
     predict,
@@ -170,8 +171,12 @@ def set_stream(
     *,
     work_dir: Path | None = None,
     memory_bytes: int | None = None,
+    progress: BandProgress | None = None,
 ) -> JoinStream:
-    """:func:`set_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (same arguments)."""
+    """:func:`set_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (same arguments).
+
+    ``progress``: told the bands done (:func:`~neardup.join.banded.banded_stream`).
+    """
     if spec.metric != "jaccard":
         raise ParameterError(
             f"set_join joins item sets: JoinSpec.metric must be 'jaccard'; got {spec.metric!r}."
@@ -212,6 +217,7 @@ def set_stream(
         },
         family=sensitivity(spec, t, sample, sample),
         memory_bytes=memory_bytes,
+        progress=progress,
     )
 
 

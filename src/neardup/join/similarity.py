@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neardup.join.result import JoinResult, JoinStream
 from neardup.kinds import METRICS
 from neardup.params import JoinSpec
+
+if TYPE_CHECKING:  # the families load on first use
+    from neardup.join.banded import BandProgress
 
 __all__ = ["similarity_join", "similarity_stream"]
 
@@ -53,18 +56,22 @@ def similarity_stream(
     dim: int | None = None,
     work_dir: Path | None = None,
     memory_bytes: int | None = None,
+    progress: BandProgress | None = None,
 ) -> JoinStream:
     """:func:`similarity_join`'s pairs read back a chunk at a time (the command line's path).
 
     With ``work_dir`` and ``memory_bytes``, an LSH join holds neither its candidates nor its
     close pairs whole: :meth:`JoinStream.chunks` merges the close pairs from the work
-    directory (which must outlive the reading).
+    directory (which must outlive the reading). ``progress`` is told the bands an LSH join
+    has done, and how many it has (the exact joins tell nothing).
     """
     kind = METRICS[spec.metric].input
     if kind == "sets":
         from neardup.join.sets import set_stream
 
-        return set_stream(data, spec, work_dir=work_dir, memory_bytes=memory_bytes)
+        return set_stream(
+            data, spec, work_dir=work_dir, memory_bytes=memory_bytes, progress=progress
+        )
     if kind == "strings":
         from neardup.join.edit import edit_join
 
@@ -72,4 +79,6 @@ def similarity_stream(
         return JoinStream.of(found)
     from neardup.join.vectors import vector_stream
 
-    return vector_stream(data, spec, dim=dim, work_dir=work_dir, memory_bytes=memory_bytes)
+    return vector_stream(
+        data, spec, dim=dim, work_dir=work_dir, memory_bytes=memory_bytes, progress=progress
+    )

@@ -41,6 +41,7 @@ from neardup._parallel import in_blocks
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import InputError, ParameterError, StoreError
 from neardup.join.banded import (
+    BandProgress,
     banded_stream,
     plan_bands,
     predict,
@@ -325,8 +326,12 @@ def vector_stream(
     chunk_rows: int = CHUNK_ROWS,
     work_dir: Path | None = None,
     memory_bytes: int | None = None,
+    progress: BandProgress | None = None,
 ) -> JoinStream:
-    """:func:`vector_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (its arguments)."""
+    """:func:`vector_join`'s pairs as a :class:`~neardup.join.result.JoinStream` (its arguments).
+
+    ``progress``: told the bands done (:func:`~neardup.join.banded.banded_stream`).
+    """
     owner = "vector_join"
     family = _vector_metric(spec, owner)
     rows, dim = _matrix(spec.metric, data, dim, owner)
@@ -392,6 +397,7 @@ def vector_stream(
         info=info,
         family=sensitivity(spec, p_near, values, sample),
         memory_bytes=memory_bytes,
+        progress=progress,
     )
 
 

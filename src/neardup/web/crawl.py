@@ -8,7 +8,7 @@ links at once, so a crawl is held in memory: about the size of its extracted tex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,8 +62,11 @@ def read_crawl(
     text_field: str | None = None,
     extract: HtmlExtract = "text",
     skip_bad_records: bool = False,
+    progress: Callable[[int], object] | None = None,
 ) -> Crawl:
     """Read every page of ``inputs``: web archives, or tables naming the URL and HTML/text fields.
+
+    ``progress`` is told the pages read so far, page by page.
 
     Raises
     ------
@@ -91,10 +94,14 @@ def read_crawl(
                 record.payload, charset=record.charset, url=record.url, extract=extract
             )
             crawl.add(record.url, page.text, page.links)
+            if progress is not None:
+                progress(len(crawl))
         crawl.stats += stats
         crawl.num_bad += stats.bad
     if tables:
-        _read_tables(crawl, tables, url_field, html_field, text_field, extract, skip_bad_records)
+        _read_tables(
+            crawl, tables, url_field, html_field, text_field, extract, skip_bad_records, progress
+        )
     if not crawl.urls:
         raise InputError(
             "no HTML page found in the inputs; a crawl needs WARC/ARC files with HTML "
@@ -111,6 +118,7 @@ def _read_tables(
     text_field: str | None,
     extract: HtmlExtract,
     skip_bad_records: bool,
+    progress: Callable[[int], object] | None,
 ) -> None:
     if url_field is None or (html_field is None) == (text_field is None):
         raise ParameterError(
@@ -130,6 +138,8 @@ def _read_tables(
                 else:
                     page = parse_page(body, url=url, extract=extract)
                     crawl.add(url, page.text, page.links)
+                if progress is not None:
+                    progress(len(crawl))
         except InputError as exc:
             raise (exc if html_field is None else naming_the_html_field(exc)) from None
         crawl.num_bad += source.num_bad

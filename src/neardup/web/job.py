@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._progress import Progress
 from neardup.io.output import AtomicDirectory
 from neardup.io.records import Ids
 from neardup.io.results import write_json
@@ -125,19 +126,25 @@ def mirrors_files(
     extract: HtmlExtract = "text",
     skip_bad_records: bool = False,
     overwrite: bool = False,
+    show_progress: bool = False,
 ) -> dict[str, Any]:
-    """Run the mirror analysis on ``inputs`` and write the output directory; return the summary."""
+    """Run the mirror analysis on ``inputs`` and write the output directory; return the summary.
+
+    ``show_progress``: the pages read so far on stderr.
+    """
     spec = spec if spec is not None else MirrorSpec()
     with AtomicDirectory(output, kind="mirrors", overwrite=overwrite, inputs=inputs) as directory:
         start = time.perf_counter()
-        crawl = read_crawl(
-            inputs,
-            url_field=url_field,
-            html_field=html_field,
-            text_field=text_field,
-            extract=extract,
-            skip_bad_records=skip_bad_records,
-        )
+        with Progress("read", 0, unit="pages", enabled=show_progress) as bar:
+            crawl = read_crawl(
+                inputs,
+                url_field=url_field,
+                html_field=html_field,
+                text_field=text_field,
+                extract=extract,
+                skip_bad_records=skip_bad_records,
+                progress=bar,
+            )
         read_seconds = time.perf_counter() - start
         report = analyse_crawl(crawl, spec, threshold)
         start = time.perf_counter()
