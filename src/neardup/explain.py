@@ -34,7 +34,14 @@ from neardup.text.lexicon import word_spans
 from neardup.text.normalize import lexicon_of, normalize
 from neardup.text.shingle import KernelText
 
-__all__ = ["ELISION", "Passage", "highlight", "normalized_with_origins", "shared_passages"]
+__all__ = [
+    "ELISION",
+    "Passage",
+    "highlight",
+    "normalized_with_origins",
+    "shared_passages",
+    "shingle_spans",
+]
 
 ELISION = " [...] "
 """What stands for the elided middle of a long unshared stretch in :func:`highlight`."""
@@ -127,6 +134,26 @@ def shared_passages(a: str, b: str, spec: SketchSpec | None = None) -> list[Pass
     order = np.lexsort((b_start, a_start))
     columns = (a_start[order], a_end[order], b_start[order], b_end[order], tile_len[order])
     return [Passage(*row) for row in zip(*(c.tolist() for c in columns), strict=True)]
+
+
+def shingle_spans(text: str, spec: SketchSpec | None = None) -> tuple[U64Array, I64Array, I64Array]:
+    """Each shingle of ``text`` in order: its fingerprint and the original characters it covers.
+
+    The fingerprints are those :class:`~neardup.text.shingle.Shingler` makes of ``spec``'s
+    shingles (the ``nd64`` scheme), so a set of them can be looked up here; shingle ``s``
+    covers ``text[starts[s]:ends[s]]``. Returns ``(fingerprints, starts, ends)``.
+
+    Examples
+    --------
+    >>> text = "A rose, is a ROSE"
+    >>> keys, starts, ends = shingle_spans(text, SketchSpec(shingle=ShingleSpec(k=3)))
+    >>> [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    ['A rose, is', 'rose, is a', 'is a ROSE']
+    """
+    spec = spec if spec is not None else SketchSpec()
+    sequence = _ShingleSequence.of(text, spec.shingle, spec.normalize)
+    last = sequence.firsts + spec.shingle.k - 1
+    return sequence.keys, sequence.starts[sequence.firsts], sequence.ends[last]
 
 
 def _runs(

@@ -104,6 +104,15 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
         + ([] if ".warc" in path.name else ["--url-field", "url", "--text-field", "text"])
     ),
     "compare": lambda path: ["compare", str(path), str(path)],
+    "contamination": lambda path: [
+        "contamination",
+        str(path),
+        "--against",
+        str(path),
+        "-o",
+        "out",
+        "-q",
+    ],
 }
 """How each command that reads records reads one bad input."""
 

@@ -118,3 +118,20 @@ def test_report_reads_a_run_written_with_the_names_before(tmp_path: Path) -> Non
     done = run("report", out, "-o", page, "-q")
     assert done.returncode == 0, done.stderr
     assert f"{summary['counts']['items']:,}" in page.read_text(encoding="utf-8")
+
+
+def test_contamination_writes_the_run_record(
+    tmp_path: Path, licenses: list[dict[str, object]]
+) -> None:
+    item = " ".join(str(licenses[10]["text"]).split()[20:50])
+    (tmp_path / "eval.jsonl").write_text(json.dumps({"id": "q", "text": item}) + "\n")
+    out = tmp_path / "out"
+    done = run("contamination", SAMPLE, "--against", tmp_path / "eval.jsonl", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 1 items contaminated" in done.stdout
+    summary = _check(out, ())
+    assert summary["command"] == "contamination"
+    assert summary["counts"]["items"] == len(licenses)
+    assert summary["benchmarks"][0]["contaminated_items"] == 1
+    first = json.loads((out / "contaminated.jsonl").read_text().splitlines()[0])
+    assert set(first) == {"eval_id", "train_id", "shared_ngrams", "spans"}

@@ -23,6 +23,7 @@ import click
 
 from neardup._version import __version__
 from neardup.cli.compare import compare_command
+from neardup.cli.contamination import contamination_command
 from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
@@ -60,6 +61,7 @@ def cli(debug: bool) -> None:
 
 cli.add_command(dedup_command)
 cli.add_command(compare_command)
+cli.add_command(contamination_command)
 cli.add_command(index_group)
 cli.add_command(join_command)
 cli.add_command(mirrors_command)

@@ -39,11 +39,16 @@ __all__ = [
 ]
 
 
-OutputKind = Literal["dedup", "join", "mirrors", "plan", "report", "hamming index", "runs"]
-"""What a command writes: an output directory (dedup, join, mirrors, runs), or one file."""
+OutputKind = Literal[
+    "dedup", "join", "mirrors", "contamination", "plan", "report", "hamming index", "runs"
+]
+"""What a command writes: an output directory (dedup, join, mirrors, contamination, runs), or
+one file."""
 
-DIRECTORY_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "runs"})
-_COMMAND_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "plan", "report"})
+DIRECTORY_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "contamination", "runs"})
+_COMMAND_KINDS: frozenset[str] = frozenset(
+    {"dedup", "join", "mirrors", "contamination", "plan", "report"}
+)
 """The kinds a command writes to its ``--output``."""
 
 PLAN_MARK = "# neardup plan:"
