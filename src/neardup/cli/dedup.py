@@ -10,6 +10,7 @@ import click
 from neardup.cli.options import (
     apply_flags,
     input_options,
+    profile_option,
     quiet_option,
     refuse_inapplicable,
     sketch_options,
@@ -111,6 +112,7 @@ Examples:
 @click.option(
     "--spark-conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."
 )
+@profile_option
 @quiet_option
 def dedup_command(
     inputs: tuple[Path, ...],

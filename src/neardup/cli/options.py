@@ -22,6 +22,7 @@ from neardup.params import (
 )
 
 __all__ = [
+    "PROFILES",
     "READ_OPTIONS",
     "apply_flags",
     "given_options",
@@ -29,9 +30,11 @@ __all__ = [
     "input_kinds",
     "input_options",
     "option_name",
+    "profile_option",
     "quiet_option",
     "refuse_inapplicable",
     "sketch_options",
+    "with_profile",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -271,8 +274,68 @@ _FLAG_PLACES = [
 ]
 
 
+PROFILES: dict[str, dict[str, Any]] = {
+    # Seed 004, section 6: "removing stop-words and stemming all text", "weights t_i(u) being
+    # the normalize TF-IDF score of each word", Algorithm 1 (add or subtract w_i by a hash
+    # bit), 64-bit fingerprints, h = 3; a fingerprint within h bits is a match (no cosine).
+    "sood-loguinov": {
+        "method": "simhash",
+        "shingle": "word:1",
+        "stopwords": "english",
+        "stem": "english",
+        "weighting": "tfidf",
+        "projection": "sign",
+        "simhash_bits": 64,
+        "hamming": 3,
+        "verify": "none",
+    },
+    # Seed 000: AltaVista's 6-word shingles of its features (words plus HREF and IMG URLs of
+    # HTML), 84 samples in 6 supershingles of 14, two shared make a candidate; verified as
+    # every other run (seed 003 notes 8-word shingles: add --shingle word:8).
+    "altavista": {
+        "sketch_kind": "supershingle",
+        "preset": "altavista",
+        "num_perm": 84,
+        "shingle": "word:6",
+        "html_extract": "altavista",
+    },
+}
+"""``--profile``: the settings of a system a seed describes, in one switch."""
+
+profile_option = click.option(
+    "--profile",
+    type=click.Choice(list(PROFILES)),
+    help="Set every option of a published system at once (options given too win): "
+    "sood-loguinov (seed 004: SimHash of stemmed words without stop words, TF-IDF, "
+    "Algorithm 1's signs, h = 3, no verification) or altavista (seed 000: 6-word "
+    "shingles, 6 supershingles of 14, 2 shared). See docs/sketches.md.",
+)
+"""``--profile NAME`` (:data:`PROFILES`)."""
+
+
+def with_profile(flags: dict[str, Any]) -> dict[str, Any]:
+    """``flags`` with those of ``flags["profile"]`` (:data:`PROFILES`) under the ones given.
+
+    Examples
+    --------
+    >>> with_profile({"profile": "sood-loguinov", "hamming": 5, "threshold": None})["hamming"]
+    5
+    >>> with_profile({"profile": None, "hamming": None})
+    {'hamming': None}
+    """
+    flags = dict(flags)
+    name = flags.pop("profile", None)
+    if name is None:
+        return flags
+    return {**PROFILES[name], **{key: value for key, value in flags.items() if value is not None}}
+
+
 def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
-    """``base`` with every flag that was given on the command line applied on top."""
+    """``base`` with every flag that was given on the command line applied on top.
+
+    A ``profile`` flag sets the flags of its system first (:func:`with_profile`).
+    """
+    flags = with_profile(flags)
     data = base.to_dict()
     kind = _chosen_kind(flags.get("method"), flags.get("sketch_kind"), base.sketch.kind)
     if kind != base.sketch.kind:  # the base's kind options and family do not carry over
