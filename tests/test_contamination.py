@@ -124,12 +124,30 @@ def test_a_small_batch_streams_to_the_same_outputs(
     assert bench["contaminated_items"] >= 3
 
 
+def test_evaluation_sets_of_two_formats_and_odd_text(
+    tmp_path: Path, corpus: tuple[list[dict[str, str]], list[dict[str, str]]]
+) -> None:
+    train, items = corpus
+    odd = "lone \ud800 surrogate " + items[0]["text"]  # readers keep lone surrogates
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text(json.dumps({"id": "odd\ud800", "text": odd}) + "\n", encoding="utf-8")
+    txt_dir = tmp_path / "b"
+    txt_dir.mkdir()
+    (txt_dir / "item.txt").write_text(items[1]["text"], encoding="utf-8")
+    out = tmp_path / "out"
+    summary = contamination_files([_write(tmp_path / "t.jsonl", train)], [jsonl, txt_dir], out)
+    found = (out / "contaminated.jsonl").read_text(encoding="utf-8", errors="surrogatepass")
+    assert '"odd\\ud800"' in found or "odd\ud800" in found
+    assert [b["contaminated_items"] for b in summary["benchmarks"]] == [1, 1]  # type: ignore[index]
+
+
 def test_bad_parameters_are_refused(
     tmp_path: Path, corpus: tuple[list[dict[str, str]], list[dict[str, str]]]
 ) -> None:
     few = _write(tmp_path / "t.jsonl", corpus[0][:3])
-    with pytest.raises(ParameterError, match="--ngram must be an int >= 1"):
-        contamination_files([few], [few], tmp_path / "a", ngram=0)
+    for ngram in (0, 65):
+        with pytest.raises(ParameterError, match=r"--ngram must be an int in \[1, 64\]"):
+            contamination_files([few], [few], tmp_path / "a", ngram=ngram)
     with pytest.raises(ParameterError, match="--min-share must be a float in"):
         contamination_files([few], [few], tmp_path / "b", min_share=1.5)
     assert not (tmp_path / "a").exists()

@@ -51,18 +51,8 @@ class Progress:
         self._start = time.monotonic()
         self._last_log = self._start
         self._done = 0
-        self._bar: Any = None
-        if enabled and self.stream.isatty():
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                desc=label,
-                total=total or None,
-                unit=unit,
-                unit_scale=unit == "B",
-                file=self.stream,
-                dynamic_ncols=True,
-            )
+        self._bar: Any = None  # a terminal's bar, drawn from the first report on
+        self._on_terminal = enabled and self.stream.isatty()
 
     def __enter__(self) -> Progress:
         return self
@@ -83,6 +73,8 @@ class Progress:
             self.total = total
             if self._bar is not None:
                 self._bar.total = total or None
+        if self._on_terminal and self._bar is None:
+            self._bar = self._new_bar()
         if self._bar is not None:
             self._bar.update(done - self._done)
             self._done = done
@@ -93,13 +85,26 @@ class Progress:
             self._last_log = now
             self._log(now)
 
+    def _new_bar(self) -> Any:
+        """The terminal's bar (a stage that reports nothing draws none)."""
+        from tqdm import tqdm
+
+        return tqdm(
+            desc=self.label,
+            total=self.total or None,
+            unit=self.unit,
+            unit_scale=self.unit == "B",
+            file=self.stream,
+            dynamic_ncols=True,
+        )
+
     def close(self, *, failed: bool = False) -> None:
         """End the stage: close the bar, or log its last line."""
         if not self.enabled:
             return
         if self._bar is not None:
             self._bar.close()
-        elif not failed and time.monotonic() - self._start >= LOG_EVERY_S:
+        elif not self._on_terminal and not failed and time.monotonic() - self._start >= LOG_EVERY_S:
             self._log(time.monotonic())
         self.enabled = False
 

@@ -3,7 +3,9 @@
 GPT-3's decontamination removed every training document sharing a 13-gram with a benchmark
 item; others ask for a share of an item's N-grams. :func:`contamination_files` reads the
 evaluation items whole (they are small) and keeps their distinct N-gram fingerprints, each
-with the items holding it, sorted: exact, no false positive. The training corpus streams past
+with the items holding it, sorted (N-grams held exactly and matched by their 64-bit
+fingerprints, as every shingle in neardup: no sampling, no Bloom filter). The training corpus
+streams past
 a batch at a time: each document is normalised and shingled as ``neardup dedup`` shingles
 (word ``N``-shingles, NFKC and case folding), and its fingerprints are looked up in the
 evaluation's; only a document with a hit is read again in detail, for the original character
@@ -20,10 +22,9 @@ table per evaluation input (``benchmarks``).
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,10 @@ from neardup.errors import ParameterError
 from neardup.explain import shingle_spans
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
-from neardup.io.readers import open_sources
+from neardup.io.readers import all_batches, open_sources
 from neardup.io.records import RecordBatch
 from neardup.io.results import write_json
-from neardup.io.source import ReadOptions, Source
+from neardup.io.source import ReadOptions
 from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
 from neardup.record import RunRecord, stage_timings
 from neardup.text.normalize import normalize_bytes
@@ -125,7 +126,7 @@ class Overlap:
 class ContaminationCounts:
     """What a scan counted, per evaluation item and in all."""
 
-    documents: int = 0
+    items: int = 0
     bad_records_skipped: int = 0
     pairs: int = 0
     removed: int = 0
@@ -170,8 +171,8 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _shingle(ngram: int) -> ShingleSpec:
-    if not isinstance(ngram, int) or isinstance(ngram, bool) or ngram < 1:
-        raise ParameterError(f"--ngram must be an int >= 1; got {ngram!r}.")
+    if not isinstance(ngram, int) or isinstance(ngram, bool) or not 1 <= ngram <= 64:
+        raise ParameterError(f"--ngram must be an int in [1, 64]; got {ngram!r}.")
     return ShingleSpec(unit="word", k=ngram)
 
 
@@ -204,17 +205,19 @@ def contamination_files(
     with AtomicDirectory(
         output, kind="contamination", overwrite=overwrite, inputs=inputs
     ) as directory:
-        grams = _read_eval(against, ngram, options)
+        grams, eval_bad = _read_eval(against, ngram, options)
         read = time.perf_counter()
         sources = open_sources(train, options)
         counts = ContaminationCounts()
         keep: list[BoolArray] = []
         total = sum(source.size for source in sources)
         with (
-            (directory / "contaminated.jsonl").open("w", encoding="utf-8") as out,
+            (directory / "contaminated.jsonl").open(
+                "w", encoding="utf-8", errors="surrogatepass"
+            ) as out,
             Progress("scan", total, enabled=show_progress) as bar,
         ):
-            for batch in _batches(sources, batch_bytes):
+            for batch in all_batches(sources, batch_bytes):
                 keep.append(_scan(batch, grams, shingle, min_share, out, counts))
                 bar(batch.position)
         counts.bad_records_skipped = sum(source.num_bad for source in sources)
@@ -241,14 +244,15 @@ def contamination_files(
                 "skip_bad_records": options.skip_bad_records,
             },
             counts={
-                "items": counts.documents,
+                "items": counts.items,
                 "bad_records_skipped": counts.bad_records_skipped,
                 "eval_items": len(grams.ids),
+                "eval_bad_records_skipped": eval_bad,
                 "eval_items_too_short": int(np.count_nonzero(grams.sizes == 0)),
                 "contaminated_pairs": counts.pairs,
                 "contaminated_items": len(counts.contaminated_items),
                 "removed": counts.removed,
-                "kept": counts.documents - counts.removed,
+                "kept": counts.items - counts.removed,
             },
             timings_s=stage_timings(
                 {"read_eval": read - started, "scan": scanned - read, "write": done - scanned}
@@ -259,26 +263,26 @@ def contamination_files(
     return summary
 
 
-def _read_eval(paths: Sequence[Path | str], ngram: int, options: ReadOptions) -> EvalGrams:
-    """Every evaluation item of ``paths``, and their N-grams."""
+def _read_eval(
+    paths: Sequence[Path | str], ngram: int, options: ReadOptions
+) -> tuple[EvalGrams, int]:
+    """The evaluation items of ``paths`` with their N-grams, and the bad records skipped.
+
+    Each file is read in its own format: evaluation sets write no corpus that must share one.
+    """
     ids: list[str] = []
     texts: list[str] = []
     benchmark: list[int] = []
-    for number, source in enumerate(open_sources(paths, options)):
+    bad = 0
+    for number, path in enumerate(paths):
+        (source,) = open_sources([path], options)
         for batch in source.batches(32 << 20):
-            ids.extend(batch.ids)
-            texts.extend(_strings(batch))
+            for item_id, text in batch.records():
+                ids.append(item_id)
+                texts.append(text)
             benchmark.extend([number] * batch.num_docs)
-    return EvalGrams.of(ids, np.array(benchmark, dtype=np.int64), texts, ngram)
-
-
-def _batches(sources: Sequence[Source], batch_bytes: int) -> Iterator[RecordBatch]:
-    """Every source's batches in turn, positions counting the bytes of all the inputs."""
-    done = 0
-    for source in sources:
-        for batch in source.batches(batch_bytes):
-            yield RecordBatch(texts=batch.texts, ids=batch.ids, position=done + batch.position)
-        done += source.size
+        bad += source.num_bad
+    return EvalGrams.of(ids, np.array(benchmark, dtype=np.int64), texts, ngram), bad
 
 
 def _scan(
@@ -298,7 +302,9 @@ def _scan(
     keep = np.ones(batch.num_docs, dtype=bool)
     for doc in suspects.tolist():
         text = bytes(batch.texts.data[batch.texts.offsets[doc] : batch.texts.offsets[doc + 1]])
-        found = document_overlaps(text.decode("utf-8"), grams, shingle.k, min_share)
+        found = document_overlaps(
+            text.decode("utf-8", "surrogatepass"), grams, shingle.k, min_share
+        )
         for overlap in found:
             record = {
                 "eval_id": grams.ids[overlap.item],
@@ -312,15 +318,8 @@ def _scan(
             keep[doc] = False
             counts.pairs += len(found)
             counts.removed += 1
-    counts.documents += batch.num_docs
+    counts.items += batch.num_docs
     return keep
-
-
-def _strings(batch: RecordBatch) -> Iterator[str]:
-    """The batch's texts as strings."""
-    data, offsets = batch.texts.data, batch.texts.offsets
-    for start, stop in itertools.pairwise(offsets.tolist()):
-        yield bytes(data[start:stop]).decode("utf-8")
 
 
 def _benchmarks(

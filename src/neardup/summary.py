@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from neardup._version import __version__
 from neardup.kinds import SKETCH_KINDS, ExactMeasure
 from neardup.params import DedupConfig, VerifyMode
-from neardup.record import RunRecord
+from neardup.record import RunRecord, stage_timings
 
 if TYPE_CHECKING:  # numpy stays unimported until a run needs it (the CLI starts light)
     from neardup._types import F64Array, I64Array
@@ -167,10 +167,11 @@ class StageTimes:
         ``total``: the run's wall time, when it is not the sum of the stages (less
         ``compile_seconds``, the seconds spent compiling kernels).
         """
+        rounded = stage_timings(seconds, total)
         total = sum(seconds.values()) if total is None else total
         return cls(
-            seconds={name: round(s, 4) for name, s in seconds.items()},
-            total=round(total, 4),
+            seconds={name: s for name, s in rounded.items() if name != "total"},
+            total=rounded["total"],
             throughput_mb_s=round(num_bytes / 1e6 / total, 2) if total > 0 else None,
             compile_seconds=round(compile_seconds, 4),
         )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from neardup import DedupConfig
+import pytest
+
+from neardup import DedupConfig, ParameterError
 from neardup.cli.options import PROFILES, apply_flags
 from tests.conftest import SAMPLE
 from tests.integration.conftest import run
@@ -44,6 +46,15 @@ def test_options_given_beside_a_profile_win() -> None:
     assert (config.lsh.hamming, config.verify, config.lsh.threshold) == (5, "exact", 0.9)
     assert config.sketch.weighting == "tfidf"  # the rest of the profile stays
     assert set(PROFILES) == {"sood-loguinov", "altavista"}
+
+
+@pytest.mark.parametrize("flag", [{"method": "minhash"}, {"sketch_kind": "oph"}])
+def test_a_profile_chooses_its_sketch(flag: dict[str, str]) -> None:
+    option = "--method" if "method" in flag else "--sketch"
+    with pytest.raises(
+        ParameterError, match=f"--profile altavista chooses the sketch itself; drop {option}"
+    ):
+        apply_flags(DedupConfig(), {"profile": "altavista", **flag})
 
 
 def test_the_command_line_runs_a_profile(tmp_path: Path) -> None:

@@ -52,6 +52,14 @@ def test_dedup_writes_the_run_record(tmp_path: Path) -> None:
     )
 
 
+def test_pairs_without_exact_verification_validate(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("dedup", SAMPLE, "-o", out, "-q", "--verify", "signature").returncode == 0
+    _check(out, ("pairs.jsonl",))
+    lines = (out / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    assert any(json.loads(line)["similarity"] is None for line in lines)
+
+
 def test_dedup_counts_the_bad_records_it_skipped(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(

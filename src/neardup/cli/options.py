@@ -316,6 +316,10 @@ profile_option = click.option(
 def with_profile(flags: dict[str, Any]) -> dict[str, Any]:
     """``flags`` with those of ``flags["profile"]`` (:data:`PROFILES`) under the ones given.
 
+    The profile's settings also replace those of ``--config`` (and of an ``--against``
+    index) that it sets. A profile chooses its sketch: ``--method`` or ``--sketch`` beside it
+    is refused rather than mixed with options of another kind.
+
     Examples
     --------
     >>> with_profile({"profile": "sood-loguinov", "hamming": 5, "threshold": None})["hamming"]
@@ -327,6 +331,12 @@ def with_profile(flags: dict[str, Any]) -> dict[str, Any]:
     name = flags.pop("profile", None)
     if name is None:
         return flags
+    chooser = next((f for f in ("method", "sketch_kind") if flags.get(f) is not None), None)
+    if chooser is not None:
+        option = "--method" if chooser == "method" else "--sketch"
+        raise ParameterError(
+            f"--profile {name} chooses the sketch itself; drop {option} or the profile."
+        )
     return {**PROFILES[name], **{key: value for key, value in flags.items() if value is not None}}
 
 

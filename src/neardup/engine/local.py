@@ -15,7 +15,7 @@ import dataclasses
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,8 +33,7 @@ from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
-from neardup.io.readers import ReadOptions, Source, open_sources
-from neardup.io.records import RecordBatch
+from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
@@ -63,22 +62,6 @@ INDEX_QUERY_DOCS = 4096
 COLD_COMPILE_SECONDS = 15
 """About how long a first run compiles the default path's kernels on two busy cores (said once
 on stderr when it does: ``neardup warmup`` compiles them ahead)."""
-
-
-def _batches(
-    sources: Sequence[Source], batch_bytes: int, counts: list[int] | None = None
-) -> Iterator[RecordBatch]:
-    """Every source's batches in turn; positions count the bytes of all the inputs.
-
-    ``counts``, when given, gets the number of records read from each source.
-    """
-    done = 0
-    for index, source in enumerate(sources):
-        for batch in source.batches(batch_bytes):
-            if counts is not None:
-                counts[index] += batch.num_docs
-            yield dataclasses.replace(batch, position=done + batch.position, source=index)
-        done += source.size
 
 
 def _check_unique_ids(
@@ -207,13 +190,13 @@ def _dedup_files(
         texts = _text_store(sources, config, work)
         try:
             with timings.stage("idf"):
-                idf = fit_idf(_batches(sources, config.batch_bytes), config)
+                idf = fit_idf(all_batches(sources, config.batch_bytes), config)
             with (
                 timings.stage("read_sketch"),
                 Progress("sketch", total_bytes, enabled=show_progress) as bar,
             ):
                 counts = [0] * len(sources)
-                batches = prefetched(_batches(sources, config.batch_bytes, counts))
+                batches = prefetched(all_batches(sources, config.batch_bytes, counts))
                 sketched = sketch_batches(
                     batches, config, KeyColumns(work), texts, idf=idf, progress=bar
                 )
@@ -309,7 +292,7 @@ def _explained(
     wanted = np.unique(np.concatenate([pairs.first, pairs.second]))
     texts: dict[int, str] = {}
     start = 0
-    for batch in _batches(sources, config.batch_bytes):
+    for batch in all_batches(sources, config.batch_bytes):
         stop = start + batch.num_docs
         inside = set(wanted[(wanted >= start) & (wanted < stop)].tolist())
         if inside:
@@ -402,7 +385,7 @@ def _add_kept(
     (:func:`_check_new_to`): nothing indexed is ever replaced.
     """
     position = 0
-    for batch in _batches(sources, batch_bytes):
+    for batch in all_batches(sources, batch_bytes):
         flags = keep[position : position + batch.num_docs].tolist()
         position += batch.num_docs
         records = [record for record, kept in zip(batch.records(), flags, strict=True) if kept]

@@ -6,13 +6,15 @@ One :class:`~neardup.io.source.Source` per input, chosen by the file's extension
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from neardup.errors import InputError, advice, remedy
 from neardup.io.compression import strip_compression
 from neardup.io.html_field import with_html_field
 from neardup.io.jsonl import JSONLinesSource
+from neardup.io.records import RecordBatch
 from neardup.io.source import ReadOptions, Source
 from neardup.io.tabular import CSVSource, ParquetSource
 from neardup.io.textfiles import TextFilesSource
@@ -28,6 +30,7 @@ __all__ = [
     "Source",
     "TextFilesSource",
     "WarcSource",
+    "all_batches",
     "open_sources",
 ]
 
@@ -95,6 +98,22 @@ def input_labels(paths: Sequence[Path]) -> list[str]:
         if not clashes:
             return labels
         depth = [d + (label in clashes) for d, label in zip(depth, labels, strict=True)]
+
+
+def all_batches(
+    sources: Sequence[Source], batch_bytes: int, counts: list[int] | None = None
+) -> Iterator[RecordBatch]:
+    """Every source's batches in turn; positions count the bytes of all the inputs.
+
+    ``counts``, when given, gets the number of records read from each source.
+    """
+    done = 0
+    for index, source in enumerate(sources):
+        for batch in source.batches(batch_bytes):
+            if counts is not None:
+                counts[index] += batch.num_docs
+            yield dataclasses.replace(batch, position=done + batch.position, source=index)
+        done += source.size
 
 
 def open_sources(
