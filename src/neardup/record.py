@@ -116,8 +116,9 @@ def upgraded(summary: Mapping[str, Any]) -> dict[str, Any]:
     """A ``summary.json`` of an earlier neardup, in this version's names (for one version).
 
     Before the one run record: dedup wrote ``config``, ``total_s`` and ``counts.documents``;
-    join ``spec`` and ``times``; mirrors ``parameters``, ``timings``, ``counts.pages`` and
-    ``counts.bad_records``. A record in today's names comes back unchanged.
+    join ``spec`` and ``times``; mirrors ``parameters``, ``timings``, ``counts.pages``,
+    ``counts.bad_records`` and ``counts.alias_parameters``. A record in today's names comes
+    back unchanged.
 
     Examples
     --------
@@ -145,5 +146,7 @@ def upgraded(summary: Mapping[str, Any]) -> dict[str, Any]:
     ):
         if old in counts and new not in counts:
             counts[new] = counts.pop(old)
+    if "alias_parameters" in counts:  # mirrors listed them among its counts
+        out.setdefault("alias_parameters", counts.pop("alias_parameters"))
     out["counts"] = counts
     return out
