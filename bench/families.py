@@ -750,8 +750,9 @@ def cli_section(
     print("| wall s (median) | peak RSS MiB | join s (summary) | pairs | recall | bands x rows |")
     print("|---:|---:|---:|---:|---:|---|")
     print(
-        f"| {statistics.median(times):.2f} | {max(peaks):,.0f} | {summary['timings_s']['join']:.2f} "
-        f"| {num_pairs:,} | {recall:.4f} | {summary['num_bands']} x {summary['num_rows']} |"
+        f"| {statistics.median(times):.2f} | {max(peaks):,.0f} "
+        f"| {summary['timings_s']['join']:.2f} | {num_pairs:,} | {recall:.4f} "
+        f"| {summary['num_bands']} x {summary['num_rows']} |"
     )
 
 
