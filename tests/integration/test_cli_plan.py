@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import neardup
 from neardup import DedupConfig, Shingler
 from tests.conftest import SAMPLE, read_rfcs
 from tests.integration.conftest import run
@@ -93,6 +94,8 @@ def test_the_plan_is_an_ordinary_readable_file(tmp_path: Path) -> None:
     _plan(SAMPLE, "--sample", "300", "-o", path)
     assert path.stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]  # no temporary left
+    # It records what it read and which neardup made it, as every run does.
+    assert f"# Made by neardup {neardup.__version__} (plan) from: {SAMPLE}\n" in path.read_text()
 
 
 def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from neardup._version import __version__
 from neardup.errors import NeardupWarning, ParameterError, advice
 from neardup.io.atomic import replaced_file
 from neardup.io.output import PLAN_MARK, check_output
@@ -162,6 +163,10 @@ class Plan:
         What the config is expected to do (:class:`Predictions`).
     recall, precision
         The targets asked for.
+    inputs
+        The files sampled, as given (recorded in the TOML as every run records its inputs).
+    neardup_version
+        The neardup that made the plan.
     """
 
     config: DedupConfig
@@ -169,6 +174,8 @@ class Plan:
     predictions: Predictions
     recall: float
     precision: float
+    inputs: tuple[str, ...] = ()
+    neardup_version: str = __version__
 
     def summary(self) -> str:
         """A few lines for people: the measurements, the recommendation, the predictions."""
@@ -218,6 +225,7 @@ class Plan:
         comments = [
             f"{PLAN_MARK.removeprefix('# ')} a dedup config chosen from a sample of the input.",
             "  neardup dedup INPUT... --config THIS_FILE -o OUT",
+            f"Made by neardup {self.neardup_version} (plan) from: {', '.join(self.inputs) or '-'}",
             "",
             "Measured:",
             *(f"  {line}" for line in self._measured()),
@@ -451,7 +459,8 @@ def plan(
         rates=rates,
     )
     _warn_if_small(measurements, sample_docs)
-    return _recommend(shingled, measurements, sample, recall=recall, precision=precision)
+    recommended = _recommend(shingled, measurements, sample, recall=recall, precision=precision)
+    return replace(recommended, inputs=tuple(map(str, inputs)))
 
 
 def _recommend(
