@@ -287,3 +287,16 @@ def test_the_command_writes_the_report_and_prints_its_path(
     assert missing.stderr.startswith("error:")
     assert "no summary.json" in missing.stderr
     assert run_cli("report", licence_run, "--pairs-per-band", "-2").returncode == 2
+
+
+def test_the_output_of_another_command_is_named(tmp_path: Path) -> None:
+    other = tmp_path / "joined"
+    other.mkdir()
+    record = {"neardup_version": "0.1.0", "command": "join", "params": {"metric": "cosine"}}
+    (other / "summary.json").write_text(json.dumps(record), encoding="utf-8")
+    done = run_cli("report", other)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: {other}: this is the output of neardup join; neardup report reads the output "
+        "directory of a neardup dedup run\n"
+    )

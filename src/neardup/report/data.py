@@ -205,6 +205,13 @@ def load_run(
             raise ParameterError(f"report.{name} must be an int >= 0; got {value}.")
     directory = Path(directory)
     summary = _read_summary(directory / "summary.json")
+    command = summary.get("command", "dedup")
+    if command != "dedup":
+        raise InputError(
+            f"this is the output of neardup {command}; neardup report reads the output "
+            "directory of a neardup dedup run",
+            path=directory,
+        )
     try:
         config = DedupConfig.from_dict(summary["params"])
     except (KeyError, TypeError, ParameterError) as exc:
