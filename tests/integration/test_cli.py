@@ -365,7 +365,7 @@ def test_progress_is_a_log_line_when_stderr_is_not_a_terminal(tmp_path: Path) ->
 
 
 @pytest.mark.subprocess
-def test_join_and_mirrors_show_their_progress(tmp_path: Path) -> None:
+def test_join_mirrors_and_plan_show_their_progress(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     vectors = rng.normal(size=(400, 16)).astype(np.float32)
     np.save(tmp_path / "v.npy", np.concatenate([vectors, vectors + 0.01]))
@@ -385,6 +385,8 @@ def test_join_and_mirrors_show_their_progress(tmp_path: Path) -> None:
     lines = _progress_lines("mirrors", crawl, "--url-field", "url", "--html-field", "html",
                             "-o", tmp_path / "mirrored")  # fmt: skip
     assert any(line.startswith("read: 30 pages") for line in lines), lines
+    lines = _progress_lines("plan", SAMPLE, "--sample", "300", "-o", tmp_path / "plan.toml")
+    assert any(line.startswith("sample: 100% of 3.7 MB") for line in lines), lines
 
 
 PROGRESS_SCRIPT = """

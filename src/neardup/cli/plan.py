@@ -127,6 +127,7 @@ def plan_command(
         sample_bytes=SAMPLE_BYTES if sample_mb is None else max(1, int(sample_mb * 2**20)),
         seed=seed,
         config=config,
+        show_progress=not quiet,
     )
     path = result.write(output, overwrite=overwrite, inputs=read)
     if quiet:

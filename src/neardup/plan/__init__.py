@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from neardup._progress import Progress
 from neardup._version import __version__
 from neardup.errors import NeardupWarning, ParameterError, advice
 from neardup.io.atomic import replaced_file
@@ -365,6 +366,7 @@ def plan(
     sample_bytes: int = SAMPLE_BYTES,
     seed: int = 42,
     config: DedupConfig | None = None,
+    show_progress: bool = False,
 ) -> Plan:
     """Sample ``inputs``, measure them and recommend a dedup config for them.
 
@@ -391,6 +393,8 @@ def plan(
         Reading settings (fields, format, ...), the sketch kind and (unless ``threshold`` is
         given) the threshold; its shingling, ``num_perm``, bands and rows are what the plan
         replaces.
+    show_progress
+        The sampling pass's progress on stderr (bytes of input read, as ``dedup`` shows it).
 
     Returns
     -------
@@ -423,7 +427,8 @@ def plan(
     threshold = config.lsh.threshold if threshold is None else threshold
     _check(threshold, recall, precision, sample_docs, sample_bytes)
     _check_kind(config)
-    sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes)
+    with Progress("sample", 0, enabled=show_progress) as bar:
+        sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes, bar)
     _check_sample(sample, sample_bytes)
     normalize = config.sketch.normalize
     normalized = normalize_bytes(sample.texts, normalize)

@@ -13,7 +13,7 @@ below that bound are copied: after the first batches, most are only counted.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import numpy as np
 from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch, F64Array
 from neardup.errors import InputError
-from neardup.io.readers import ReadOptions, open_sources
+from neardup.io.readers import ReadOptions, all_batches, open_sources
 from neardup.params import DedupConfig
 from neardup.text.spans import concat, take
 
@@ -72,12 +72,14 @@ def sample_inputs(
     sample_docs: int,
     seed: int,
     sample_bytes: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Sample:
     """Draw up to ``sample_docs`` documents, ``sample_bytes`` of text, uniformly from ``inputs``.
 
     All of them when they are fewer and fit; at least one. The inputs are read as
     ``neardup dedup`` reads them with ``config`` (fields, format, encoding, bad records), batch
-    by batch; the same inputs and seed give the same sample.
+    by batch; the same inputs and seed give the same sample. ``progress`` is told the bytes
+    of input read so far and the inputs' size.
 
     Raises
     ------
@@ -91,11 +93,10 @@ def sample_inputs(
     keys: F64Array = np.empty(0)
     bound = np.inf  # the smallest key left out so far: no larger key can join
     num_docs = num_bytes = 0
+    total_bytes = sum(source.size for source in sources)
     watch = Stopwatch()
     with watch.running():
-        for batch in itertools.chain.from_iterable(
-            source.batches(config.batch_bytes) for source in sources
-        ):
+        for batch in all_batches(sources, config.batch_bytes):
             drawn = rng.random(batch.num_docs)
             entering = np.flatnonzero(drawn < bound)
             if entering.shape[0]:
@@ -112,6 +113,8 @@ def sample_inputs(
                 kept = texts
             num_docs += batch.num_docs
             num_bytes += batch.texts.num_bytes
+            if progress is not None:
+                progress(batch.position, total_bytes)
     if num_docs == 0:
         raise InputError("no usable records in the input; nothing to plan for")
     return Sample(texts=kept, num_docs=num_docs, num_bytes=num_bytes, read_seconds=watch.seconds)
