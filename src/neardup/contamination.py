@@ -34,7 +34,7 @@ import numpy as np
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.explain import shingle_spans
+from neardup.explain import merged_spans, shingle_spans
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import all_batches, open_sources
@@ -155,19 +155,8 @@ def document_overlaps(
         count = len(shared[item])
         if min_share is not None and count < min_share * int(grams.sizes[item]):
             continue
-        found.append(Overlap(item, count, _merged(spans[item])))
+        found.append(Overlap(item, count, merged_spans(spans[item])))
     return found
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Overlapping or touching spans joined, in order."""
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
 
 
 def _shingle(ngram: int) -> ShingleSpec:

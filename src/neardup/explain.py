@@ -38,6 +38,7 @@ __all__ = [
     "ELISION",
     "Passage",
     "highlight",
+    "merged_spans",
     "normalized_with_origins",
     "shared_passages",
     "shingle_spans",
@@ -154,6 +155,23 @@ def shingle_spans(text: str, spec: SketchSpec | None = None) -> tuple[U64Array, 
     sequence = _ShingleSequence.of(text, spec.shingle, spec.normalize)
     last = sequence.firsts + spec.shingle.k - 1
     return sequence.keys, sequence.starts[sequence.firsts], sequence.ends[last]
+
+
+def merged_spans(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Character spans sorted, overlapping or touching ones joined (shingles share tokens).
+
+    Examples
+    --------
+    >>> merged_spans([(5, 9), (0, 3), (3, 4), (8, 12)])
+    [(0, 4), (5, 12)]
+    """
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _runs(

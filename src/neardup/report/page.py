@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from neardup.explain import shared_passages
+from neardup.explain import merged_spans, shared_passages
 from neardup.io.output import REPORT_MARK
 from neardup.kinds import SKETCH_KINDS
 from neardup.report.charts import (
@@ -344,17 +344,6 @@ def _side(doc_id: str, text: str, spans: Sequence[tuple[int, int]]) -> str:
     )
 
 
-def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The spans sorted, overlapping or touching ones joined (passages may share tokens)."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
 def _elided(num: int) -> str:
     return f'<span class="elided">[… {num:,} characters …]</span>'
 
@@ -374,7 +363,7 @@ def excerpt(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """
     pieces: list[str] = []
     position = 0
-    merged = _merged(spans)
+    merged = merged_spans(spans)
     for start, end in merged:
         pieces.append(_gap(text[position:start], head=position == 0, tail=False))
         pieces.append(_passage(text[start:end]))
