@@ -16,7 +16,6 @@ Run: ``.venv/bin/python bench/profiles.py`` (needs ``../shared/data/rfc``).
 
 from __future__ import annotations
 
-import csv
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.corpora import load_rfcs  # noqa: E402
-from bench.quality import DATA, band_names, band_of, pair_similarity, table  # noqa: E402
+from bench.quality import (  # noqa: E402
+    DATA,
+    band_names,
+    band_of,
+    pair_similarity,
+    rfc_obsoletes,
+    table,
+)
 from neardup import DedupConfig, dedup  # noqa: E402
 from neardup.cli.options import apply_flags  # noqa: E402
 
@@ -41,16 +47,7 @@ SETTINGS = {
 
 def main() -> None:
     ids, texts = load_rfcs(DATA / "rfc" / "rfc_txt.tar.xz")
-    index = {name: i for i, name in enumerate(ids)}
-    with open(DATA / "rfc" / "rfc_pair_similarity.tsv", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    pairs = [
-        (index[f"rfc{r['rfc_new']}"], index[f"rfc{r['rfc_old']}"])
-        for r in rows
-        if r["relation"] == "obsoletes"
-        and f"rfc{r['rfc_new']}" in index
-        and f"rfc{r['rfc_old']}" in index
-    ]
+    pairs = rfc_obsoletes(ids)
     new, old = np.array(pairs).T
     band = band_of(pair_similarity(texts, new, old)[0])
     print(f"## RFCs: {len(ids):,} documents, {len(pairs):,} obsoletes pairs (new, old)\n")

@@ -376,18 +376,23 @@ def pan(modes: Sequence[str]) -> None:
     print(table(["threshold", "cluster", *groups, "co-clustered pairs", "listed"], rows))
 
 
-def rfc(modes: Sequence[str]) -> None:
-    ids, texts = load_rfcs(DATA / "rfc" / "rfc_txt.tar.xz")
+def rfc_obsoletes(ids: Sequence[str]) -> list[tuple[int, int]]:
+    """The (new, old) obsoletes pairs among the RFCs ``ids``, as their places in ``ids``."""
     index = {name: i for i, name in enumerate(ids)}
     with open(DATA / "rfc" / "rfc_pair_similarity.tsv", newline="") as f:
-        rows_in = list(csv.DictReader(f, delimiter="\t"))
-    obsoletes = [
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    return [
         (index[f"rfc{row['rfc_new']}"], index[f"rfc{row['rfc_old']}"])
-        for row in rows_in
+        for row in rows
         if row["relation"] == "obsoletes"
         and f"rfc{row['rfc_new']}" in index
         and f"rfc{row['rfc_old']}" in index
     ]
+
+
+def rfc(modes: Sequence[str]) -> None:
+    ids, texts = load_rfcs(DATA / "rfc" / "rfc_txt.tar.xz")
+    obsoletes = rfc_obsoletes(ids)
     new, old = np.array(obsoletes).T
     jaccard, _, _ = pair_similarity(texts, new, old)
     band = band_of(jaccard)
