@@ -97,20 +97,18 @@ class EvalGrams:
             items=owner,
         )
 
-    def hits(self, fingerprints: U64Array) -> BoolArray:
-        """Which ``fingerprints`` are N-grams of some item."""
+    def lookup(self, fingerprints: U64Array) -> I64Array:
+        """Each fingerprint's gram (its place in :attr:`grams`), or -1 where no item has it."""
         at = np.searchsorted(self.grams, fingerprints)
-        found: BoolArray = np.zeros(fingerprints.shape[0], dtype=bool)
-        inside = at < self.grams.shape[0]
-        found[inside] = self.grams[at[inside]] == fingerprints[inside]
+        found: I64Array = np.full(fingerprints.shape[0], -1, dtype=np.int64)
+        inside = np.flatnonzero(at < self.grams.shape[0])
+        equal = self.grams[at[inside]] == fingerprints[inside]
+        found[inside[equal]] = at[inside[equal]]
         return found
 
-    def items_of(self, fingerprint: int) -> I64Array:
-        """The items holding one fingerprint (empty when none does)."""
-        g = int(np.searchsorted(self.grams, np.uint64(fingerprint)))
-        if g == self.grams.shape[0] or int(self.grams[g]) != fingerprint:
-            return np.empty(0, dtype=np.int64)
-        return self.items[self.bounds[g] : self.bounds[g + 1]]
+    def items_of(self, gram: int) -> I64Array:
+        """The items holding gram ``gram`` (a place in :attr:`grams`)."""
+        return self.items[self.bounds[gram] : self.bounds[gram + 1]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +143,10 @@ def document_overlaps(
     keys, starts, ends = shingle_spans(text, SketchSpec(shingle=_shingle(ngram)))
     shared: dict[int, set[int]] = {}
     spans: dict[int, list[tuple[int, int]]] = {}
-    for position in np.flatnonzero(grams.hits(keys)).tolist():
+    found_grams = grams.lookup(keys)
+    for position in np.flatnonzero(found_grams >= 0).tolist():
         key = int(keys[position])
-        for item in grams.items_of(key).tolist():
+        for item in grams.items_of(int(found_grams[position])).tolist():
             shared.setdefault(item, set()).add(key)
             spans.setdefault(item, []).append((int(starts[position]), int(ends[position])))
     found = []
@@ -285,7 +284,7 @@ def _scan(
     """Look one batch of training documents up; write its contaminated pairs; what is kept."""
     normalized = normalize_bytes(batch.texts, NormalizeSpec())
     sets = Shingler(shingle).shingle_sets(normalized)
-    hit = grams.hits(sets.hashes)
+    hit = grams.lookup(sets.hashes) >= 0
     owner = np.repeat(np.arange(batch.num_docs), sets.sizes())
     suspects = np.unique(owner[hit])
     keep = np.ones(batch.num_docs, dtype=bool)
