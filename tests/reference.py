@@ -13,6 +13,7 @@ arguments: they are draws, not behaviour.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import unicodedata
 from collections import Counter, defaultdict, deque
@@ -525,3 +526,45 @@ def center_clusters(
         members.setdefault(center[d], []).append(d)
     result = [min(members[center[d]]) for d in range(num_items)]
     return result, [center[d] == d for d in range(num_items)], to_center
+
+
+# --- Passage units (docs/passages.md) ------------------------------------------------------------
+
+
+def line_pieces(text: str, paragraphs: bool = False) -> list[tuple[int, int, str]]:
+    """``(tile_start, tile_end, content)`` of each line that is not blank (``str.isspace``), or
+    of each paragraph (non-blank lines up to a blank line): the tile runs from the piece's first
+    character to where the next piece begins (lines: past its newline), the content is the
+    tile stripped."""
+    lines: list[tuple[int, int]] = []
+    at = 0
+    for line in text.split("\n"):
+        end = min(at + len(line) + 1, len(text))
+        lines.append((at, end))
+        at = end
+    pieces: list[tuple[int, int]] = []
+    open_at: int | None = None
+    gap = False
+    for start, end in lines:
+        if not text[start:end].strip():
+            gap = open_at is not None
+            continue
+        if not paragraphs:
+            pieces.append((start, end))
+            continue
+        if open_at is not None and gap:
+            pieces.append((open_at, start))
+            open_at = None
+        if open_at is None:
+            open_at, gap = start, False
+    if open_at is not None:
+        pieces.append((open_at, len(text)))
+    return [(a, b, text[a:b].strip()) for a, b in pieces]
+
+
+def unit_key(content: str, fold_digits: bool = True) -> tuple[str, ...]:
+    """What two units must share to be exact copies: their words after digit folding (every
+    ASCII digit read as 0), NFKC and case folding, whitespace collapsed."""
+    if fold_digits:
+        content = re.sub("[0-9]", "0", content)
+    return tuple(normalize(content).split())

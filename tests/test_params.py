@@ -17,7 +17,7 @@ from neardup import (
     bands_rows,
 )
 from neardup.errors import InputError
-from neardup.params import MirrorSpec
+from neardup.params import MirrorSpec, UnitSpec
 
 # An invalid value for each kind of rule: wrong type, out of range, unknown option.
 INVALID: dict[str, list[Any]] = {
@@ -44,7 +44,7 @@ def _invalid_values(allowed: str) -> list[Any]:
     raise AssertionError(f"no invalid values declared for rule {allowed!r}")
 
 
-SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, MirrorSpec, DedupConfig]
+SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, MirrorSpec, UnitSpec, DedupConfig]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ __all__ = [
     "NormalizeSpec",
     "ShingleSpec",
     "SketchSpec",
+    "UnitSpec",
     "candidate_family",
 ]
 
@@ -44,6 +45,7 @@ ClusterMode = Literal["components", "center"]
 Compression = Literal["none", "gzip", "zstd"]
 InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt", "warc"]
 HtmlExtract = Literal["text", "main", "altavista"]
+UnitKind = Literal["line", "paragraph", "sentences"]
 
 MAX_SEED = 2**63 - 1
 
@@ -748,6 +750,76 @@ class JoinSpec(_Spec):
                 raise ParameterError(
                     f"JoinSpec.{name} applies to metric {owner!r} only; got metric {self.metric!r}."
                 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitSpec(_Spec):
+    """How passage-level dedup cuts documents into units (``neardup dedup --unit``).
+
+    Parameters
+    ----------
+    kind
+        ``"line"``; ``"paragraph"`` (lines up to a blank line); ``"sentences"`` (every run of
+        ``num_sentences`` consecutive sentences of a document, overlapping, as datatrove's
+        sentence dedup: a document with fewer sentences is one unit).
+    num_sentences
+        Sentences per unit (``kind="sentences"`` only; 1 otherwise).
+    min_chars
+        Units with fewer characters (whitespace left out) are never removed (0: every unit
+        that is not blank is a candidate).
+    min_doc_chars
+        A document left with fewer characters (whitespace left out) after its repeated units
+        are removed is dropped from the kept corpus (0: none is).
+    fold_digits
+        Match units with every ASCII digit read as 0, as CCNet does, so page footers and
+        headers that differ only by their page number or date are one unit.
+
+    Examples
+    --------
+    >>> UnitSpec.parse("sentences:3").num_sentences
+    3
+    """
+
+    kind: UnitKind = "line"
+    num_sentences: int = 1
+    min_chars: int = 0
+    min_doc_chars: int = 0
+    fold_digits: bool = True
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "kind": one_of("line", "paragraph", "sentences"),
+        "num_sentences": integer(1, 1024),
+        "min_chars": integer(0, 2**31),
+        "min_doc_chars": integer(0, 2**31),
+        "fold_digits": boolean(),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+        if self.kind != "sentences" and self.num_sentences != 1:
+            raise ParameterError(
+                f"UnitSpec.num_sentences applies to kind='sentences'; got "
+                f"{self.num_sentences!r} with kind={self.kind!r}."
+            )
+
+    @classmethod
+    def parse(cls, value: str, **rest: Any) -> UnitSpec:
+        """The spec of ``--unit``: ``line``, ``paragraph`` or ``sentences:K``."""
+        kind, _, count = value.partition(":")
+        if kind == "sentences" and count:
+            if not count.isdigit():
+                raise ParameterError(
+                    f"--unit sentences:K needs a whole number of sentences; got {value!r}."
+                )
+            return cls(kind="sentences", num_sentences=int(count), **rest)
+        if count or kind not in ("line", "paragraph", "sentences"):
+            raise ParameterError(f"--unit must be line, paragraph or sentences:K; got {value!r}.")
+        return cls(kind=cast(UnitKind, kind), **rest)
+
+    @property
+    def label(self) -> str:
+        """The ``--unit`` value that gives this spec's cut."""
+        return f"sentences:{self.num_sentences}" if self.kind == "sentences" else self.kind
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

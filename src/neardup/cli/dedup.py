@@ -30,7 +30,9 @@ Examples:
   neardup dedup shards/*.parquet -o out/ --text-field content --id-field url
   neardup dedup docs/ -o out/ --shingle char:9 --threshold 0.7 --keep longest
   neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet
-  neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index""",
+  neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index
+  neardup dedup crawl.jsonl.zst -o out/ --unit line --min-doc-chars 200
+  neardup dedup corpus.parquet -o out/ --unit sentences:3 --threshold 0.9""",
 )
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -112,6 +114,31 @@ Examples:
 @click.option(
     "--spark-conf", multiple=True, metavar="KEY=VALUE", help="A Spark setting (repeatable)."
 )
+@click.option(
+    "--unit",
+    metavar="line|paragraph|sentences:K",
+    help="Remove repeated passages instead of whole documents: cut each document into lines, "
+    "paragraphs (at blank lines) or runs of K sentences, and remove every copy of a unit but "
+    "the first (removed.jsonl says where, with the id of the kept copy). See docs/passages.md.",
+)
+@click.option(
+    "--min-unit-chars",
+    type=int,
+    help="With --unit: units with fewer characters (whitespace left out) are never removed "
+    "[default: 0].",
+)
+@click.option(
+    "--min-doc-chars",
+    type=int,
+    help="With --unit: leave out documents left with fewer characters (whitespace left out); "
+    "listed in dropped.jsonl [default: 0, none].",
+)
+@click.option(
+    "--keep-digits",
+    is_flag=True,
+    help="With --unit: match digits as they are (by default every digit reads as 0, so page "
+    "numbers and dates do not tell units apart).",
+)
 @profile_option
 @quiet_option
 def dedup_command(
@@ -124,6 +151,10 @@ def dedup_command(
     engine: str,
     spark_master: str | None,
     spark_conf: tuple[str, ...],
+    unit: str | None,
+    min_unit_chars: int | None,
+    min_doc_chars: int | None,
+    keep_digits: bool,
     quiet: bool,
     **flags: Any,
 ) -> None:
@@ -143,6 +174,33 @@ def dedup_command(
         raise click.UsageError("--add-to-index needs --against INDEX")
     if "://" not in str(output):
         check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
+    unit_options = {
+        "--min-unit-chars": min_unit_chars,
+        "--min-doc-chars": min_doc_chars,
+        "--keep-digits": keep_digits or None,
+    }
+    if unit is not None:
+        if engine == "spark" or against is not None:
+            raise click.UsageError("--unit works with the local engine only, without --against")
+        from neardup.engine.units import dedup_units_files
+        from neardup.params import UnitSpec
+
+        spec = UnitSpec.parse(
+            unit,
+            min_chars=min_unit_chars or 0,
+            min_doc_chars=min_doc_chars or 0,
+            fold_digits=not keep_digits,
+        )
+        record = dedup_units_files(
+            inputs, output, apply_flags(base, flags), spec,
+            overwrite=overwrite, show_progress=not quiet,
+        )  # fmt: skip
+        if not quiet:
+            _print_units_summary(record, output)
+        return
+    given = [name for name, value in unit_options.items() if value is not None]
+    if given:
+        raise click.UsageError(f"{', '.join(given)} apply with --unit only")
     if engine == "spark":
         if against is not None:
             raise click.UsageError("--against works with the local engine only")
@@ -180,6 +238,30 @@ def dedup_command(
             )
     if not quiet:
         _print_summary(result.summary, output)
+
+
+def _print_units_summary(record: dict[str, Any], output: Path) -> None:
+    counts = record["counts"]
+    unit = record["params"]["unit"]
+    label = f"sentences:{unit['num_sentences']}" if unit["kind"] == "sentences" else unit["kind"]
+    echo = click.echo
+    echo("")
+    echo(f"neardup dedup --unit {label}: {counts['items']:,} documents, {counts['units']:,} units")
+    if counts["bad_records_skipped"]:
+        echo(f"  skipped bad records : {counts['bad_records_skipped']:,}")
+    echo(
+        f"  repeated units      : {counts['units_removed']:,} removed "
+        f"({counts['exact_duplicates']:,} exact copies, {counts['verified_pairs']:,} near pairs "
+        f"verified)"
+    )
+    echo(
+        f"  documents changed   : {counts['documents_changed']:,} "
+        f"({counts['chars_removed']:,} characters removed)"
+    )
+    if counts["removed"]:
+        echo(f"  documents dropped   : {counts['removed']:,} (left too short)")
+    echo(f"  time                : {record['timings_s']['total']:.2f} s")
+    echo(f"  outputs in {output}/: " + ", ".join(record["outputs"].values()))
 
 
 def _print_summary(summary: Summary, output: Path) -> None:

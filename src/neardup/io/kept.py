@@ -4,6 +4,8 @@ JSONL records are copied byte for byte (a kernel copies the kept lines of each c
 keep the header; Parquet keeps the schema and every column (Arrow batches filtered by a mask);
 .txt inputs and web archives become JSONL records ``{"id", "text"}``. A source that wraps another
 (``inner``: the HTML field reader) writes the wrapped source's records, as they were read.
+With :class:`Edits` (passage-level dedup) the records named there get a new text (or are left
+out); every other field of theirs, and every other record, is written as it was.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, cast
+from typing import IO, Any, BinaryIO, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,9 +31,26 @@ from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.params import Compression
 from neardup.text.spans import gather
 
-__all__ = ["write_kept"]
+__all__ = ["Edits", "write_kept"]
 
 _EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
+
+
+@dataclass(frozen=True, slots=True)
+class Edits:
+    """New texts for some records, made as the kept corpus is written.
+
+    ``rewrite(record, text)`` is called for each record whose ``changed`` entry is true (one
+    entry per usable record, in order) with the text as read; it returns the record's new
+    text, or None to leave the record out.
+    """
+
+    changed: BoolArray
+    rewrite: Callable[[int, str], str | None]
+
+    def text_of(self, record: int, text: str) -> str | None:
+        """The text ``record`` is written with (None: left out)."""
+        return self.rewrite(record, text) if self.changed[record] else text
 
 
 def write_kept(
@@ -40,6 +60,7 @@ def write_kept(
     compress: Compression = "none",
     batch_bytes: int = 32 << 20,
     line_spans: tuple[NDArray[np.int32], I64Array] | None = None,
+    edits: Edits | None = None,
 ) -> Path:
     """Write the records whose ``keep`` entry is true (one entry per usable record, in order).
 
@@ -48,19 +69,23 @@ def write_kept(
     :meth:`~neardup.io.jsonl.JSONLineTexts.line_spans`) lets uncompressed output be copied
     file to file by the kernel (``copy_file_range``), runs of kept lines at a time.
     Returns the path written: ``kept.jsonl``, ``kept.csv`` or ``kept.parquet`` in ``directory``
-    (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed).
+    (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed). ``edits``: texts to
+    change (the records read through :mod:`json` or :mod:`csv` then, not copied by the kernel).
     """
     sources = [getattr(source, "inner", source) for source in sources]
     fmt = sources[0].format
     if fmt == "parquet":
         path = directory / "kept.parquet"
-        _write_parquet([s for s in sources if isinstance(s, ParquetSource)], keep, path)
+        _write_parquet([s for s in sources if isinstance(s, ParquetSource)], keep, path, edits)
         return path
     suffix = ".csv" if fmt == "csv" else ".jsonl"
     path = directory / f"kept{suffix}{_EXTENSIONS[compress]}"
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
-            _write_csv([s for s in sources if isinstance(s, CSVSource)], iter(keep.tolist()), out)
+            csv_sources = [s for s in sources if isinstance(s, CSVSource)]
+            _write_csv(csv_sources, iter(keep.tolist()), out, edits)
+        elif fmt == "jsonl" and edits is not None:
+            _write_edited_lines([s for s in sources if isinstance(s, JSONLinesSource)], edits, out)
         elif fmt == "jsonl" and line_spans is not None and compress == "none":
             _copy_lines([s.path for s in sources], keep, *line_spans, out)
         elif fmt == "jsonl":
@@ -75,10 +100,14 @@ def write_kept(
                 )
         else:
             flags = iter(keep.tolist())
+            record = 0
             for source in sources:
-                for raw in source.raw_records():
+                for doc_id, text in source.raw_records():
                     if next(flags):
-                        out.write(_text_record(raw))
+                        new = text if edits is None else edits.text_of(record, text)
+                        if new is not None:
+                            out.write(_text_record(doc_id, new))
+                    record += 1
     return path
 
 
@@ -228,17 +257,50 @@ def _write_all(target: int, data: bytes | memoryview) -> int:
     return len(data)
 
 
-def _text_record(raw: tuple[str, str]) -> bytes:
-    doc_id, text = raw
+def _text_record(doc_id: str, text: str) -> bytes:
     line = json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n"
     return line.encode("utf-8", "surrogatepass")
 
 
-def _write_csv(sources: Sequence[CSVSource], flags: Iterator[bool], out: IO[bytes]) -> None:
+def _json_line(record: dict[str, object]) -> bytes:
+    """One JSONL line; lone surrogates (valid in JSON, not in UTF-8) stay escaped."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record) + "\n").encode("ascii")
+
+
+def _write_edited_lines(sources: Sequence[JSONLinesSource], edits: Edits, out: IO[bytes]) -> None:
+    """Copy JSONL records, the changed ones parsed and written with their new text."""
+    record = 0
+    for source in sources:
+        field = source.options.text_field
+        for line in source.raw_records():
+            if not edits.changed[record]:
+                out.write(line)
+            else:
+                parsed = json.loads(line)
+                new = edits.rewrite(record, parsed[field])
+                if new is not None:
+                    parsed[field] = new
+                    out.write(_json_line(parsed))
+            record += 1
+    if record != edits.changed.shape[0]:
+        raise InputError(
+            "the input has fewer records than when it was first read "
+            "(a file changed during the run); run again"
+        )
+
+
+def _write_csv(
+    sources: Sequence[CSVSource], flags: Iterator[bool], out: IO[bytes], edits: Edits | None
+) -> None:
     header = sources[0].header()
     text = io.TextIOWrapper(cast(BinaryIO, out), encoding="utf-8", newline="", write_through=True)
     writer = csv.writer(text)
     writer.writerow(header)
+    column = header.index(sources[0].options.text_field)
+    record = 0
     for source in sources:
         if source.header() != header:
             raise InputError(
@@ -247,12 +309,18 @@ def _write_csv(sources: Sequence[CSVSource], flags: Iterator[bool], out: IO[byte
             )
         for row in source.raw_records():
             if next(flags):
-                writer.writerow(row)
+                new = row[column] if edits is None else edits.text_of(record, row[column])
+                if new is not None:
+                    row[column] = new
+                    writer.writerow(row)
+            record += 1
     text.flush()
     text.detach()
 
 
-def _write_parquet(sources: Sequence[ParquetSource], keep: BoolArray, path: Path) -> None:
+def _write_parquet(
+    sources: Sequence[ParquetSource], keep: BoolArray, path: Path, edits: Edits | None
+) -> None:
     import pyarrow.parquet as pq
 
     schema = sources[0].schema()
@@ -266,12 +334,40 @@ def _write_parquet(sources: Sequence[ParquetSource], keep: BoolArray, path: Path
                 )
             mask = source.usable_rows()
             usable = int(mask.sum())
+            records = np.cumsum(mask) - 1 + position  # each row's record (where usable)
             mask[mask] = keep[position : position + usable]
             position += usable
             parquet = pq.ParquetFile(source.path)
             start = 0
             for batch in parquet.iter_batches(batch_size=4096):
                 chunk = mask[start : start + batch.num_rows]
+                rows = batch
+                if edits is not None:
+                    rows, chunk = _edited(batch, chunk, records[start:], edits, source)
                 start += batch.num_rows
                 if chunk.any():
-                    writer.write_batch(batch.filter(chunk))
+                    writer.write_batch(rows.filter(chunk))
+
+
+def _edited(
+    batch: Any, chunk: BoolArray, records: I64Array, edits: Edits, source: ParquetSource
+) -> tuple[Any, BoolArray]:
+    """An Arrow batch with the changed records' new texts, and its rows still written."""
+    import pyarrow as pa
+
+    rows = np.flatnonzero(chunk)
+    changed = rows[edits.changed[records[rows]]]
+    if changed.shape[0] == 0:
+        return batch, chunk
+    name = source.options.text_field
+    column = batch.schema.get_field_index(name)
+    texts = batch.column(column).to_pylist()
+    chunk = chunk.copy()
+    for row in changed.tolist():
+        new = edits.rewrite(int(records[row]), texts[row])
+        if new is None:
+            chunk[row] = False
+        else:
+            texts[row] = new
+    array = pa.array(texts, type=batch.schema.field(column).type)
+    return batch.set_column(column, batch.schema.field(column), array), chunk

@@ -1,0 +1,403 @@
+"""Passage-level dedup on one machine: repeated lines, paragraphs or sentences removed.
+
+``neardup dedup --unit line|paragraph|sentences:K`` cuts every document into units
+(:mod:`neardup.text.units`) and runs the units, not the documents, through the dedup stages
+(:func:`~neardup.pipeline.sketch_batches`, :func:`~neardup.pipeline.find_duplicates`): exact
+duplicates by the fingerprint of the normalised unit, near duplicates by the configured sketch,
+LSH and verification at ``--threshold``, clusters by ``--cluster``. Each cluster of units keeps
+one occurrence: the first in input order, or with ``keep="longest"`` the first in the longest
+document holding one. Every other occurrence is removed, in the same document as the kept one
+too (a page header repeated on every page of one RFC is kept once).
+
+Two passes over the input, as ``dedup``: the first cuts and sketches the units (their texts wait
+in an arena file in the work directory for verification); the second writes the kept corpus,
+every record with its repeated units cut out of its text field and every other field as it was,
+and ``removed.jsonl``: one line per document that lost something, ``{"id", "spans": [[start,
+end, "id_of_the_kept_copy"], ...]}``, character offsets into the text as read (adjacent spans
+kept in one document merged). Documents left with fewer than ``min_doc_chars`` characters are
+left out of the kept corpus and listed in ``dropped.jsonl``.
+
+Held in memory besides the dedup stages' own (60 to 130 bytes a unit): 24 bytes a piece (its
+document and tile), 16 a unit (its first piece and count) and the documents' ids and lengths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup._progress import Progress
+from neardup._types import Batch, BoolArray, I64Array
+from neardup.errors import InputError, ParameterError
+from neardup.io.arena import TextArena
+from neardup.io.kept import Edits, write_kept
+from neardup.io.output import AtomicDirectory
+from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
+from neardup.io.records import Ids, RecordBatch
+from neardup.io.results import write_json
+from neardup.io.spill import KeyColumns
+from neardup.params import DedupConfig, UnitSpec
+from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_batches
+from neardup.text.units import cut_pieces, units_of
+
+__all__ = ["dedup_units_files"]
+
+REPEATED_SHOWN = 10
+"""The most repeated units ``summary.json`` shows (``repeated_units``)."""
+
+SHOWN_CHARS = 200
+"""Characters of a repeated unit's text shown in ``summary.json``."""
+
+
+@dataclass
+class _Cut:
+    """What the first pass keeps of the pieces and units of every document, in input order."""
+
+    spec: UnitSpec
+    piece_doc: list[I64Array] = field(default_factory=list)
+    tile_start: list[I64Array] = field(default_factory=list)
+    tile_end: list[I64Array] = field(default_factory=list)
+    unit_first: list[I64Array] = field(default_factory=list)
+    unit_count: list[I64Array] = field(default_factory=list)
+    ids: list[Ids] = field(default_factory=list)
+    lengths: list[I64Array] = field(default_factory=list)
+    num_docs: int = 0
+    num_pieces: int = 0
+
+    def unit_batches(self, batches: Any) -> Any:
+        """Each document batch's units, as record batches the dedup stages read."""
+        for batch in batches:
+            pieces = cut_pieces(batch.texts, self.spec)
+            units = units_of(batch.texts, pieces, self.spec)
+            self.piece_doc.append(pieces.doc + self.num_docs)
+            self.tile_start.append(pieces.tile_start)
+            self.tile_end.append(pieces.tile_end)
+            self.unit_first.append(units.first + self.num_pieces)
+            self.unit_count.append(units.count)
+            self.ids.append(batch.ids)
+            self.lengths.append(_char_lengths(batch.texts))
+            self.num_docs += batch.num_docs
+            self.num_pieces += pieces.num_pieces
+            no_ids = Ids(np.empty(0, dtype=np.uint8), np.zeros(units.num_units + 1, np.int64))
+            yield RecordBatch(
+                texts=units.texts, ids=no_ids, position=batch.position, source=batch.source
+            )
+
+    def finish(self) -> _Layout:
+        """The arrays of the whole input."""
+
+        def joined(parts: list[I64Array]) -> I64Array:
+            return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+        return _Layout(
+            piece_doc=joined(self.piece_doc),
+            tile_start=joined(self.tile_start),
+            tile_end=joined(self.tile_end),
+            unit_first=joined(self.unit_first),
+            unit_count=joined(self.unit_count),
+            doc_lengths=joined(self.lengths),
+            ids=Ids.concat(self.ids) if self.ids else Ids.of([]),
+        )
+
+
+def _char_lengths(texts: Batch) -> I64Array:
+    """Characters per text (UTF-8 bytes that do not continue a character)."""
+    starts = (texts.data & 0xC0) != 0x80
+    counts = np.r_[0, np.cumsum(starts, dtype=np.int64)]
+    return np.asarray(counts[texts.offsets[1:]] - counts[texts.offsets[:-1]], dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Pieces (document, tile in characters), units (first piece, count), documents."""
+
+    piece_doc: I64Array
+    tile_start: I64Array
+    tile_end: I64Array
+    unit_first: I64Array
+    unit_count: I64Array
+    doc_lengths: I64Array
+    ids: Ids
+
+    def unit_docs(self) -> I64Array:
+        """The document of each unit."""
+        return self.piece_doc[self.unit_first]
+
+
+@dataclass(frozen=True, slots=True)
+class _Removal:
+    """Which pieces go: ``keeper[p]`` is the document whose copy is kept, -1 if ``p`` stays."""
+
+    keeper: I64Array
+    piece_bounds: I64Array
+    """``piece_bounds[d]:piece_bounds[d + 1]``: the pieces of document ``d``."""
+
+    def changed(self) -> BoolArray:
+        """Documents that lose something."""
+        removed = np.zeros(self.piece_bounds.shape[0] - 1, dtype=bool)
+        docs = np.searchsorted(self.piece_bounds, np.flatnonzero(self.keeper >= 0), "right") - 1
+        removed[docs] = True
+        return removed
+
+
+def _removal(layout: _Layout, result: DedupResult) -> _Removal:
+    """Every occurrence but each cluster's kept one, as pieces; the earliest removal names it."""
+    labels, keep = result.clusters.labels, result.clusters.keep
+    kept_unit = np.empty(labels.shape[0], dtype=np.int64)
+    kept_unit[labels[keep]] = np.flatnonzero(keep)
+    removed = np.flatnonzero(~keep)
+    keeper_doc = layout.piece_doc[layout.unit_first[kept_unit[labels[removed]]]]
+    counts = layout.unit_count[removed]
+    ends = np.cumsum(counts)
+    step = np.arange(int(ends[-1]) if ends.shape[0] else 0, dtype=np.int64)
+    pieces = np.repeat(layout.unit_first[removed], counts) + step - np.repeat(ends - counts, counts)
+    distinct, first_seen = np.unique(pieces, return_index=True)
+    keeper = np.full(layout.piece_doc.shape[0], -1, dtype=np.int64)
+    keeper[distinct] = np.repeat(keeper_doc, counts)[first_seen]
+    num_docs = layout.doc_lengths.shape[0]
+    bounds = np.searchsorted(layout.piece_doc, np.arange(num_docs + 1))
+    return _Removal(keeper=keeper, piece_bounds=bounds.astype(np.int64))
+
+
+@dataclass
+class _Rewriter:
+    """Cuts a changed document's removed spans; writes ``removed.jsonl`` and ``dropped.jsonl``."""
+
+    layout: _Layout
+    removal: _Removal
+    min_doc_chars: int
+    removed_out: Any
+    dropped_out: Any | None
+    chars_removed: int = 0
+    dropped: int = 0
+
+    def __call__(self, doc: int, text: str) -> str | None:
+        lo, hi = int(self.removal.piece_bounds[doc]), int(self.removal.piece_bounds[doc + 1])
+        keeper = self.removal.keeper[lo:hi]
+        gone = np.flatnonzero(keeper >= 0) + lo
+        if len(text) != int(self.layout.doc_lengths[doc]):
+            raise InputError(
+                f"record {self.layout.ids[doc]!r} changed since it was first read; run again"
+            )
+        spans = _merged(
+            self.layout.tile_start[gone].tolist(),
+            self.layout.tile_end[gone].tolist(),
+            self.removal.keeper[gone].tolist(),
+        )
+        ids = self.layout.ids
+        record = {"id": ids[doc], "spans": [[a, b, ids[k]] for a, b, k in spans]}
+        self.removed_out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        parts, at = [], 0
+        for start, end, _ in spans:
+            parts.append(text[at:start])
+            at = end
+            self.chars_removed += end - start
+        parts.append(text[at:])
+        new = "".join(parts)
+        if self.min_doc_chars and len("".join(new.split())) < self.min_doc_chars:
+            self.dropped += 1
+            if self.dropped_out is not None:
+                left = {"id": ids[doc], "chars_left": len("".join(new.split()))}
+                self.dropped_out.write(json.dumps(left, ensure_ascii=False) + "\n")
+            return None
+        return new
+
+
+def _merged(starts: list[int], ends: list[int], keepers: list[int]) -> list[tuple[int, int, int]]:
+    """Spans in order, those that touch and name the same kept copy as one."""
+    out: list[tuple[int, int, int]] = []
+    for start, end, keeper in zip(starts, ends, keepers, strict=True):
+        if out and out[-1][1] == start and out[-1][2] == keeper:
+            out[-1] = (out[-1][0], end, keeper)
+        else:
+            out.append((start, end, keeper))
+    return out
+
+
+def dedup_units_files(
+    inputs: Sequence[Path | str],
+    output: Path | str,
+    config: DedupConfig,
+    units: UnitSpec,
+    *,
+    overwrite: bool = False,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Remove repeated units (lines, paragraphs, sentences) from every document; the summary.
+
+    Writes into ``output`` (atomically): the kept corpus (``kept.jsonl``, ``kept.csv`` or
+    ``kept.parquet``: every record, its text field without its repeated units),
+    ``removed.jsonl``, ``dropped.jsonl`` (with ``units.min_doc_chars``) and ``summary.json``.
+    ``config`` matches the units as it matches documents in ``dedup`` (shingles, sketch,
+    threshold, verification, cluster mode, keep rule).
+
+    Raises
+    ------
+    ParameterError
+        A setting that has no meaning for units (``pairs="all"``, ``explain``, an HTML field).
+    InputError
+        As :func:`~neardup.engine.local.dedup_files`.
+    """
+    if config.explain or config.pairs == "all":
+        raise ParameterError(
+            "--unit writes removed.jsonl, not pairs.jsonl: drop --explain and --pairs"
+        )
+    if config.html_field is not None:
+        raise ParameterError(
+            "--unit cuts the text field as it is; it cannot cut text taken from HTML "
+            "(--html-field): extract the text into a field first"
+        )
+    config = dataclasses.replace(config, pairs="none")
+    sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
+    timings = Timings()
+    cut = _Cut(units)
+    with AtomicDirectory(
+        output, kind="dedup", overwrite=overwrite, inputs=[s.path for s in sources]
+    ) as directory:
+        work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
+        arena = TextArena(work / "texts.utf8")
+        try:
+            with (
+                timings.stage("read_sketch"),
+                Progress("units", sum(s.size for s in sources), enabled=show_progress) as bar,
+            ):
+                batches = cut.unit_batches(all_batches(sources, config.batch_bytes))
+                sketched = sketch_batches(batches, config, KeyColumns(work), arena, progress=bar)
+                layout = cut.finish()
+            # the keep rule compares the units' documents, not the units
+            sketched = dataclasses.replace(sketched, lengths=layout.doc_lengths[layout.unit_docs()])
+            result = find_duplicates(
+                sketched, config, timings, show_progress=show_progress, work_dir=work
+            )
+            repeated = _repeated_units(result, layout, arena)
+        finally:
+            arena.close()
+            shutil.rmtree(work, ignore_errors=True)
+        with timings.stage("write"):
+            removal = _removal(layout, result)
+            rewriter, kept_path = _write(directory, sources, config, units, layout, removal)
+        record = _record(
+            result, timings, sources, layout, removal, rewriter, units, kept_path, repeated
+        )
+        write_json(directory / "summary.json", record)
+    return record
+
+
+def _write(
+    directory: Path,
+    sources: Sequence[Source],
+    config: DedupConfig,
+    units: UnitSpec,
+    layout: _Layout,
+    removal: _Removal,
+) -> tuple[_Rewriter, Path]:
+    """The kept corpus, removed.jsonl and dropped.jsonl."""
+    dropped_path = directory / "dropped.jsonl"
+    with (
+        (directory / "removed.jsonl").open("w", encoding="utf-8", errors="surrogatepass") as out,
+        dropped_path.open("w", encoding="utf-8", errors="surrogatepass")
+        if units.min_doc_chars
+        else _Nothing() as dropped,
+    ):
+        rewriter = _Rewriter(layout, removal, units.min_doc_chars, out, dropped)
+        keep = np.ones(layout.doc_lengths.shape[0], dtype=bool)
+        kept_path = write_kept(
+            sources, keep, directory, config.compress, config.batch_bytes,
+            edits=Edits(removal.changed(), rewriter),
+        )  # fmt: skip
+    return rewriter, kept_path
+
+
+class _Nothing:
+    """A context that opens no file (``dropped.jsonl`` is written only when asked for)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _repeated_units(result: DedupResult, layout: _Layout, texts: TextArena) -> list[dict[str, Any]]:
+    """The largest clusters of units: their kept text (normalised), copies, kept copy's document."""
+    clusters = result.clusters
+    sizes = clusters.sizes()
+    largest = np.argsort(-sizes, kind="stable")[:REPEATED_SHOWN]
+    largest = largest[sizes[largest] > 1]
+    kept = clusters.keep.copy()
+    shown = []
+    for label in largest.tolist():
+        members = np.flatnonzero(clusters.labels == label)
+        unit = int(members[kept[members]][0])
+        text = bytes(texts.take(np.array([unit], dtype=np.int64)).data).decode("utf-8", "replace")
+        doc = int(layout.piece_doc[layout.unit_first[unit]])
+        shown.append(
+            {"text": text[:SHOWN_CHARS], "copies": int(sizes[label]), "kept_in": layout.ids[doc]}
+        )
+    return shown
+
+
+def _record(
+    result: DedupResult,
+    timings: Timings,
+    sources: Sequence[Source],
+    layout: _Layout,
+    removal: _Removal,
+    rewriter: _Rewriter,
+    units: UnitSpec,
+    kept_path: Path,
+    repeated: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """``summary.json``: the dedup record of the units, with the documents' counts."""
+    summary = result.summary
+    record = dataclasses.replace(
+        summary,
+        times=timings.report(summary.counts.bytes),
+        inputs=tuple(str(s.path) for s in sources),
+        outputs={
+            "kept": kept_path.name,
+            "removed": "removed.jsonl",
+            **({"dropped": "dropped.jsonl"} if units.min_doc_chars else {}),
+            "summary": "summary.json",
+        },
+    ).to_record()
+    unit_counts = summary.counts
+    num_docs = int(layout.doc_lengths.shape[0])
+    counts = {
+        "items": num_docs,
+        "bad_records_skipped": sum(s.num_bad for s in sources),
+        "pieces": int(layout.piece_doc.shape[0]),
+        "units": unit_counts.items,
+        "short_units": unit_counts.short_documents,
+        "exact_duplicates": unit_counts.exact_duplicates,
+        "candidate_pairs": unit_counts.candidate_pairs,
+        "already_joined": unit_counts.already_joined,
+        "verified_pairs": unit_counts.verified_pairs,
+        "clusters": unit_counts.clusters,
+        "units_in_clusters": unit_counts.documents_in_clusters,
+        "units_removed": unit_counts.removed,
+        "pieces_removed": int(np.count_nonzero(removal.keeper >= 0)),
+        "documents_changed": int(np.count_nonzero(removal.changed())),
+        "chars_removed": rewriter.chars_removed,
+        "removed": rewriter.dropped,
+        "kept": num_docs - rewriter.dropped,
+        "giant_buckets": unit_counts.giant_buckets,
+        "largest_bucket": unit_counts.largest_bucket,
+    }
+    details = {
+        **record.details,
+        "biggest_clusters": [
+            {"cluster": entry["kept_in"], "size": entry["copies"]} for entry in repeated[:5]
+        ],
+        "repeated_units": repeated,
+    }
+    params = {**record.params, "unit": units.to_dict()}
+    return dataclasses.replace(record, params=params, counts=counts, details=details).to_dict()
