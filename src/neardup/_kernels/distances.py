@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from neardup._kernels.groups import sort_segment
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _popcount64(x):  # type: ignore[no-untyped-def]
@@ -140,7 +142,7 @@ def table_candidates(  # type: ignore[no-untyped-def]
                     break
         checked[q] = taken
         segment = out[start : start + taken]
-        segment.sort()
+        sort_segment(segment)
         distinct = 0
         for t in range(taken):
             if t == 0 or segment[t] != segment[t - 1]:

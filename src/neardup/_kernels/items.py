@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from neardup._kernels.groups import sort_segment
 from neardup._kernels.mix import fmix64
 
 CELL_SALT = uint64(0x2545F4914F6CDD1D)
@@ -41,7 +42,7 @@ def sort_unique_segments(values, offsets, sizes, lo, hi):  # type: ignore[no-unt
     """
     for s in range(lo, hi):
         segment = values[offsets[s] : offsets[s + 1]]
-        segment.sort()
+        sort_segment(segment)
         size = min(1, segment.shape[0])
         for i in range(1, segment.shape[0]):
             if segment[i] != segment[size - 1]:

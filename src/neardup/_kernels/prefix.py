@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from neardup._kernels.groups import sort_segment
 from neardup._kernels.mix import fmix64
 
 
@@ -144,7 +145,7 @@ def gather_sets(values, offsets, chosen, new_offsets, out, is_sorted, lo, hi):  
         for i in range(size):
             out[at + i] = values[start + i]
         if not is_sorted:
-            out[at : at + size].sort()
+            sort_segment(out[at : at + size])
 
 
 @njit(cache=True, nogil=True)
