@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from neardup._progress import Progress
-from neardup._types import Batch, BoolArray, I64Array
+from neardup._types import BoolArray, I64Array
 from neardup.errors import InputError, ParameterError
 from neardup.io.arena import TextArena
 from neardup.io.kept import Edits, write_kept
@@ -46,6 +46,7 @@ from neardup.io.results import write_json
 from neardup.io.spill import KeyColumns
 from neardup.params import DedupConfig, UnitSpec
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_batches
+from neardup.text.normalize import text_statistics
 from neardup.text.units import cut_pieces, units_of
 
 __all__ = ["dedup_units_files"]
@@ -83,7 +84,8 @@ class _Cut:
             self.unit_first.append(units.first + self.num_pieces)
             self.unit_count.append(units.count)
             self.ids.append(batch.ids)
-            self.lengths.append(_char_lengths(batch.texts))
+            stats = batch.stats if batch.stats is not None else text_statistics(batch.texts)
+            self.lengths.append(stats.chars)
             self.num_docs += batch.num_docs
             self.num_pieces += pieces.num_pieces
             no_ids = Ids(np.empty(0, dtype=np.uint8), np.zeros(units.num_units + 1, np.int64))
@@ -106,13 +108,6 @@ class _Cut:
             doc_lengths=joined(self.lengths),
             ids=Ids.concat(self.ids) if self.ids else Ids.of([]),
         )
-
-
-def _char_lengths(texts: Batch) -> I64Array:
-    """Characters per text (UTF-8 bytes that do not continue a character)."""
-    starts = (texts.data & 0xC0) != 0x80
-    counts = np.r_[0, np.cumsum(starts, dtype=np.int64)]
-    return np.asarray(counts[texts.offsets[1:]] - counts[texts.offsets[:-1]], dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
