@@ -568,3 +568,47 @@ def unit_key(content: str, fold_digits: bool = True) -> tuple[str, ...]:
     if fold_digits:
         content = re.sub("[0-9]", "0", content)
     return tuple(normalize(content).split())
+
+
+def raw_word_tokens(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of the raw words of ``text`` (docs/substrings.md): runs of
+    characters that are not whitespace, each character of a script written without spaces a
+    token by itself; no normalisation."""
+    out: list[tuple[int, int, str]] = []
+    start = None
+    for i, ch in enumerate(text):
+        kind = _class_of(ch)
+        if start is not None and kind in (SPACE, ALONE):
+            out.append((start, i, text[start:i]))
+            start = None
+        if kind == ALONE:
+            out.append((i, i + 1, ch))
+        elif kind != SPACE and start is None:
+            start = i
+    if start is not None:
+        out.append((start, len(text), text[start:]))
+    return out
+
+
+def repeated_token_marks(
+    texts: Sequence[str], size: int, against: Sequence[str] = ()
+) -> list[list[bool]]:
+    """Per text, which tokens lie in a window of ``size`` tokens that occurred earlier: in an
+    earlier text or earlier in the same one (Lee et al.'s later occurrences), or, with
+    ``against``, in those texts only. Every window of every text, compared as tuples."""
+    seen: set[tuple[str, ...]] = set()
+    for text in against:
+        words = [t for _, _, t in raw_word_tokens(text)]
+        seen.update(tuple(words[q : q + size]) for q in range(len(words) - size + 1))
+    marks = []
+    for text in texts:
+        words = [t for _, _, t in raw_word_tokens(text)]
+        marked = [False] * len(words)
+        for q in range(len(words) - size + 1):
+            window = tuple(words[q : q + size])
+            if window in seen:
+                marked[q : q + size] = [True] * size
+            if not against:
+                seen.add(window)
+        marks.append(marked)
+    return marks

@@ -1,10 +1,11 @@
 """The run record: what every command that writes an output directory puts in ``summary.json``.
 
-One schema for ``dedup`` (either engine), ``join``, ``mirrors`` and ``contamination``: which
-neardup made it (``neardup_version``), the ``command`` and ``engine``, the ``inputs`` read and
-the ``outputs`` written (by role), every parameter (``params``, chosen or default), the
-``counts`` (``items`` read and ``bad_records_skipped`` whatever the command calls its items)
-and ``timings_s`` (per stage, and ``total``); then what only that command reports, under keys
+One schema for ``dedup`` (either engine), ``join``, ``mirrors``, ``contamination`` and
+``substrings``: which neardup made it (``neardup_version``), the ``command`` and ``engine``,
+the ``inputs`` read and the ``outputs`` written (by role), every parameter (``params``, chosen
+or default), the ``counts`` (``items`` read and ``bad_records_skipped`` whatever the command
+calls its items) and ``timings_s`` (per stage, and ``total``); then what only that command
+reports, under keys
 of its own. The JSON Schemas are ``neardup/summary.schema.json`` (:data:`SCHEMA_PATH`) and,
 for the pair records the commands write, ``neardup/pair.schema.json``
 (:data:`PAIR_SCHEMA_PATH`), checked by the tests against every command's real output.
@@ -48,7 +49,7 @@ class RunRecord:
     Attributes
     ----------
     command
-        ``"dedup"``, ``"join"``, ``"mirrors"`` or ``"contamination"``.
+        ``"dedup"``, ``"join"``, ``"mirrors"``, ``"contamination"`` or ``"substrings"``.
     params
         Every parameter of the run, chosen or default.
     counts

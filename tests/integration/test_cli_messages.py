@@ -113,6 +113,7 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
         "out",
         "-q",
     ],
+    "substrings": lambda path: ["substrings", str(path), "-o", "out", "-q"],
 }
 """How each command that reads records reads one bad input."""
 

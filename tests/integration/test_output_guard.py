@@ -57,6 +57,7 @@ WRITERS: dict[str, Writer] = {
         ("mirrors", "IN", "--url-field", "url", "--text-field", "text", "-o", "OUT", "-q"), "dir"
     ),
     "contamination": Writer(("contamination", "IN", "--against", "IN", "-o", "OUT", "-q"), "dir"),
+    "substrings": Writer(("substrings", "IN", "-o", "OUT", "-q"), "dir"),
     "plan": Writer(("plan", "IN", "-o", "OUT"), "file"),
     "report": Writer(("report", "RUN", "-o", "OUT"), "file"),
     "index create": Writer(("index", "create", "OUT"), "file"),

@@ -32,6 +32,7 @@ from neardup.cli.options import in_flags
 from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
 from neardup.cli.serve import serve_command
+from neardup.cli.substrings import substrings_command
 from neardup.cli.warmup import warmup_command
 from neardup.errors import NeardupError, ParameterError, offered_options
 
@@ -68,6 +69,7 @@ cli.add_command(mirrors_command)
 cli.add_command(plan_command)
 cli.add_command(report_command)
 cli.add_command(serve_command)
+cli.add_command(substrings_command)
 cli.add_command(warmup_command)
 
 

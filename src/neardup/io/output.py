@@ -40,14 +40,25 @@ __all__ = [
 
 
 OutputKind = Literal[
-    "dedup", "join", "mirrors", "contamination", "plan", "report", "hamming index", "runs"
+    "dedup",
+    "join",
+    "mirrors",
+    "contamination",
+    "substrings",
+    "plan",
+    "report",
+    "hamming index",
+    "runs",
 ]
-"""What a command writes: an output directory (dedup, join, mirrors, contamination, runs), or
+"""What a command writes: an output directory (dedup, join, mirrors, contamination, substrings,
+runs), or
 one file."""
 
-DIRECTORY_KINDS: frozenset[str] = frozenset({"dedup", "join", "mirrors", "contamination", "runs"})
+DIRECTORY_KINDS: frozenset[str] = frozenset(
+    {"dedup", "join", "mirrors", "contamination", "substrings", "runs"}
+)
 _COMMAND_KINDS: frozenset[str] = frozenset(
-    {"dedup", "join", "mirrors", "contamination", "plan", "report"}
+    {"dedup", "join", "mirrors", "contamination", "substrings", "plan", "report"}
 )
 """The kinds a command writes to its ``--output``."""
 
