@@ -298,5 +298,5 @@ def test_the_output_of_another_command_is_named(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == (
         f"error: {other}: this is the output of neardup join; neardup report reads the output "
-        "directory of a neardup dedup run\n"
+        "directories of neardup dedup, substrings and contamination\n"
     )

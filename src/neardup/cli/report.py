@@ -17,7 +17,8 @@ __all__ = ["report_command"]
 Examples:
   neardup dedup corpus.jsonl.gz -o out/ && neardup report out/
   neardup report out/ --output out.html --clusters 20 --pairs-per-band 5
-  neardup report out/ --no-texts""",
+  neardup report out/ --no-texts
+  neardup substrings corpus.jsonl -o clean/ && neardup report clean/""",
 )
 @click.argument("outdir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
@@ -68,6 +69,9 @@ def report_command(
     S-curve, cluster sizes, the biggest clusters, sample pairs with their shared passages
     highlighted, giant buckets and short documents. The texts are read again from the run's
     inputs (as the run read them); if they are gone, the page says so. Prints the path written.
+
+    The runs of dedup --unit, substrings and contamination get a page of their own: counts,
+    timings, the most repeated units or contaminated items, the documents that lost most.
     """
     from neardup.report import write_report
 

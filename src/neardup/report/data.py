@@ -40,6 +40,7 @@ __all__ = [
     "Run",
     "Texts",
     "load_run",
+    "read_summary",
     "read_texts",
 ]
 
@@ -204,12 +205,12 @@ def load_run(
         if value < 0:
             raise ParameterError(f"report.{name} must be an int >= 0; got {value}.")
     directory = Path(directory)
-    summary = _read_summary(directory / "summary.json")
+    summary = read_summary(directory / "summary.json")
     command = summary.get("command", "dedup")
     if command != "dedup":
         raise InputError(
             f"this is the output of neardup {command}; neardup report reads the output "
-            "directory of a neardup dedup run",
+            "directories of neardup dedup, substrings and contamination",
             path=directory,
         )
     try:
@@ -238,7 +239,7 @@ def load_run(
     )
 
 
-def _read_summary(path: Path) -> dict[str, Any]:
+def read_summary(path: Path) -> dict[str, Any]:
     """``summary.json``, or an InputError saying the directory is not a run's."""
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))

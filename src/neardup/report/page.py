@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from neardup.explain import merged_spans, shared_passages
@@ -23,7 +24,15 @@ from neardup.report.charts import (
 )
 from neardup.report.data import Band, Cluster, Pair, Run, Texts
 
-__all__ = ["render_page"]
+__all__ = [
+    "flat_rows",
+    "html_page",
+    "missing",
+    "render_page",
+    "run_section",
+    "table",
+    "timings_section",
+]
 
 CONTEXT = 160
 """Characters of unshared text shown on each side of a passage; longer stretches are elided."""
@@ -88,9 +97,6 @@ def render_page(run: Run, texts: Texts | None) -> str:
         The texts re-read from its inputs (:func:`~neardup.report.data.read_texts`); None when
         they were not read (``--no-texts``).
     """
-    name = escape(run.directory.resolve().name)
-    version = escape(str(run.summary.get("neardup_version", "unknown")))
-    nav = " ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title in SECTIONS)
     bodies = (
         _run_section(run),
         _timings_section(run),
@@ -101,9 +107,20 @@ def render_page(run: Run, texts: Texts | None) -> str:
         _pairs_section(run, texts),
         _outliers_section(run, texts),
     )
-    sections = "\n".join(
+    sections = [(key, title, body) for (key, title), body in zip(SECTIONS, bodies, strict=True)]
+    return html_page(run.directory, run.summary, "A dedup run", sections)
+
+
+def html_page(
+    directory: Path, summary: Mapping[str, Any], what: str, sections: Sequence[tuple[str, str, str]]
+) -> str:
+    """The page of the run in ``directory``: its ``(key, title, body)`` sections and a menu."""
+    name = escape(directory.resolve().name)
+    version = escape(str(summary.get("neardup_version", "unknown")))
+    nav = " ".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in sections)
+    bodies = "\n".join(
         f'<section id="{key}">\n<h2>{escape(title)}</h2>\n{body}\n</section>'
-        for (key, title), body in zip(SECTIONS, bodies, strict=True)
+        for key, title, body in sections
     )
     return (
         "<!DOCTYPE html>\n"
@@ -112,27 +129,28 @@ def render_page(run: Run, texts: Texts | None) -> str:
         f'{REPORT_MARK} {version}">\n'
         f"<title>neardup report: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<h1>neardup report: {name}</h1>\n"
-        f'<p class="note">A dedup run of neardup {version}.</p>\n<nav>{nav}</nav>\n'
-        f"{sections}\n</body>\n</html>\n"
+        f'<p class="note">{escape(what)} of neardup {version}.</p>\n<nav>{nav}</nav>\n'
+        f"{bodies}\n</body>\n</html>\n"
     )
 
 
-def _table(rows: Iterable[tuple[str, str]], *, numeric: bool = False) -> str:
+def table(rows: Iterable[tuple[str, str]], *, numeric: bool = False) -> str:
     """A two-column table of already escaped cells."""
     cell = '<td class="num">' if numeric else "<td>"
     body = "".join(f"<tr><th>{k}</th>{cell}{v}</td></tr>" for k, v in rows)
     return f"<table>{body}</table>"
 
 
-def _missing(what: str) -> str:
+def missing(what: str) -> str:
+    """A note that something the page would show is not there."""
     return f'<p class="missing">{escape(what)}</p>'
 
 
-def _flat(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, str]]:
+def flat_rows(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, str]]:
     """``("sketch.shingle.k", "5")`` rows of a nested dict (strings as they are, else JSON)."""
     for key, value in data.items():
         if isinstance(value, Mapping):
-            yield from _flat(value, f"{prefix}{key}.")
+            yield from flat_rows(value, f"{prefix}{key}.")
         else:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             yield escape(f"{prefix}{key}"), escape(shown)
@@ -150,13 +168,18 @@ def _measure(run: Run) -> str:
 def _run_section(run: Run) -> str:
     summary = run.summary
     lsh = summary.get("lsh") or {}
-    inputs = summary.get("inputs")
     facts = [
         ("candidate scheme", escape(f"{lsh.get('scheme', '?')}: {lsh.get('label', '?')}")),
         ("verification", escape(str(summary.get("verify", run.config.verify_mode)))),
         ("clustering", escape(run.config.cluster)),
-        ("inputs", escape(", ".join(inputs)) if inputs else escape(NOT_RECORDED)),
     ]
+    return run_section(summary, facts)
+
+
+def run_section(summary: Mapping[str, Any], facts: Sequence[tuple[str, str]]) -> str:
+    """The run's facts (escaped cells) and inputs, its counts and its parameters."""
+    inputs = summary.get("inputs")
+    facts = [*facts, ("inputs", escape(", ".join(inputs)) if inputs else escape(NOT_RECORDED))]
     counts = summary.get("counts") or {}
     count_rows = [
         (
@@ -167,19 +190,24 @@ def _run_section(run: Run) -> str:
     ]
     return (
         '<div class="columns">'
-        f"<div><h3>Run</h3>{_table(facts)}<h3>Counts</h3>{_table(count_rows, numeric=True)}</div>"
-        f"<div><h3>Parameters</h3>{_table(_flat(summary.get('params') or {}))}</div>"
+        f"<div><h3>Run</h3>{table(facts)}<h3>Counts</h3>{table(count_rows, numeric=True)}</div>"
+        f"<div><h3>Parameters</h3>{table(flat_rows(summary.get('params') or {}))}</div>"
         "</div>"
     )
 
 
 def _timings_section(run: Run) -> str:
-    timings = run.summary.get("timings_s") or {}
+    return timings_section(run.summary)
+
+
+def timings_section(summary: Mapping[str, Any]) -> str:
+    """The stage timings chart, the total and the throughput where recorded."""
+    timings = summary.get("timings_s") or {}
     seconds = {k: float(v) for k, v in timings.items() if k != "total"}
     if not seconds:
-        return _missing(f"Stage timings: {NOT_RECORDED}.")
+        return missing(f"Stage timings: {NOT_RECORDED}.")
     total = timings.get("total")
-    speed = run.summary.get("throughput_mb_s")
+    speed = summary.get("throughput_mb_s")
     line = f"Total {total} s" if total is not None else "Total not recorded"
     if speed is not None:
         line += f", {speed} MB/s of normalised text"
@@ -189,7 +217,7 @@ def _timings_section(run: Run) -> str:
 def _similarity_section(run: Run) -> str:
     histogram = run.summary.get("similarity_histogram")
     if not histogram:
-        return _missing(f"The histogram of pair similarities was {NOT_RECORDED}.")
+        return missing(f"The histogram of pair similarities was {NOT_RECORDED}.")
     chart = histogram_chart(
         histogram["edges"], histogram["candidates"], histogram["verified"], run.threshold,
         _measure(run),
@@ -214,7 +242,7 @@ def _s_curve_section(run: Run) -> str:
     lsh = run.summary.get("lsh") or {}
     if lsh.get("scheme") != "bands":
         what = f"{lsh.get('scheme', 'unknown')} ({lsh.get('label', '')})"
-        return _missing(
+        return missing(
             f"This run's candidate scheme is {what}, not LSH banding: it has no S-curve."
         )
     b, r = int(lsh["num_bands"]), int(lsh["num_rows"])
@@ -230,10 +258,10 @@ def _s_curve_section(run: Run) -> str:
 
 def _cluster_sizes_section(run: Run) -> str:
     if run.cluster_sizes is None:
-        return _missing(f"Clusters: {NOT_RECORDED} (no clusters.jsonl).")
+        return missing(f"Clusters: {NOT_RECORDED} (no clusters.jsonl).")
     sizes, counts = run.cluster_sizes
     if sizes.shape[0] == 0:
-        return _missing("The run found no cluster of two or more documents.")
+        return missing("The run found no cluster of two or more documents.")
     return (
         f'{cluster_sizes_chart(sizes, counts)}<p class="note">{int(counts.sum()):,} clusters '
         f"of two or more documents, the largest of {int(sizes.max()):,}. A straight line on "
@@ -244,7 +272,7 @@ def _cluster_sizes_section(run: Run) -> str:
 
 def _clusters_section(run: Run) -> str:
     if not run.biggest:
-        return _missing("No cluster of two or more documents to show.")
+        return missing("No cluster of two or more documents to show.")
     rows = "".join(_cluster_row(cluster, run.threshold) for cluster in run.biggest)
     return (
         '<table class="clusters"><tr><th>cluster</th><th>size</th><th>representative</th>'
@@ -279,7 +307,7 @@ def _cluster_row(cluster: Cluster, threshold: float) -> str:
 
 def _pairs_section(run: Run, texts: Texts | None) -> str:
     if run.bands is None:
-        return _missing(f"Pairs: {NOT_RECORDED} (no pairs.jsonl).")
+        return missing(f"Pairs: {NOT_RECORDED} (no pairs.jsonl).")
     intro = (
         f'<p class="note">Reported pairs by {escape(_measure(run))}, a few from each band '
         "(a seeded sample), with the passages they share highlighted: maximal runs of shared "
@@ -289,9 +317,9 @@ def _pairs_section(run: Run, texts: Texts | None) -> str:
         intro += f" {run.exact_links:,} exact-duplicate links are left out: their texts are equal."
     parts = [intro + "</p>"]
     if texts is None:
-        parts.append(_missing("The texts were not read (--no-texts): ids only."))
+        parts.append(missing("The texts were not read (--no-texts): ids only."))
     elif texts.problem is not None:
-        parts.append(_missing(f"The texts were not available: {texts.problem}."))
+        parts.append(missing(f"The texts were not available: {texts.problem}."))
     parts.extend(_band(band, run, texts) for band in run.bands)
     return "\n".join(parts)
 
@@ -318,7 +346,7 @@ def _pair(pair: Pair, run: Run, texts: Texts | None) -> str:
         lost = pair.a if a is None else pair.b
         return (
             f'<div class="pair">{head}</p>'
-            f"{_missing(f'{lost} was not found in the inputs (changed since the run?)')}</div>"
+            f"{missing(f'{lost} was not found in the inputs (changed since the run?)')}</div>"
         )
     passages = (
         pair.passages if pair.passages is not None else shared_passages(a, b, run.config.sketch)
@@ -401,7 +429,7 @@ def _outliers_section(run: Run, texts: Texts | None) -> str:
     giant = counts.get("giant_buckets")
     parts = []
     if giant is None:
-        parts.append(_missing(f"Giant buckets: {NOT_RECORDED}."))
+        parts.append(missing(f"Giant buckets: {NOT_RECORDED}."))
     else:
         parts.append(
             f"<p>{giant:,} LSH buckets held more than {max_bucket:,} documents (the largest: "
@@ -411,7 +439,7 @@ def _outliers_section(run: Run, texts: Texts | None) -> str:
         )
     short = counts.get("short_documents")
     if short is None:
-        parts.append(_missing(f"Short documents: {NOT_RECORDED}."))
+        parts.append(missing(f"Short documents: {NOT_RECORDED}."))
         return "".join(parts)
     parts.append(
         f"<p>{short:,} documents had no shingle at all (fewer tokens than k = "
@@ -419,17 +447,17 @@ def _outliers_section(run: Run, texts: Texts | None) -> str:
         "token: they are matched by their exact fingerprint only.</p>"
     )
     if texts is None:
-        parts.append(_missing("Their ids need the texts, which were not read (--no-texts)."))
+        parts.append(missing("Their ids need the texts, which were not read (--no-texts)."))
     elif texts.problem is not None:
         parts.append(
-            _missing(f"Their ids need the texts, which were not available: {texts.problem}.")
+            missing(f"Their ids need the texts, which were not available: {texts.problem}.")
         )
     elif texts.short_ids:
         items = "".join(f"<li><code>{escape(doc)}</code></li>" for doc in texts.short_ids)
         parts.append(f"<p>The first {len(texts.short_ids)} in input order:</p><ul>{items}</ul>")
         if texts.num_short != short:
             parts.append(
-                _missing(
+                missing(
                     f"The inputs hold {texts.num_short:,} short documents now, the run counted "
                     f"{short:,}: they changed since the run."
                 )
