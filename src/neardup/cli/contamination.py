@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import quiet_option
+from neardup.cli.options import overwrite_option, quiet_option, record_options
 
 __all__ = ["contamination_command"]
 
@@ -51,15 +51,8 @@ Examples:
     help="Output directory: contaminated.jsonl, the kept training corpus and summary.json "
     "(must not exist; written atomically).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
-@click.option("--text-field", default="text", show_default=True, help="Field holding the text.")
-@click.option(
-    "--id-field",
-    help="Field holding the id [default: the id field where a record has one, else FILE:LINE].",
-)
-@click.option(
-    "--skip-bad-records", is_flag=True, help="Skip malformed records (counted) instead of stopping."
-)
+@overwrite_option
+@record_options
 @quiet_option
 def contamination_command(
     train: tuple[Path, ...],

@@ -10,6 +10,7 @@ import click
 from neardup.cli.options import (
     apply_flags,
     input_options,
+    overwrite_option,
     profile_option,
     quiet_option,
     refuse_inapplicable,
@@ -42,7 +43,7 @@ Examples:
     type=click.Path(path_type=Path),
     help="Output directory (must not exist; written atomically).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@overwrite_option
 @click.option(
     "--config",
     "config_path",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import click
 
-from neardup.cli.options import html_extract_option, quiet_option
+from neardup.cli.options import html_extract_option, overwrite_option, quiet_option
 from neardup.errors import ParameterError
 from neardup.io.output import check_output
 from neardup.kinds import METRICS
@@ -183,7 +183,7 @@ Examples:
     type=click.Path(path_type=Path),
     help="Output directory: pairs.jsonl and summary.json (must not exist; written atomically).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@overwrite_option
 @click.option(
     "--id-field",
     help="Field or column of the ids [default: the id field where the input has one, as "

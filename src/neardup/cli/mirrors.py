@@ -12,6 +12,7 @@ from neardup.cli.options import (
     html_extract_option,
     input_kinds,
     option_name,
+    overwrite_option,
     quiet_option,
 )
 from neardup.errors import ParameterError
@@ -38,7 +39,7 @@ Examples:
     help="Output directory: hosts.jsonl, mirrors.jsonl, pages.jsonl, graph/, summary.json "
     "(must not exist; written atomically).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@overwrite_option
 @click.option("--url-field", help="Tables (JSONL, Parquet, CSV): the field holding each URL.")
 @click.option("--html-field", help="Tables: the field holding each page's HTML.")
 @click.option("--text-field", help="Tables: the field holding each page's text (no links).")

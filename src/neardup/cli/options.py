@@ -30,8 +30,10 @@ __all__ = [
     "input_kinds",
     "input_options",
     "option_name",
+    "overwrite_option",
     "profile_option",
     "quiet_option",
+    "record_options",
     "refuse_inapplicable",
     "sketch_options",
     "with_profile",
@@ -67,6 +69,26 @@ quiet_option = click.option(
     help="Print nothing on success: no progress, no summary (errors and warnings still).",
 )
 """``-q/--quiet``, the same on every command that prints progress or a summary."""
+
+overwrite_option = click.option(
+    "--overwrite", is_flag=True, help="Replace the output directory if it exists."
+)
+"""``--overwrite``, the same on every command that writes an output directory."""
+
+record_options = _stack(
+    click.option("--text-field", default="text", show_default=True, help="Field holding the text."),
+    click.option(
+        "--id-field",
+        help="Field holding the id [default: the id field where a record has one, else FILE:LINE].",
+    ),
+    click.option(
+        "--skip-bad-records",
+        is_flag=True,
+        help="Skip malformed records (counted) instead of stopping.",
+    ),
+)
+"""``--text-field``, ``--id-field``, ``--skip-bad-records``: how the commands that read plain
+records (no HTML, one format per file) read them."""
 
 
 READ_OPTIONS = (

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import quiet_option
+from neardup.cli.options import overwrite_option, quiet_option, record_options
 
 __all__ = ["substrings_command"]
 
@@ -48,21 +48,14 @@ Examples:
     help="Output directory: repeats.jsonl, the corpus without the repeats and summary.json "
     "(must not exist; written atomically).",
 )
-@click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@overwrite_option
 @click.option(
     "--memory-gb",
     type=float,
     help="Memory for the suffix arrays: the corpus is cut into shards, two of which fit in it "
     "(about 32 bytes a token) [default: a quarter of the machine, at most 4].",
 )
-@click.option("--text-field", default="text", show_default=True, help="Field holding the text.")
-@click.option(
-    "--id-field",
-    help="Field holding the id [default: the id field where a record has one, else FILE:LINE].",
-)
-@click.option(
-    "--skip-bad-records", is_flag=True, help="Skip malformed records (counted) instead of stopping."
-)
+@record_options
 @quiet_option
 def substrings_command(
     inputs: tuple[Path, ...],

@@ -15,7 +15,14 @@ from typing import Any
 
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output, output_kind
-from neardup.report.data import Run, Texts, load_run, read_summary, read_texts
+from neardup.report.data import (
+    Run,
+    Texts,
+    check_sample_sizes,
+    load_run,
+    read_summary,
+    read_texts,
+)
 from neardup.report.page import render_page
 from neardup.report.removals import is_removal_run, render_removals
 
@@ -69,6 +76,7 @@ def write_report(
     MissingExtraError
         matplotlib is not installed (``pip install 'neardup[report]'``).
     """
+    check_sample_sizes(num_clusters, pairs_per_band)
     directory = Path(run_dir)
     summary = read_summary(directory / "summary.json")
     if is_removal_run(summary):

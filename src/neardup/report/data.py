@@ -39,6 +39,7 @@ __all__ = [
     "Pair",
     "Run",
     "Texts",
+    "check_sample_sizes",
     "load_run",
     "read_summary",
     "read_texts",
@@ -176,6 +177,13 @@ class Texts:
     problem: str | None = None
 
 
+def check_sample_sizes(num_clusters: int, pairs_per_band: int) -> None:
+    """Refuse a negative number of clusters or pairs to show."""
+    for name, value in (("num_clusters", num_clusters), ("pairs_per_band", pairs_per_band)):
+        if value < 0:
+            raise ParameterError(f"report.{name} must be an int >= 0; got {value}.")
+
+
 def load_run(
     directory: Path | str, *, num_clusters: int = 10, pairs_per_band: int = 3, seed: int = 42
 ) -> Run:
@@ -201,9 +209,7 @@ def load_run(
     ParameterError
         A negative ``num_clusters`` or ``pairs_per_band``.
     """
-    for name, value in (("num_clusters", num_clusters), ("pairs_per_band", pairs_per_band)):
-        if value < 0:
-            raise ParameterError(f"report.{name} must be an int >= 0; got {value}.")
+    check_sample_sizes(num_clusters, pairs_per_band)
     directory = Path(directory)
     summary = read_summary(directory / "summary.json")
     command = summary.get("command", "dedup")
@@ -245,7 +251,9 @@ def read_summary(path: Path) -> dict[str, Any]:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(
-            "no summary.json here: give the output directory of a neardup dedup run", path=path
+            "no summary.json here: give the output directory of a neardup dedup, substrings or "
+            "contamination run",
+            path=path,
         ) from None
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the run's summary: {exc}", path=path) from exc
