@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import overwrite_option, quiet_option, record_options
+from neardup.cli.options import output_directory_options, quiet_option, record_options
 
 __all__ = ["contamination_command"]
 
@@ -43,15 +43,7 @@ Examples:
     help="Flag an item only when at least this share of its distinct N-grams occur in a "
     "training document [default: one shared N-gram is enough].",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output directory: contaminated.jsonl, the kept training corpus and summary.json "
-    "(must not exist; written atomically).",
-)
-@overwrite_option
+@output_directory_options("contaminated.jsonl, the kept training corpus and summary.json")
 @record_options
 @quiet_option
 def contamination_command(

@@ -10,7 +10,7 @@ import click
 from neardup.cli.options import (
     apply_flags,
     input_options,
-    overwrite_option,
+    output_directory_options,
     profile_option,
     quiet_option,
     refuse_inapplicable,
@@ -36,14 +36,10 @@ Examples:
   neardup dedup corpus.parquet -o out/ --unit sentences:3 --threshold 0.9""",
 )
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output directory (must not exist; written atomically).",
+@output_directory_options(
+    "clusters.jsonl, pairs.jsonl, the kept corpus and summary.json (with --unit: the kept "
+    "corpus, removed.jsonl and summary.json)"
 )
-@overwrite_option
 @click.option(
     "--config",
     "config_path",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import click
 
-from neardup.cli.options import html_extract_option, overwrite_option, quiet_option
+from neardup.cli.options import html_extract_option, output_directory_options, quiet_option
 from neardup.errors import ParameterError
 from neardup.io.output import check_output
 from neardup.kinds import METRICS
@@ -176,14 +176,7 @@ Examples:
     help="A similarity for cosine and jaccard (pairs at or above it); a distance for hamming, "
     "l1, l2 and edit (pairs at or below it).",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output directory: pairs.jsonl and summary.json (must not exist; written atomically).",
-)
-@overwrite_option
+@output_directory_options("pairs.jsonl and summary.json")
 @click.option(
     "--id-field",
     help="Field or column of the ids [default: the id field where the input has one, as "

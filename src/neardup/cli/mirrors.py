@@ -12,7 +12,7 @@ from neardup.cli.options import (
     html_extract_option,
     input_kinds,
     option_name,
-    overwrite_option,
+    output_directory_options,
     quiet_option,
 )
 from neardup.errors import ParameterError
@@ -31,15 +31,7 @@ Examples:
 @click.argument(
     "inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(path_type=Path)
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output directory: hosts.jsonl, mirrors.jsonl, pages.jsonl, graph/, summary.json "
-    "(must not exist; written atomically).",
-)
-@overwrite_option
+@output_directory_options("hosts.jsonl, mirrors.jsonl, pages.jsonl, graph/, summary.json")
 @click.option("--url-field", help="Tables (JSONL, Parquet, CSV): the field holding each URL.")
 @click.option("--html-field", help="Tables: the field holding each page's HTML.")
 @click.option("--text-field", help="Tables: the field holding each page's text (no links).")

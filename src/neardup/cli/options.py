@@ -30,7 +30,7 @@ __all__ = [
     "input_kinds",
     "input_options",
     "option_name",
-    "overwrite_option",
+    "output_directory_options",
     "profile_option",
     "quiet_option",
     "record_options",
@@ -70,10 +70,25 @@ quiet_option = click.option(
 )
 """``-q/--quiet``, the same on every command that prints progress or a summary."""
 
-overwrite_option = click.option(
-    "--overwrite", is_flag=True, help="Replace the output directory if it exists."
-)
-"""``--overwrite``, the same on every command that writes an output directory."""
+
+def output_directory_options(files: str) -> Callable[[F], F]:
+    """``-o/--output`` and ``--overwrite`` of a command that writes an output directory.
+
+    ``files``: what the directory holds, for the help.
+    """
+    return _stack(
+        click.option(
+            "-o",
+            "--output",
+            required=True,
+            type=click.Path(path_type=Path),
+            help=f"Output directory: {files} (must not exist; written atomically).",
+        ),
+        click.option(
+            "--overwrite", is_flag=True, help="Replace the output directory if it exists."
+        ),
+    )
+
 
 record_options = _stack(
     click.option("--text-field", default="text", show_default=True, help="Field holding the text."),

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import overwrite_option, quiet_option, record_options
+from neardup.cli.options import output_directory_options, quiet_option, record_options
 
 __all__ = ["substrings_command"]
 
@@ -40,15 +40,7 @@ Examples:
     help="Remove only the substrings that occur in this corpus (repeatable; never written) "
     "[default: those that occur earlier in INPUT itself].",
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Output directory: repeats.jsonl, the corpus without the repeats and summary.json "
-    "(must not exist; written atomically).",
-)
-@overwrite_option
+@output_directory_options("repeats.jsonl, the corpus without the repeats and summary.json")
 @click.option(
     "--memory-gb",
     type=float,
