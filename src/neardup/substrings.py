@@ -48,6 +48,7 @@ from neardup._kernels import substrings as kernels
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, I64Array, U64Array
 from neardup.errors import InputError, MissingExtraError, ParameterError
+from neardup.hashing.numbering import KeyNumbers
 from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import Source, all_batches, open_sources
@@ -67,9 +68,6 @@ BYTES_PER_TOKEN = 32
 """Memory a token of a shard pair takes while its suffix array is built: its number (4 bytes),
 libdivsufsort's big-endian copy and byte-level suffix array (4 + 16: libdivsufsort sorts
 bytes), then the suffix, rank, LCP and tokens-left arrays (4 each) and a mark."""
-
-MAX_ID = 2**32 - 1
-"""Distinct tokens a corpus may hold (numbers are ``uint32``; 0 separates documents)."""
 
 
 def _default_memory() -> int:
@@ -108,33 +106,6 @@ def _token_keys(texts: Batch) -> tuple[U64Array, I64Array]:
     keys = np.empty(num, dtype=np.uint64)
     kernels.raw_tokens(*args, keys, empty, empty)
     return keys, counts
-
-
-@dataclass
-class _Vocabulary:
-    """Token keys to numbers 1, 2, ... in order of first sight (0 is the separator).
-
-    An open-addressing table kept at most half full: 24 bytes or less a distinct token.
-    """
-
-    slots: U64Array = field(default_factory=lambda: np.zeros(1 << 16, dtype=np.uint64))
-    numbers: NDArray[np.uint32] = field(default_factory=lambda: np.zeros(1 << 16, np.uint32))
-    next_number: int = 1
-
-    def number(self, keys: U64Array) -> NDArray[np.uint32]:
-        """The numbers of ``keys``, new keys numbered as they come."""
-        wanted = 2 * (self.next_number + keys.shape[0])
-        if wanted > self.slots.shape[0]:
-            size = 1 << (wanted - 1).bit_length()
-            slots, numbers = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.uint32)
-            kernels.rehash(self.slots, self.numbers, slots, numbers)
-            self.slots, self.numbers = slots, numbers
-        out = np.empty(keys.shape[0], dtype=np.uint32)
-        first_new = self.next_number
-        self.next_number = kernels.number_keys(keys, self.slots, self.numbers, first_new, out)
-        if self.next_number > MAX_ID:
-            raise ParameterError(f"the corpus holds more than {MAX_ID - 1:,} distinct tokens")
-        return out
 
 
 @dataclass
@@ -383,7 +354,7 @@ def _tokenize(
 ) -> tuple[list[_Shard], Ids]:
     """Number every token into shards (the ``against`` corpora first); the corpus's ids."""
     writer = _ShardWriter(work, max(memory // (2 * BYTES_PER_TOKEN), 1))
-    vocabulary = _Vocabulary()
+    vocabulary = KeyNumbers()
     ids: list[Ids] = []
     total = sum(s.size for s in [*sources, *other])
     with Progress("tokens", total, enabled=show_progress) as bar:

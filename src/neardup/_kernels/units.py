@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from neardup._kernels.mix import fmix64
 from neardup._kernels.tokens import FNV_OFFSET, FNV_PRIME, SPACE, read_char
 
 LINE = 0
@@ -288,18 +289,33 @@ def _is_abbreviation(buf, start, dot, abbreviations):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True)
-def unit_texts(buf, starts, ends, fold_digits, out, out_offsets):  # type: ignore[no-untyped-def]
+def unit_texts(buf, starts, ends, fold_digits, out, out_offsets, keys):  # type: ignore[no-untyped-def]
     """Copy each unit's bytes ``buf[starts[u]:ends[u]]`` into ``out``, digits read as 0.
 
-    ``out_offsets`` (``num_units + 1``) receives where each begins. Cost: O(bytes copied).
+    ``out_offsets`` (``num_units + 1``) receives where each begins, ``keys`` a 64-bit key of
+    each (FNV-1a, finalised) over its bytes with ASCII letters lower-cased and each run of ASCII
+    whitespace read as one space: units with equal keys normalise to equal texts (up to 64-bit
+    collisions). Cost: O(bytes copied).
     """
     o = 0
     for u in range(starts.shape[0]):
         out_offsets[u] = o
+        h = FNV_OFFSET
+        in_space = False
         for q in range(starts[u], ends[u]):
             b = buf[q]
             if fold_digits and 48 <= b <= 57:
                 b = np.uint8(48)
             out[o] = b
             o += 1
+            if b == 32 or 9 <= b <= 13:
+                in_space = True
+                continue
+            if in_space:
+                h = (h ^ uint64(32)) * FNV_PRIME
+                in_space = False
+            if 65 <= b <= 90:
+                b += 32
+            h = (h ^ uint64(b)) * FNV_PRIME
+        keys[u] = fmix64(h)
     out_offsets[starts.shape[0]] = o

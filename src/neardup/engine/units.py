@@ -4,10 +4,12 @@
 (:mod:`neardup.text.units`) and runs the units, not the documents, through the dedup stages
 (:func:`~neardup.pipeline.sketch_batches`, :func:`~neardup.pipeline.find_duplicates`): exact
 duplicates by the fingerprint of the normalised unit, near duplicates by the configured sketch,
-LSH and verification at ``--threshold``, clusters by ``--cluster``. Each cluster of units keeps
-one occurrence: the first in input order, or with ``keep="longest"`` the first in the longest
-document holding one. Every other occurrence is removed, in the same document as the kept one
-too (a page header repeated on every page of one RFC is kept once).
+LSH and verification at ``--threshold``, clusters by ``--cluster``. Copies whose texts surely
+normalise alike (equal up to ASCII case and whitespace) are numbered as one text first, and
+only a text's first copy goes through the stages; the other copies follow its cluster. Each
+cluster of units keeps one occurrence: the first in input order, or with ``keep="longest"``
+the first in the longest document holding one. Every other occurrence is removed, in the same
+document as the kept one too (a page header repeated on every page of one RFC is kept once).
 
 Two passes over the input, as ``dedup``: the first cuts and sketches the units (their texts wait
 in an arena file in the work directory for verification); the second writes the kept corpus,
@@ -17,8 +19,9 @@ end, "id_of_the_kept_copy"], ...]}``, character offsets into the text as read (a
 kept in one document merged). Documents left with fewer than ``min_doc_chars`` characters are
 left out of the kept corpus and listed in ``dropped.jsonl``.
 
-Held in memory besides the dedup stages' own (60 to 130 bytes a unit): 24 bytes a piece (its
-document and tile), 16 a unit (its first piece and count) and the documents' ids and lengths.
+Held in memory besides the dedup stages' own (60 to 130 bytes a distinct text): 24 bytes a
+piece (its document and tile), 24 a unit (its first piece, count and text), at most 24 a
+distinct text in the numbering table, and the documents' ids and lengths.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.errors import InputError, ParameterError
+from neardup.hashing.numbering import KeyNumbers
 from neardup.io.arena import TextArena
 from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
@@ -44,9 +49,11 @@ from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.results import write_json
 from neardup.io.spill import KeyColumns
-from neardup.params import DedupConfig, UnitSpec
+from neardup.params import DedupConfig, KeepRule, UnitSpec
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_batches
+from neardup.summary import Summary
 from neardup.text.normalize import text_statistics
+from neardup.text.spans import take
 from neardup.text.units import cut_pieces, units_of
 
 __all__ = ["dedup_units_files"]
@@ -60,44 +67,59 @@ SHOWN_CHARS = 200
 
 @dataclass
 class _Cut:
-    """What the first pass keeps of the pieces and units of every document, in input order."""
+    """What the first pass keeps of the pieces and units of every document, in input order.
+
+    Units whose texts surely normalise alike (:attr:`~neardup.text.units.Units.keys`) are
+    numbered as one text (:class:`~neardup.hashing.numbering.KeyNumbers`, in order of first
+    sight); only a text's first copy goes on to the dedup stages, so dedup item ``t`` is text
+    number ``t + 1``.
+    """
 
     spec: UnitSpec
+    texts: KeyNumbers = field(default_factory=KeyNumbers)
     piece_doc: list[I64Array] = field(default_factory=list)
     tile_start: list[I64Array] = field(default_factory=list)
     tile_end: list[I64Array] = field(default_factory=list)
     unit_first: list[I64Array] = field(default_factory=list)
     unit_count: list[I64Array] = field(default_factory=list)
+    unit_text: list[NDArray[np.uint32]] = field(default_factory=list)
     ids: list[Ids] = field(default_factory=list)
     lengths: list[I64Array] = field(default_factory=list)
     num_docs: int = 0
     num_pieces: int = 0
 
     def unit_batches(self, batches: Any) -> Any:
-        """Each document batch's units, as record batches the dedup stages read."""
+        """Each document batch's new unit texts, as record batches the dedup stages read."""
         for batch in batches:
             pieces = cut_pieces(batch.texts, self.spec)
             units = units_of(batch.texts, pieces, self.spec)
+            seen = self.texts.num_keys
+            numbers = self.texts.number(units.keys)
+            running = np.maximum.accumulate(np.r_[np.uint32(seen), numbers])[:-1]
+            is_new = numbers > running  # new texts are numbered 1 up at their first sight
             self.piece_doc.append(pieces.doc + self.num_docs)
             self.tile_start.append(pieces.tile_start)
             self.tile_end.append(pieces.tile_end)
             self.unit_first.append(units.first + self.num_pieces)
             self.unit_count.append(units.count)
+            self.unit_text.append(numbers)
             self.ids.append(batch.ids)
             stats = batch.stats if batch.stats is not None else text_statistics(batch.texts)
             self.lengths.append(stats.chars)
             self.num_docs += batch.num_docs
             self.num_pieces += pieces.num_pieces
-            no_ids = Ids(np.empty(0, dtype=np.uint8), np.zeros(units.num_units + 1, np.int64))
+            new = np.flatnonzero(is_new)
+            no_ids = Ids(np.empty(0, dtype=np.uint8), np.zeros(new.shape[0] + 1, np.int64))
             yield RecordBatch(
-                texts=units.texts, ids=no_ids, position=batch.position, source=batch.source
-            )
+                texts=take(units.texts, new), ids=no_ids, position=batch.position,
+                source=batch.source,
+            )  # fmt: skip
 
     def finish(self) -> _Layout:
         """The arrays of the whole input."""
 
-        def joined(parts: list[I64Array]) -> I64Array:
-            return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        def joined(parts: list[Any], dtype: Any = np.int64) -> Any:
+            return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
         return _Layout(
             piece_doc=joined(self.piece_doc),
@@ -105,6 +127,7 @@ class _Cut:
             tile_end=joined(self.tile_end),
             unit_first=joined(self.unit_first),
             unit_count=joined(self.unit_count),
+            unit_text=joined(self.unit_text, np.uint32).astype(np.int64) - 1,
             doc_lengths=joined(self.lengths),
             ids=Ids.concat(self.ids) if self.ids else Ids.of([]),
         )
@@ -112,19 +135,37 @@ class _Cut:
 
 @dataclass(frozen=True, slots=True)
 class _Layout:
-    """Pieces (document, tile in characters), units (first piece, count), documents."""
+    """Pieces (document, tile in characters), units (first piece, count, text), documents."""
 
     piece_doc: I64Array
     tile_start: I64Array
     tile_end: I64Array
     unit_first: I64Array
     unit_count: I64Array
+    unit_text: I64Array
+    """The dedup item of each unit's text."""
     doc_lengths: I64Array
     ids: Ids
 
     def unit_docs(self) -> I64Array:
         """The document of each unit."""
         return self.piece_doc[self.unit_first]
+
+    def kept_copies(self, keep: KeepRule) -> I64Array:
+        """Per text, the unit that keeps it.
+
+        Its first copy, or with ``"longest"`` its first copy in the longest document holding
+        one.
+        """
+        units = np.arange(self.unit_text.shape[0], dtype=np.int64)
+        if keep == "first":
+            order = units
+        else:
+            order = np.lexsort((units, -self.doc_lengths[self.unit_docs()], self.unit_text))
+        texts, first = np.unique(self.unit_text[order], return_index=True)
+        best = np.empty(texts.shape[0], dtype=np.int64)
+        best[texts] = order[first]
+        return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +184,18 @@ class _Removal:
         return removed
 
 
-def _removal(layout: _Layout, result: DedupResult) -> _Removal:
-    """Every occurrence but each cluster's kept one, as pieces; the earliest removal names it."""
+def _kept_units(layout: _Layout, result: DedupResult, copies: I64Array) -> I64Array:
+    """Per unit, the unit that keeps its cluster: the kept copy of the cluster's kept text."""
     labels, keep = result.clusters.labels, result.clusters.keep
-    kept_unit = np.empty(labels.shape[0], dtype=np.int64)
-    kept_unit[labels[keep]] = np.flatnonzero(keep)
-    removed = np.flatnonzero(~keep)
-    keeper_doc = layout.piece_doc[layout.unit_first[kept_unit[labels[removed]]]]
+    kept_text = np.empty(labels.shape[0], dtype=np.int64)
+    kept_text[labels[keep]] = np.flatnonzero(keep)
+    return np.asarray(copies[kept_text[labels[layout.unit_text]]])
+
+
+def _removal(layout: _Layout, kept_unit: I64Array) -> _Removal:
+    """Every unit but its cluster's kept one, as pieces; the earliest removal names its keeper."""
+    removed = np.flatnonzero(kept_unit != np.arange(kept_unit.shape[0]))
+    keeper_doc = layout.piece_doc[layout.unit_first[kept_unit[removed]]]
     counts = layout.unit_count[removed]
     ends = np.cumsum(counts)
     step = np.arange(int(ends[-1]) if ends.shape[0] else 0, dtype=np.int64)
@@ -267,21 +313,27 @@ def dedup_units_files(
                 batches = cut.unit_batches(all_batches(sources, config.batch_bytes))
                 sketched = sketch_batches(batches, config, KeyColumns(work), arena, progress=bar)
                 layout = cut.finish()
-            # the keep rule compares the units' documents, not the units
-            sketched = dataclasses.replace(sketched, lengths=layout.doc_lengths[layout.unit_docs()])
+            copies = layout.kept_copies(config.keep)
+            # the keep rule compares the documents of the texts' kept copies, not the units
+            lengths = layout.doc_lengths[layout.unit_docs()[copies]]
+            sketched = dataclasses.replace(sketched, lengths=lengths)
             result = find_duplicates(
                 sketched, config, timings, show_progress=show_progress, work_dir=work
             )
-            repeated = _repeated_units(result, layout, arena)
+            kept_unit = _kept_units(layout, result, copies)
+            summary = result.summary
+            del sketched, result, copies, lengths  # the write holds the layout only
+            repeated = _repeated_units(layout, kept_unit, arena)
         finally:
             arena.close()
             shutil.rmtree(work, ignore_errors=True)
         with timings.stage("write"):
-            removal = _removal(layout, result)
+            removal = _removal(layout, kept_unit)
             rewriter, kept_path = _write(directory, sources, config, units, layout, removal)
         record = _record(
-            result, timings, sources, layout, removal, rewriter, units, kept_path, repeated
-        )
+            summary, timings, sources, layout, kept_unit, removal, rewriter, units, kept_path,
+            repeated,
+        )  # fmt: skip
         write_json(directory / "summary.json", record)
     return record
 
@@ -321,30 +373,27 @@ class _Nothing:
         return None
 
 
-def _repeated_units(result: DedupResult, layout: _Layout, texts: TextArena) -> list[dict[str, Any]]:
-    """The largest clusters of units: their kept text (normalised), copies, kept copy's document."""
-    clusters = result.clusters
-    sizes = clusters.sizes()
+def _repeated_units(layout: _Layout, kept_unit: I64Array, texts: TextArena) -> list[dict[str, Any]]:
+    """The largest clusters of units: the kept unit's text (as matched), copies, its document."""
+    sizes = np.bincount(kept_unit, minlength=kept_unit.shape[0])
     largest = np.argsort(-sizes, kind="stable")[:REPEATED_SHOWN]
-    largest = largest[sizes[largest] > 1]
-    kept = clusters.keep.copy()
     shown = []
-    for label in largest.tolist():
-        members = np.flatnonzero(clusters.labels == label)
-        unit = int(members[kept[members]][0])
-        text = bytes(texts.take(np.array([unit], dtype=np.int64)).data).decode("utf-8", "replace")
+    for unit in largest[sizes[largest] > 1].tolist():
+        item = np.array([layout.unit_text[unit]], dtype=np.int64)
+        text = bytes(texts.take(item).data).decode("utf-8", "replace")
         doc = int(layout.piece_doc[layout.unit_first[unit]])
         shown.append(
-            {"text": text[:SHOWN_CHARS], "copies": int(sizes[label]), "kept_in": layout.ids[doc]}
+            {"text": text[:SHOWN_CHARS], "copies": int(sizes[unit]), "kept_in": layout.ids[doc]}
         )
     return shown
 
 
 def _record(
-    result: DedupResult,
+    summary: Summary,
     timings: Timings,
     sources: Sequence[Source],
     layout: _Layout,
+    kept_unit: I64Array,
     removal: _Removal,
     rewriter: _Rewriter,
     units: UnitSpec,
@@ -352,7 +401,6 @@ def _record(
     repeated: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """``summary.json``: the dedup record of the units, with the documents' counts."""
-    summary = result.summary
     record = dataclasses.replace(
         summary,
         times=timings.report(summary.counts.bytes),
@@ -364,28 +412,32 @@ def _record(
             "summary": "summary.json",
         },
     ).to_record()
-    unit_counts = summary.counts
+    text_counts = summary.counts
     num_docs = int(layout.doc_lengths.shape[0])
+    num_units = int(kept_unit.shape[0])
+    sizes = np.bincount(kept_unit, minlength=num_units)
+    removed_units = int(np.count_nonzero(kept_unit != np.arange(num_units)))
     counts = {
         "items": num_docs,
         "bad_records_skipped": sum(s.num_bad for s in sources),
         "pieces": int(layout.piece_doc.shape[0]),
-        "units": unit_counts.items,
-        "short_units": unit_counts.short_documents,
-        "exact_duplicates": unit_counts.exact_duplicates,
-        "candidate_pairs": unit_counts.candidate_pairs,
-        "already_joined": unit_counts.already_joined,
-        "verified_pairs": unit_counts.verified_pairs,
-        "clusters": unit_counts.clusters,
-        "units_in_clusters": unit_counts.documents_in_clusters,
-        "units_removed": unit_counts.removed,
+        "units": num_units,
+        "unit_texts": text_counts.items,
+        "short_unit_texts": text_counts.short_documents,
+        "exact_duplicates": num_units - text_counts.items + text_counts.exact_duplicates,
+        "candidate_pairs": text_counts.candidate_pairs,
+        "already_joined": text_counts.already_joined,
+        "verified_pairs": text_counts.verified_pairs,
+        "clusters": int(np.count_nonzero(sizes > 1)),
+        "units_in_clusters": int(sizes[sizes > 1].sum()),
+        "units_removed": removed_units,
         "pieces_removed": int(np.count_nonzero(removal.keeper >= 0)),
         "documents_changed": int(np.count_nonzero(removal.changed())),
         "chars_removed": rewriter.chars_removed,
         "removed": rewriter.dropped,
         "kept": num_docs - rewriter.dropped,
-        "giant_buckets": unit_counts.giant_buckets,
-        "largest_bucket": unit_counts.largest_bucket,
+        "giant_buckets": text_counts.giant_buckets,
+        "largest_bucket": text_counts.largest_bucket,
     }
     details = {
         **record.details,

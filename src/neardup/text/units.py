@@ -83,12 +83,15 @@ class Units:
     """The units of a batch: runs of consecutive pieces of one document, and their texts.
 
     ``first[u]`` is the first piece of unit ``u`` and ``count[u]`` how many it holds; units
-    with fewer characters than the spec's ``min_chars`` are left out.
+    with fewer characters than the spec's ``min_chars`` are left out. ``keys[u]``: equal for
+    units whose texts normalise alike for sure (the same bytes up to ASCII case and runs of
+    ASCII whitespace, digits folded as the texts are).
     """
 
     first: I64Array
     count: I64Array
     texts: Batch
+    keys: U64Array
 
     @property
     def num_units(self) -> int:
@@ -149,5 +152,6 @@ def units_of(texts: Batch, pieces: Pieces, spec: UnitSpec) -> Units:
     ends_b = pieces.content_end[last]
     data = np.empty(int((ends_b - starts_b).sum()), dtype=np.uint8)
     offsets = np.empty(first.shape[0] + 1, dtype=np.int64)
-    kernels.unit_texts(texts.data, starts_b, ends_b, spec.fold_digits, data, offsets)
-    return Units(first=first, count=count, texts=Batch(data=data, offsets=offsets))
+    keys = np.empty(first.shape[0], dtype=np.uint64)
+    kernels.unit_texts(texts.data, starts_b, ends_b, spec.fold_digits, data, offsets, keys)
+    return Units(first=first, count=count, texts=Batch(data=data, offsets=offsets), keys=keys)
