@@ -254,3 +254,18 @@ def _covered(spans: Sequence[Sequence[Any]]) -> Any:
 
 def _shingle_set(words: tuple[str, ...]) -> set[int]:
     return {hash(words[i : i + 5]) for i in range(len(words) - 4)}
+
+
+def test_bad_and_blank_lines_do_not_shift_the_edits(tmp_path: Path) -> None:
+    good = [
+        {"id": "a", "text": f"{HEADER}\nfirst"},
+        {"id": "b", "text": f"{HEADER}\nsecond"},
+        {"id": "c", "text": "third"},
+    ]
+    lines = [json.dumps(good[0]), "", "{not json", json.dumps(good[1]), "  ", json.dumps(good[2])]
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8"))  # a BOM, no last \n
+    out = _dedup(tmp_path, [source], "--unit", "line", "--skip-bad-records")
+    assert [r["text"] for r in _lines(out / "kept.jsonl")] == [good[0]["text"], "second", "third"]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["counts"]["bad_records_skipped"] == 1

@@ -207,9 +207,8 @@ class JSONLinesSource(Source):
             slow[line] = (item[0], item[1])
         return np.flatnonzero(is_record), slow
 
-    def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
-        """Every line through :mod:`json` (the reference the fast path must agree with)."""
-        seen_line = False
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        """The lines that are not blank, numbered from 1, the file's byte-order mark dropped."""
         with ExitStack() as stack:
             raw = stack.enter_context(open_raw(self.path))
             stream = stack.enter_context(decompressing(raw, self.path))
@@ -217,16 +216,31 @@ class JSONLinesSource(Source):
                 for number, line in enumerate(stream, start=1):
                     if number == 1 and line.startswith(BOM):
                         line = line[len(BOM) :]  # noqa: PLW2901 - the file's byte-order mark
-                    if not line.strip():
-                        continue
-                    seen_line = True
-                    yield self._parse(line, number)
+                    if line.strip():
+                        yield number, line
             except Exception as exc:
                 if is_read_error(exc):
                     raise read_error(self.path, exc) from None
                 raise
+
+    def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
+        """Every line through :mod:`json` (the reference the fast path must agree with)."""
+        seen_line = False
+        for number, line in self._lines():
+            seen_line = True
+            yield self._parse(line, number)
         if not seen_line:
             raise InputError("file has no records (it is empty)", path=self.path)
+
+    def record_lines(self) -> Iterator[bytes]:
+        """The lines of the usable records as read, none parsed, each ending with a newline.
+
+        After a reading pass: which bad lines were skipped is known then.
+        """
+        bad = set(self.bad_lines)
+        for number, line in self._lines():
+            if number not in bad:
+                yield line if line.endswith(b"\n") else line + b"\n"
 
     def _parse(self, line: bytes, number: int) -> tuple[str, str, bytes] | InputError:
         """One line through :mod:`json`: the record, or the error that names what is wrong."""

@@ -275,7 +275,7 @@ def _write_edited_lines(sources: Sequence[JSONLinesSource], edits: Edits, out: I
     record = 0
     for source in sources:
         field = source.options.text_field
-        for line in source.raw_records():
+        for line in source.record_lines():
             if not edits.changed[record]:
                 out.write(line)
             else:
