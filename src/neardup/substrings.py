@@ -85,27 +85,27 @@ def raw_token_spans(text: str) -> tuple[I64Array, I64Array]:
     >>> [(int(a), int(b)) for a, b in zip(starts, ends)]
     [(0, 3), (4, 5), (5, 6), (7, 9)]
     """
-    batch = Batch(*pack_strings([text]))
-    counts = np.empty(1, dtype=np.int64)
-    empty_keys = np.empty(0, dtype=np.uint64)
-    empty = np.empty(0, dtype=np.int64)
-    args = (batch.data, batch.offsets, codepoint_classes(), counts)
-    num = kernels.raw_tokens(*args, empty_keys, empty, empty)
-    keys = np.empty(num, dtype=np.uint64)
-    starts, ends = np.empty(num, dtype=np.int64), np.empty(num, dtype=np.int64)
-    kernels.raw_tokens(*args, keys, starts, ends)
+    _, _, starts, ends = _raw_tokens(Batch(*pack_strings([text])), with_places=True)
     return starts, ends
 
 
-def _token_keys(texts: Batch) -> tuple[U64Array, I64Array]:
-    """The keys of every raw token of a batch, and each text's number of tokens."""
+def _raw_tokens(
+    texts: Batch, *, with_places: bool = False
+) -> tuple[U64Array, I64Array, I64Array, I64Array]:
+    """The keys of every raw token of a batch and each text's number of tokens.
+
+    With ``with_places``, each token's character offsets from its text's start too (else two
+    empty arrays).
+    """
     counts = np.empty(texts.num_docs, dtype=np.int64)
     args = (texts.data, texts.offsets, codepoint_classes(), counts)
     empty = np.empty(0, dtype=np.int64)
     num = kernels.raw_tokens(*args, np.empty(0, dtype=np.uint64), empty, empty)
     keys = np.empty(num, dtype=np.uint64)
-    kernels.raw_tokens(*args, keys, empty, empty)
-    return keys, counts
+    starts = np.empty(num if with_places else 0, dtype=np.int64)
+    ends = np.empty_like(starts)
+    kernels.raw_tokens(*args, keys, starts, ends)
+    return keys, counts, starts, ends
 
 
 @dataclass
@@ -144,7 +144,7 @@ class _ShardWriter:
         while done < counts.shape[0]:
             room = self.limit - self.pending_size
             sizes = np.cumsum(counts[done:] + 1)
-            take = max(int(np.searchsorted(sizes, room, side="right")), 0)
+            take = int(np.searchsorted(sizes, room, side="right"))
             if take == 0 and self.pending_size:
                 self.flush(is_against)
                 continue
@@ -172,7 +172,9 @@ class _ShardWriter:
         self.pending, self.pending_counts, self.pending_size = [], [], 0
 
 
-def _later_windows(first: _Shard, second: _Shard | None, size: int, across_only: bool) -> Any:
+def _later_windows(
+    first: _Shard, second: _Shard | None, size: int, across_only: bool
+) -> tuple[BoolArray, BoolArray]:
     """The window starts of ``first`` (and ``second``) that occurred earlier, per shard."""
     try:
         from pydivsufsort import divsufsort
@@ -191,7 +193,7 @@ def _later_windows(first: _Shard, second: _Shard | None, size: int, across_only:
     del byte_sa
     left = np.empty(num, dtype=np.int32)
     kernels.tokens_left(counts, left)
-    lcp = np.empty(num, dtype=np.int32)
+    lcp = np.empty(num, dtype=suffixes.dtype)  # int64 where libdivsufsort needed it
     kernels.lcp_array(seq, suffixes, np.empty(num, dtype=suffixes.dtype), lcp)
     later = np.zeros(seq.shape[0], dtype=bool)
     kernels.later_windows(suffixes, lcp, left, size, first.size, across_only, later)
@@ -361,7 +363,7 @@ def _tokenize(
         done = 0
         for group, is_against in ((other, True), (sources, False)):
             for batch in all_batches(group, batch_bytes):
-                keys, counts = _token_keys(batch.texts)
+                keys, counts, _, _ = _raw_tokens(batch.texts)
                 writer.add(vocabulary.number(keys), counts, is_against)
                 if not is_against:
                     ids.append(batch.ids)
