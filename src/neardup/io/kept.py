@@ -85,7 +85,8 @@ def write_kept(
             csv_sources = [s for s in sources if isinstance(s, CSVSource)]
             _write_csv(csv_sources, iter(keep.tolist()), out, edits)
         elif fmt == "jsonl" and edits is not None:
-            _write_edited_lines([s for s in sources if isinstance(s, JSONLinesSource)], edits, out)
+            lines = [s for s in sources if isinstance(s, JSONLinesSource)]
+            _write_edited_lines(lines, keep, edits, out)
         elif fmt == "jsonl" and line_spans is not None and compress == "none":
             _copy_lines([s.path for s in sources], keep, *line_spans, out)
         elif fmt == "jsonl":
@@ -94,10 +95,7 @@ def write_kept(
                 assert isinstance(source, JSONLinesSource)
                 position += source.copy_kept(keep[position:], out, batch_bytes)
             if position != keep.shape[0]:
-                raise InputError(
-                    "the input has fewer records than when it was first read "
-                    "(a file changed during the run); run again"
-                )
+                raise _changed_input()
         else:
             flags = iter(keep.tolist())
             record = 0
@@ -257,6 +255,13 @@ def _write_all(target: int, data: bytes | memoryview) -> int:
     return len(data)
 
 
+def _changed_input() -> InputError:
+    return InputError(
+        "the input has fewer records than when it was first read "
+        "(a file changed during the run); run again"
+    )
+
+
 def _text_record(doc_id: str, text: str) -> bytes:
     line = json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n"
     return line.encode("utf-8", "surrogatepass")
@@ -270,15 +275,17 @@ def _json_line(record: dict[str, object]) -> bytes:
         return (json.dumps(record) + "\n").encode("ascii")
 
 
-def _write_edited_lines(sources: Sequence[JSONLinesSource], edits: Edits, out: IO[bytes]) -> None:
-    """Copy JSONL records, the changed ones parsed and written with their new text."""
+def _write_edited_lines(
+    sources: Sequence[JSONLinesSource], keep: BoolArray, edits: Edits, out: IO[bytes]
+) -> None:
+    """Copy the kept JSONL records, the changed ones parsed and written with their new text."""
     record = 0
     for source in sources:
         field = source.options.text_field
         for line in source.record_lines():
-            if not edits.changed[record]:
+            if keep[record] and not edits.changed[record]:
                 out.write(line)
-            else:
+            elif keep[record]:
                 parsed = json.loads(line)
                 new = edits.rewrite(record, parsed[field])
                 if new is not None:
@@ -286,10 +293,7 @@ def _write_edited_lines(sources: Sequence[JSONLinesSource], edits: Edits, out: I
                     out.write(_json_line(parsed))
             record += 1
     if record != edits.changed.shape[0]:
-        raise InputError(
-            "the input has fewer records than when it was first read "
-            "(a file changed during the run); run again"
-        )
+        raise _changed_input()
 
 
 def _write_csv(
