@@ -42,6 +42,7 @@ __all__ = [
     "normalized_with_origins",
     "shared_passages",
     "shingle_spans",
+    "without_spans",
 ]
 
 ELISION = " [...] "
@@ -172,6 +173,21 @@ def merged_spans(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def without_spans(text: str, spans: Sequence[Sequence[int]]) -> str:
+    """``text`` with the character spans ``[start, end, ...]`` (in order, apart) cut out.
+
+    Examples
+    --------
+    >>> without_spans("keep cut keep cut", [(5, 9), (14, 17, "other")])
+    'keep keep '
+    """
+    parts, at = [], 0
+    for start, end, *_ in spans:
+        parts.append(text[at:start])
+        at = end
+    return "".join(parts) + text[at:]
 
 
 def _runs(

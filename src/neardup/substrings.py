@@ -48,6 +48,7 @@ from neardup._kernels import substrings as kernels
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, I64Array, U64Array
 from neardup.errors import InputError, MissingExtraError, ParameterError
+from neardup.explain import without_spans
 from neardup.hashing.numbering import KeyNumbers
 from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
@@ -235,12 +236,8 @@ class _Removal:
         spans = _spans(marks, starts, ends, len(text))
         self.out.write(json.dumps({"id": self.ids[doc], "spans": spans}, ensure_ascii=False))
         self.out.write("\n")
-        parts, at = [], 0
-        for start, end in spans:
-            parts.append(text[at:start])
-            at = end
-            self.chars_removed += end - start
-        return "".join(parts) + text[at:]
+        self.chars_removed += sum(end - start for start, end in spans)
+        return without_spans(text, spans)
 
 
 def _spans(marks: BoolArray, starts: I64Array, ends: I64Array, length: int) -> list[list[int]]:

@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.errors import InputError, ParameterError
+from neardup.explain import without_spans
 from neardup.hashing.numbering import KeyNumbers
 from neardup.io.arena import TextArena
 from neardup.io.kept import Edits, write_kept
@@ -236,20 +237,18 @@ class _Rewriter:
         ids = self.layout.ids
         record = {"id": ids[doc], "spans": [[a, b, ids[k]] for a, b, k in spans]}
         self.removed_out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        parts, at = [], 0
-        for start, end, _ in spans:
-            parts.append(text[at:start])
-            at = end
-            self.chars_removed += end - start
-        parts.append(text[at:])
-        new = "".join(parts)
-        if self.min_doc_chars and len("".join(new.split())) < self.min_doc_chars:
-            self.dropped += 1
-            if self.dropped_out is not None:
-                left = {"id": ids[doc], "chars_left": len("".join(new.split()))}
-                self.dropped_out.write(json.dumps(left, ensure_ascii=False) + "\n")
-            return None
-        return new
+        self.chars_removed += sum(end - start for start, end, _ in spans)
+        new = without_spans(text, spans)
+        if not self.min_doc_chars:
+            return new
+        left = len("".join(new.split()))
+        if left >= self.min_doc_chars:
+            return new
+        self.dropped += 1
+        if self.dropped_out is not None:
+            line = {"id": ids[doc], "chars_left": left}
+            self.dropped_out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return None
 
 
 def _merged(starts: list[int], ends: list[int], keepers: list[int]) -> list[tuple[int, int, int]]:
