@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup import ParameterError
+from neardup import MissingExtraError, ParameterError
 from neardup.substrings import raw_token_spans, substrings_files
 from tests import reference
 from tests.conftest import SAMPLE, SUMMARY_SCHEMA
@@ -177,3 +178,13 @@ def test_min_tokens_must_be_a_positive_int(tmp_path: Path, value: Any) -> None:
     source = _write(tmp_path / "in.jsonl", ["a b"])
     with pytest.raises(ParameterError, match="--min-tokens must be an int >= 1"):
         substrings_files([source], tmp_path / "out", min_tokens=value)
+
+
+def test_without_pydivsufsort_the_error_names_the_extra_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pydivsufsort", None)  # import fails
+    source = _write(tmp_path / "in.jsonl", ["a b c"])
+    with pytest.raises(MissingExtraError, match=r"pip install 'neardup\[substrings\]'"):
+        substrings_files([source], tmp_path / "out", min_tokens=2)
+    assert not (tmp_path / "out").exists()

@@ -173,16 +173,22 @@ class _ShardWriter:
         self.pending, self.pending_counts, self.pending_size = [], [], 0
 
 
-def _later_windows(
-    first: _Shard, second: _Shard | None, size: int, across_only: bool
-) -> tuple[BoolArray, BoolArray]:
-    """The window starts of ``first`` (and ``second``) that occurred earlier, per shard."""
+def _check_suffix_sorter() -> None:
+    """Refuse to start without pydivsufsort, before any input is read."""
     try:
-        from pydivsufsort import divsufsort
+        import pydivsufsort  # noqa: F401 - imported to see that it is there
     except ImportError as exc:
         raise MissingExtraError(
             "neardup substrings needs pydivsufsort: pip install 'neardup[substrings]'"
         ) from exc
+
+
+def _later_windows(
+    first: _Shard, second: _Shard | None, size: int, across_only: bool
+) -> tuple[BoolArray, BoolArray]:
+    """The window starts of ``first`` (and ``second``) that occurred earlier, per shard."""
+    from pydivsufsort import divsufsort  # present: substrings_files checked it first
+
     parts = [first] if second is None else [first, second]
     seq = np.concatenate([p.read() for p in parts])
     counts = np.concatenate([p.counts for p in parts])
@@ -218,15 +224,7 @@ class _Removal:
     ids: Ids
     out: Any
     chars_removed: int = 0
-
-    def changed(self) -> BoolArray:
-        """Documents that lose a token."""
-        starts = self.bounds[:-1]
-        has_tokens = self.bounds[1:] > starts
-        changed = np.zeros(starts.shape[0], dtype=bool)
-        if self.marks.shape[0]:
-            changed[has_tokens] = np.logical_or.reduceat(self.marks, starts[has_tokens])
-        return changed
+    documents_changed: int = 0
 
     def __call__(self, doc: int, text: str) -> str:
         marks = self.marks[self.bounds[doc] : self.bounds[doc + 1]]
@@ -234,6 +232,7 @@ class _Removal:
         if starts.shape[0] != marks.shape[0]:
             raise InputError(f"record {self.ids[doc]!r} changed since it was first read; run again")
         spans = _spans(marks, starts, ends, len(text))
+        self.documents_changed += 1
         self.out.write(json.dumps({"id": self.ids[doc], "spans": spans}, ensure_ascii=False))
         self.out.write("\n")
         self.chars_removed += sum(end - start for start, end in spans)
@@ -277,6 +276,7 @@ def substrings_files(
     """
     if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1:
         raise ParameterError(f"--min-tokens must be an int >= 1; got {min_tokens!r}.")
+    _check_suffix_sorter()
     options = options if options is not None else ReadOptions()
     memory = memory_bytes if memory_bytes is not None else _default_memory()
     if memory < 1 << 10:
@@ -300,10 +300,9 @@ def substrings_files(
             "w", encoding="utf-8", errors="surrogatepass"
         ) as out:
             removal = _Removal(marks, bounds, ids, out)
-            changed = removal.changed()
             kept_path = write_kept(
                 sources, np.ones(counts.shape[0], dtype=bool), directory,
-                batch_bytes=batch_bytes, edits=Edits(changed, removal),
+                batch_bytes=batch_bytes, edits=Edits.of_marks(marks, bounds, removal),
             )  # fmt: skip
         done = time.perf_counter()
         summary = RunRecord(
@@ -326,7 +325,7 @@ def substrings_files(
                 "against_items": int(sum(s.counts.shape[0] for s in shards if s.is_against)),
                 "tokens": int(marks.shape[0]),
                 "tokens_removed": int(np.count_nonzero(marks)),
-                "documents_changed": int(np.count_nonzero(changed)),
+                "documents_changed": removal.documents_changed,
                 "chars_removed": removal.chars_removed,
                 "shards": len(shards),
                 "suffix_arrays": arrays,

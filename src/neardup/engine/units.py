@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._progress import Progress
-from neardup._types import BoolArray, I64Array
+from neardup._types import I64Array
 from neardup.errors import InputError, ParameterError
 from neardup.explain import without_spans
 from neardup.hashing.numbering import KeyNumbers
@@ -117,10 +117,12 @@ class _Cut:
             )  # fmt: skip
 
     def finish(self) -> _Layout:
-        """The arrays of the whole input."""
+        """The arrays of the whole input; the parts are emptied as each array is joined."""
 
         def joined(parts: list[Any], dtype: Any = np.int64) -> Any:
-            return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+            whole = np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+            parts.clear()
+            return whole
 
         return _Layout(
             piece_doc=joined(self.piece_doc),
@@ -177,13 +179,6 @@ class _Removal:
     piece_bounds: I64Array
     """``piece_bounds[d]:piece_bounds[d + 1]``: the pieces of document ``d``."""
 
-    def changed(self) -> BoolArray:
-        """Documents that lose something."""
-        removed = np.zeros(self.piece_bounds.shape[0] - 1, dtype=bool)
-        docs = np.searchsorted(self.piece_bounds, np.flatnonzero(self.keeper >= 0), "right") - 1
-        removed[docs] = True
-        return removed
-
 
 def _kept_units(layout: _Layout, result: DedupResult, copies: I64Array) -> I64Array:
     """Per unit, the unit that keeps its cluster: the kept copy of the cluster's kept text."""
@@ -219,12 +214,14 @@ class _Rewriter:
     removed_out: Any
     dropped_out: Any | None
     chars_removed: int = 0
+    documents_changed: int = 0
     dropped: int = 0
 
     def __call__(self, doc: int, text: str) -> str | None:
         lo, hi = int(self.removal.piece_bounds[doc]), int(self.removal.piece_bounds[doc + 1])
         keeper = self.removal.keeper[lo:hi]
         gone = np.flatnonzero(keeper >= 0) + lo
+        self.documents_changed += 1
         if len(text) != int(self.layout.doc_lengths[doc]):
             raise InputError(
                 f"record {self.layout.ids[doc]!r} changed since it was first read; run again"
@@ -312,6 +309,7 @@ def dedup_units_files(
                 batches = cut.unit_batches(all_batches(sources, config.batch_bytes))
                 sketched = sketch_batches(batches, config, KeyColumns(work), arena, progress=bar)
                 layout = cut.finish()
+            del cut, batches  # and the numbering table with them
             copies = layout.kept_copies(config.keep)
             # the keep rule compares the documents of the texts' kept copies, not the units
             lengths = layout.doc_lengths[layout.unit_docs()[copies]]
@@ -357,7 +355,7 @@ def _write(
         keep = np.ones(layout.doc_lengths.shape[0], dtype=bool)
         kept_path = write_kept(
             sources, keep, directory, config.compress, config.batch_bytes,
-            edits=Edits(removal.changed(), rewriter),
+            edits=Edits.of_marks(removal.keeper >= 0, removal.piece_bounds, rewriter),
         )  # fmt: skip
     return rewriter, kept_path
 
@@ -431,7 +429,7 @@ def _record(
         "units_in_clusters": int(sizes[sizes > 1].sum()),
         "units_removed": removed_units,
         "pieces_removed": int(np.count_nonzero(removal.keeper >= 0)),
-        "documents_changed": int(np.count_nonzero(removal.changed())),
+        "documents_changed": rewriter.documents_changed,
         "chars_removed": rewriter.chars_removed,
         "removed": rewriter.dropped,
         "kept": num_docs - rewriter.dropped,

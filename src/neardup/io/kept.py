@@ -48,6 +48,25 @@ class Edits:
     changed: BoolArray
     rewrite: Callable[[int, str], str | None]
 
+    @classmethod
+    def of_marks(
+        cls, marks: BoolArray, bounds: I64Array, rewrite: Callable[[int, str], str | None]
+    ) -> Edits:
+        """The edits of the records whose ``marks[bounds[r]:bounds[r + 1]]`` hold a mark.
+
+        Examples
+        --------
+        >>> marks = np.array([False, True, False, False])
+        >>> Edits.of_marks(marks, np.array([0, 2, 2, 4]), str.upper).changed.tolist()
+        [True, False, False]
+        """
+        starts = bounds[:-1]
+        has_entries = bounds[1:] > starts
+        changed = np.zeros(starts.shape[0], dtype=bool)
+        if marks.shape[0]:
+            changed[has_entries] = np.logical_or.reduceat(marks, starts[has_entries])
+        return cls(changed, rewrite)
+
     def text_of(self, record: int, text: str) -> str | None:
         """The text ``record`` is written with (None: left out)."""
         return self.rewrite(record, text) if self.changed[record] else text
