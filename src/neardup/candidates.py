@@ -18,6 +18,8 @@ hamming        fingerprints at most ``h`` bits apart (block-permuted tables)
 prefix         exact: every pair whose shingle sets reach the Jaccard threshold, by length,
                prefix, position and suffix filtering over the sets themselves (MMDS §3.9); the
                signatures find nothing (``keys`` are empty), :meth:`PrefixFilter.set_pairs` does
+containment    exact: every pair where the shorter text's shingle set is at least the
+               threshold contained in the longer's (:class:`ContainmentFilter`, as prefix)
 =============  =================================================================================
 
 The estimate of a pair's similarity belongs to the kind, not the family (:func:`estimate`).
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup._types import BoolArray, F64Array, U64Array
+from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.pairs import near_pairs
 from neardup.hashing.bands import band_keys
@@ -45,6 +47,7 @@ from neardup.lsh.banding import (
     s_curve,
     shared_key_pairs,
 )
+from neardup.lsh.containment import exact_containment_pairs
 from neardup.lsh.features import fungible_pairs
 from neardup.lsh.prefix import exact_set_pairs
 from neardup.pairs import CandidatePairs
@@ -269,12 +272,11 @@ class HammingPairs(CandidateScheme):
         }
 
 
-class PrefixFilter(CandidateScheme):
-    """The exact high-similarity join: every pair of shingle sets with Jaccard >= threshold.
+class SetJoin(CandidateScheme):
+    """An exact join of the documents' shingle sets: candidates that are all true pairs.
 
-    No false negatives and no signatures: the sets are filtered by their lengths, prefixes,
-    the positions of shared prefix elements and their suffixes (MMDS §3.9), and every pair
-    left is a true pair. It needs every active document's shingle set in memory at once.
+    No signatures and no false negatives; it needs every active document's shingle set in
+    memory at once.
     """
 
     reads_sets = True
@@ -284,12 +286,23 @@ class PrefixFilter(CandidateScheme):
 
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
         raise ParameterError(
-            "the prefix family pairs shingle sets, not keys: use set_pairs (the pipeline's "
-            "exact_candidates)."
+            f"the {self.lsh.family} family pairs shingle sets, not keys: use set_pairs (the "
+            "pipeline's exact_candidates)."
         )
 
-    def set_pairs(self, sets: ShingleSets) -> CandidatePairs:
-        """The pairs of ``sets`` (item numbers) whose Jaccard similarity reaches the threshold."""
+    @abstractmethod
+    def set_pairs(self, sets: ShingleSets, lengths: I64Array) -> CandidatePairs:
+        """The pairs of ``sets`` (item numbers) at the threshold; ``lengths``: of their texts."""
+
+
+class PrefixFilter(SetJoin):
+    """Every pair of shingle sets with Jaccard >= threshold (MMDS §3.9).
+
+    Filtered by their lengths, prefixes, the positions of shared prefix elements and their
+    suffixes (:func:`~neardup.lsh.prefix.exact_set_pairs`).
+    """
+
+    def set_pairs(self, sets: ShingleSets, lengths: I64Array) -> CandidatePairs:
         first, second, _, _ = exact_set_pairs(sets, self.lsh.threshold)
         return CandidatePairs(first=first, second=second)
 
@@ -298,6 +311,25 @@ class PrefixFilter(CandidateScheme):
             "scheme": "prefix",
             "candidate_probability_at_threshold": 1.0,
             "label": "exact prefix filtering",
+        }
+
+
+class ContainmentFilter(SetJoin):
+    """Every pair where the shorter text's shingle set is at least the threshold contained.
+
+    The shorter text first, contained in the longer's set
+    (:func:`~neardup.lsh.containment.exact_containment_pairs`).
+    """
+
+    def set_pairs(self, sets: ShingleSets, lengths: I64Array) -> CandidatePairs:
+        first, second, _, _ = exact_containment_pairs(sets, self.lsh.threshold, lengths)
+        return CandidatePairs(first=first, second=second)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "scheme": "containment",
+            "candidate_probability_at_threshold": 1.0,
+            "label": "exact containment by prefix filtering",
         }
 
 

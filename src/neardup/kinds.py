@@ -31,6 +31,7 @@ __all__ = [
     "CandidateFamily",
     "ExactMeasure",
     "JoinInput",
+    "Measure",
     "Metric",
     "SketchKind",
     "estimated_kinds",
@@ -38,8 +39,14 @@ __all__ = [
 ]
 
 ExactMeasure = Literal["jaccard", "weighted-jaccard", "cosine"]
-"""What ``--verify exact`` computes: Jaccard of shingle sets, weighted Jaccard of shingle
-counts (``sum min / sum max``), or the cosine of (TF or TF-IDF weighted) shingle vectors."""
+"""What ``--verify exact`` computes for a kind: Jaccard of shingle sets, weighted Jaccard of
+shingle counts (``sum min / sum max``), or the cosine of (TF or TF-IDF weighted) shingle
+vectors."""
+
+Measure = Literal["jaccard", "weighted-jaccard", "cosine", "containment"]
+"""What a dedup run's similarity is: its kind's :data:`ExactMeasure`, or, with the
+``containment`` family, the containment ``|A ∩ B| / |A|`` of the shorter document's shingle
+set in the longer's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +135,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="oph",
             summary="one-permutation hashing with optimal densification (fast)",
             maker="neardup.sketch.oph:OPHSketcher",
-            families=("bands", "prefix"),
+            families=("bands", "prefix", "containment"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=2,
@@ -139,7 +146,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="minhash",
             summary="classic MinHash, num_perm linear permutations",
             maker="neardup.sketch.minhash:MinHasher",
-            families=("bands", "prefix"),
+            families=("bands", "prefix", "containment"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=1,
@@ -150,7 +157,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="minhash-lead",
             summary="the same MinHash by left-to-right minima over lead bytes",
             maker="neardup.sketch.minhash:LeadByteMinHasher",
-            families=("bands", "prefix"),
+            families=("bands", "prefix", "containment"),
             exact="jaccard",
             estimator=_AGREEMENT,
             tag=7,
@@ -161,7 +168,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="bottomk",
             summary="the num_perm smallest hashes under one function (resemblance, containment)",
             maker="neardup.sketch.bottomk:BottomKSketcher",
-            families=("bottomk-pairs", "prefix"),
+            families=("bottomk-pairs", "prefix", "containment"),
             exact="jaccard",
             estimator="neardup.sketch.bottomk:resemblance",
             tag=3,
@@ -171,7 +178,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="bbit",
             summary="OPH slots cut to --bbits bits",
             maker="neardup.sketch.bbit:BBitSketcher",
-            families=("bands", "prefix"),
+            families=("bands", "prefix", "containment"),
             exact="jaccard",
             estimator="neardup.sketch.bbit:bbit_estimate",
             options=("bbits",),
@@ -182,7 +189,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             name="supershingle",
             summary="MinHash cut into Broder's features (--preset)",
             maker="neardup.sketch.minhash:SupershingleSketcher",
-            families=("features", "bands", "prefix"),
+            families=("features", "bands", "prefix", "containment"),
             exact="jaccard",
             estimator=_AGREEMENT,
             options=("preset",),
@@ -283,6 +290,13 @@ FAMILIES: dict[str, CandidateFamily] = {
             summary="exact: every pair of shingle sets at Jaccard >= the threshold, by length, "
             "prefix, position and suffix filtering (MMDS 3.9); no false negatives",
             scheme="neardup.candidates:PrefixFilter",
+        ),
+        CandidateFamily(
+            name="containment",
+            summary="exact: every pair where the shorter document's shingle set is at least "
+            "the threshold contained in the longer's (prefix filtering); the measure is then "
+            "containment",
+            scheme="neardup.candidates:ContainmentFilter",
         ),
         CandidateFamily(
             name="hamming",
@@ -395,6 +409,18 @@ METRICS: dict[str, Metric] = {
             family="neardup.lsh.sets:SetHasher",
             has_exact_join=True,
             spark=True,
+        ),
+        Metric(
+            name="containment",
+            summary="containment |A ∩ B| / |A| of the smaller item set in the larger; exact "
+            "prefix filtering",
+            measure="similarity",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            input="sets",
+            family=None,
+            has_exact_join=True,
         ),
         Metric(
             name="edit",

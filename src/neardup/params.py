@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, cast
 
 from neardup.errors import InputError, ParameterError
-from neardup.kinds import FAMILIES, METRICS, SKETCH_KINDS
+from neardup.kinds import FAMILIES, METRICS, SKETCH_KINDS, Measure
 
 __all__ = [
     "DedupConfig",
@@ -886,7 +886,8 @@ class DedupConfig(_Spec):
         candidate. ``None`` picks ``"exact"`` (texts are always reachable by a second pass).
     keep
         The representative of each cluster: the ``"first"`` document in input order, or the
-        ``"longest"`` (ties go to the first).
+        ``"longest"`` (ties go to the first). With ``lsh.family="containment"`` it must be
+        ``"longest"``: the container is kept.
     cluster
         ``"components"``: the connected components of the verified pairs (single link: A ~ B
         ~ C joins A and C even when they share little); ``"center"``: clusters that do not
@@ -993,6 +994,29 @@ class DedupConfig(_Spec):
         family = candidate_family(self.sketch, self.lsh)
         if self.lsh.family is None:
             object.__setattr__(self, "lsh", replace(self.lsh, family=family))
+        if family == "containment":
+            self._check_containment()
+
+    def _check_containment(self) -> None:
+        """Containment is measured exactly, and a cluster keeps its container (the longest)."""
+        if self.verify_mode != "exact":
+            raise ParameterError(
+                "DedupConfig.verify must be 'exact' (or None) with the containment family: "
+                f"containment is measured on the shingle sets; got {self.verify!r}."
+            )
+        if self.keep != "longest":
+            raise ParameterError(
+                "DedupConfig.keep must be 'longest' with the containment family: a cluster "
+                "keeps its container, the longest document (the shorter is the contained "
+                f"one); got {self.keep!r}."
+            )
+
+    @property
+    def measure(self) -> Measure:
+        """What the similarity of a pair is: the kind's exact measure, or containment."""
+        if self.lsh.family == "containment":
+            return "containment"
+        return SKETCH_KINDS[self.sketch.kind].exact
 
     @property
     def verify_mode(self) -> VerifyMode:

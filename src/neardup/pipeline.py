@@ -48,7 +48,7 @@ from neardup._kernels.verify import pair_chunks
 from neardup._memory import release_free_memory
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
-from neardup.candidates import PrefixFilter, candidate_scheme
+from neardup.candidates import SetJoin, candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import (
     Clusters,
@@ -64,6 +64,7 @@ from neardup.io.setstore import ShingleSetStore
 from neardup.io.spill import KeyColumns, PairRuns
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups
+from neardup.lsh.containment import second_contained
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
@@ -79,7 +80,7 @@ from neardup.summary import (
 from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import byte_pieces, pack_strings
-from neardup.verify import exact_jaccard, exact_similarity
+from neardup.verify import exact_containment, exact_jaccard, exact_similarity
 
 __all__ = [
     "BatchSketcher",
@@ -225,6 +226,16 @@ class VerifiedPairs:
         """The pairs where ``mask`` is true."""
         return VerifiedPairs(
             self.first[mask], self.second[mask], self.estimate[mask], self.jaccard[mask]
+        )
+
+    def contained_first(self, lengths: I64Array) -> VerifiedPairs:
+        """The pairs with their contained member first, the shorter by ``lengths``."""
+        swap = second_contained(self.first, self.second, lengths)
+        return VerifiedPairs(
+            np.where(swap, self.second, self.first),
+            np.where(swap, self.first, self.second),
+            self.estimate,
+            self.jaccard,
         )
 
 
@@ -435,19 +446,23 @@ def exact_groups(
     return group_first, group_first == np.arange(num_docs)
 
 
-def exact_candidates(texts: TextStore, active: BoolArray, config: DedupConfig) -> CandidatePairs:
-    """Every pair of ``active`` documents whose shingle sets reach the Jaccard threshold.
+def exact_candidates(
+    texts: TextStore, active: BoolArray, lengths: I64Array, config: DedupConfig
+) -> CandidatePairs:
+    """Every pair of ``active`` documents whose shingle sets reach the threshold.
 
-    The ``prefix`` family (:class:`~neardup.candidates.PrefixFilter`): the active documents'
-    texts are shingled together, so they and their sets must fit in memory (8 bytes per
-    distinct shingle of each document, and about 40 bytes per element of the sets the filter
-    keeps: :func:`~neardup.lsh.prefix.exact_set_pairs`).
+    The exact families (:class:`~neardup.candidates.SetJoin`: ``prefix``, ``containment``,
+    where the shorter of two ``lengths`` is the contained): the active documents' texts are
+    shingled together, so they and their sets must fit in memory (8 bytes per distinct
+    shingle of each document, and about 40 bytes per element of the sets the filter keeps:
+    :func:`~neardup.lsh.prefix.exact_set_pairs`,
+    :func:`~neardup.lsh.containment.exact_containment_pairs`).
     """
     docs = np.flatnonzero(active)
     sets = Shingler(config.sketch.shingle, config.sketch.normalize).shingle_sets(texts.take(docs))
     scheme = candidate_scheme(config.sketch, config.lsh)
-    assert isinstance(scheme, PrefixFilter)
-    found = scheme.set_pairs(sets)
+    assert isinstance(scheme, SetJoin)
+    found = scheme.set_pairs(sets, lengths[docs])
     return CandidatePairs(first=docs[found.first], second=docs[found.second])
 
 
@@ -491,6 +506,11 @@ class PairScorer:
     what their pairs cost; with OPH and exact verification, so is each document's shingle set
     (:class:`~neardup.io.setstore.ShingleSetStore`, a file in ``work_dir``), however many
     chunks it is in. Close the scorer (or use it in a ``with``) to release that file.
+
+    Under containment (:attr:`DedupConfig.measure`) the exact value of a pair is the
+    containment of its shorter document by ``lengths`` (the texts' sizes when None) in the
+    other (:func:`~neardup.lsh.containment.second_contained`), whichever order it is given in;
+    there is no estimate.
     """
 
     def __init__(
@@ -499,12 +519,14 @@ class PairScorer:
         config: DedupConfig,
         idf: IDFWeights | None = None,
         work_dir: Path | None = None,
+        lengths: I64Array | None = None,
     ) -> None:
         self.texts = texts
         self.config = config
         self.idf = idf
         self.sketcher = make_sketcher(config.sketch, idf)
         self._sizes = texts.sizes()
+        self.lengths = self._sizes if lengths is None else lengths
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
         self.sets: ShingleSetStore | None = None
         if config.verify_mode == "exact" and isinstance(self.sketcher, OPHSketcher):
@@ -623,6 +645,7 @@ class ScoredChunk:
         self.lo, self.hi = lo, hi
         self._scorer = scorer
         docs, local = scorer.distinct(np.concatenate([pairs.first[lo:hi], pairs.second[lo:hi]]))
+        self._docs = docs
         self._first, self._second = local[: hi - lo], local[hi - lo :]
         self._sets: ShingleSets | None = None
         self._batch: Batch | None = None
@@ -643,6 +666,8 @@ class ScoredChunk:
             first=self._first[positions - self.lo], second=self._second[positions - self.lo]
         )
         estimate = np.full(len(local), np.nan)
+        if config.measure == "containment":
+            return estimate, self._containment(local)
         if self._sets is not None:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
             # at the threshold (no second pass over the text, no row matrix).
@@ -660,6 +685,19 @@ class ScoredChunk:
         if config.verify_mode != "exact":
             return estimate, np.full(len(local), np.nan)
         return estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf)
+
+    def _containment(self, local: CandidatePairs) -> F64Array:
+        """The containment of each pair's shorter document in the other."""
+        spec = self._scorer.config.sketch
+        sets = self._sets
+        if sets is None:
+            assert self._batch is not None
+            sets = Shingler(spec.shingle, spec.normalize).shingle_sets(self._batch)
+        docs = self._docs
+        swap = second_contained(docs[local.first], docs[local.second], self._scorer.lengths)
+        contained = np.where(swap, local.second, local.first)
+        container = np.where(swap, local.first, local.second)
+        return exact_containment(sets, CandidatePairs(first=contained, second=container))
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
@@ -912,7 +950,7 @@ def find_candidates(
     )
     scheme = candidate_scheme(config.sketch, config.lsh)
     if scheme.reads_sets:
-        found = exact_candidates(sketched.texts, active, config)
+        found = exact_candidates(sketched.texts, active, sketched.lengths, config)
         runs.add(found.first, found.second)
         candidates = Candidates(runs)
     else:
@@ -943,7 +981,7 @@ def find_duplicates(
         candidates = find_candidates(sketched, active, config, work_dir)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
-    with PairScorer(sketched.texts, config, sketched.idf, work_dir) as scorer:
+    with PairScorer(sketched.texts, config, sketched.idf, work_dir, sketched.lengths) as scorer:
         try:
             with (
                 timings.stage("verify"),
@@ -959,6 +997,8 @@ def find_duplicates(
                 sketched, group_first, found.components, found.pairs, found.joined, scorer
             )
     reported = found.pairs.subset(_reported(joined, config))
+    if config.measure == "containment":
+        reported = reported.contained_first(sketched.lengths)
     docs = np.arange(num_docs, dtype=np.int64)
     linked = group_first != docs
     summary = _summary(

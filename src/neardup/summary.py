@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from neardup._version import __version__
-from neardup.kinds import SKETCH_KINDS, ExactMeasure
+from neardup.kinds import Measure
 from neardup.params import DedupConfig, VerifyMode
 from neardup.record import RunRecord, stage_timings
 
@@ -231,9 +231,9 @@ class Summary:
         return self.config.verify_mode
 
     @property
-    def measure(self) -> ExactMeasure:
-        """What ``pairs.jsonl``'s ``similarity`` measures (the sketch kind's exact measure)."""
-        return SKETCH_KINDS[self.config.sketch.kind].exact
+    def measure(self) -> Measure:
+        """What ``pairs.jsonl``'s ``similarity`` measures (:attr:`DedupConfig.measure`)."""
+        return self.config.measure
 
     @property
     def scheme_label(self) -> str:

@@ -21,7 +21,14 @@ from neardup.sketch.signatures import Signatures
 from neardup.sketch.weighted import IDFWeights, cosine_similarity, term_counts, weighted_jaccard
 from neardup.text.shingle import Shingler, ShingleSets
 
-__all__ = ["agreement", "estimate_jaccard", "exact_jaccard", "exact_similarity", "jaccard_of_sets"]
+__all__ = [
+    "agreement",
+    "estimate_jaccard",
+    "exact_containment",
+    "exact_jaccard",
+    "exact_similarity",
+    "jaccard_of_sets",
+]
 
 
 def _pair_arrays(pairs: CandidatePairs, num_rows: int) -> tuple[I64Array, I64Array]:
@@ -60,19 +67,37 @@ def agreement(values: U64Array, pairs: CandidatePairs) -> F64Array:
     return fraction
 
 
+def _shared(sets: ShingleSets, pairs: CandidatePairs) -> tuple[I64Array, I64Array, F64Array]:
+    """The pairs' arrays and the number of shingles each pair's two sets share."""
+    first, second = _pair_arrays(pairs, len(sets))
+    shared = np.empty(first.shape[0], dtype=np.float64)
+    run = partial(kernels.set_overlaps, sets.hashes, sets.offsets, first, second, shared)
+    in_blocks(run, first.shape[0])
+    return first, second, shared
+
+
 def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     """The exact Jaccard similarity |A ∩ B| / |A ∪ B| of each pair's shingle sets.
 
     Two empty sets have similarity 0 here: emptiness is not evidence of duplication.
     """
-    first, second = _pair_arrays(pairs, len(sets))
-    shared = np.empty(first.shape[0], dtype=np.float64)
-    run = partial(kernels.set_overlaps, sets.hashes, sets.offsets, first, second, shared)
-    in_blocks(run, first.shape[0])
+    first, second, shared = _shared(sets, pairs)
     sizes = sets.sizes()
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)
     np.divide(shared, union, out=out, where=union > 0)
+    return out
+
+
+def exact_containment(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
+    """The containment ``|A ∩ B| / |A|`` of each pair's first shingle set in its second.
+
+    An empty first set is contained in nothing here (0): emptiness is no evidence of a copy.
+    """
+    first, _, shared = _shared(sets, pairs)
+    sizes = sets.sizes()[first]
+    out = np.zeros(shared.shape[0], dtype=np.float64)
+    np.divide(shared, sizes, out=out, where=sizes > 0)
     return out
 
 

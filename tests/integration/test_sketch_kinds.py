@@ -54,7 +54,7 @@ SET_PAIRINGS = [
     for name, kind in SKETCH_KINDS.items()
     if kind.exact == "jaccard" and name != "canonical"
     for family in kind.families
-    if family not in ("features", "prefix")
+    if family not in ("features", "prefix", "containment")
 ]
 
 

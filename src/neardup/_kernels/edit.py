@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from neardup._kernels.prefix import grown, lower_bound
+
 
 @njit(cache=True, nogil=True)
 def code_point_counts(data, offsets, out):  # type: ignore[no-untyped-def]
@@ -124,18 +126,6 @@ def banded_levenshtein(a, a0, a1, b, b0, b1, k, prev, cur):  # type: ignore[no-u
 
 
 @njit(cache=True, nogil=True)
-def _lower_bound(values, lo, hi, value):  # type: ignore[no-untyped-def]
-    """The first position in ``values[lo:hi]`` (sorted) holding ``value`` or more (``hi``: none)."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if values[mid] < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, nogil=True)
 def qgram_index(tokens, token_offsets, order, prefix, num_tokens):  # type: ignore[no-untyped-def]
     """The inverted index of every string's first ``prefix`` q-gram items (fewer if it has fewer).
 
@@ -185,14 +175,6 @@ def _shared_reaching(tokens, xa, xb, ya, yb, need):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def _grown(values, size):  # type: ignore[no-untyped-def]
-    """``values[:size]`` in an array twice as long."""
-    out = np.empty(2 * values.shape[0], dtype=values.dtype)
-    out[:size] = values[:size]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def edit_join_pairs(  # type: ignore[no-untyped-def]
     cps,
     cp_offsets,
@@ -239,7 +221,7 @@ def edit_join_pairs(  # type: ignore[no-untyped-def]
         x = order[kx]
         xa = cp_offsets[x]
         length = cp_offsets[x + 1] - xa
-        low = _lower_bound(sorted_lengths, 0, kx, length - k)
+        low = lower_bound(sorted_lengths, 0, kx, length - k)
         need = length - q + 1 - k * q
         num_found = 0
         if need <= 0:
@@ -251,7 +233,7 @@ def edit_join_pairs(  # type: ignore[no-untyped-def]
             for i in range(prefix):
                 w = tokens[ta + i]
                 stop = bounds[w + 1]
-                e = _lower_bound(entry_string, bounds[w], stop, low)
+                e = lower_bound(entry_string, bounds[w], stop, low)
                 while e < stop and entry_string[e] < kx:
                     ky = entry_string[e]
                     e += 1
@@ -272,9 +254,9 @@ def edit_join_pairs(  # type: ignore[no-untyped-def]
             )
             if distance <= k:
                 if num_out == first.shape[0]:
-                    first = _grown(first, num_out)
-                    second = _grown(second, num_out)
-                    distances = _grown(distances, num_out)
+                    first = grown(first, num_out)
+                    second = grown(second, num_out)
+                    distances = grown(distances, num_out)
                 first[num_out] = min(x, y)
                 second[num_out] = max(x, y)
                 distances[num_out] = distance

@@ -185,7 +185,7 @@ def prefix_index(ranks, offsets, order, t, first_shared, num_tokens):  # type: i
 
 
 @njit(cache=True, nogil=True)
-def _lower_bound(values, lo, hi, value):  # type: ignore[no-untyped-def]
+def lower_bound(values, lo, hi, value):  # type: ignore[no-untyped-def]
     """The first position in ``values[lo:hi]`` (sorted) holding ``value`` or more (``hi``: none)."""
     while lo < hi:
         mid = (lo + hi) // 2
@@ -216,7 +216,7 @@ def suffix_distance_bound(ranks, xa, xb, ya, yb, hmax, depth):  # type: ignore[n
         return gap
     mid = ya + ny // 2
     w = ranks[mid]
-    p = _lower_bound(ranks, xa, xb, w)
+    p = lower_bound(ranks, xa, xb, w)
     found = p < xb and ranks[p] == w
     diff = 0 if found else 1
     xr = p + 1 if found else p
@@ -255,7 +255,7 @@ def _overlap_reaching(ranks, xa, xb, ya, yb, need):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def _grown(values, size):  # type: ignore[no-untyped-def]
+def grown(values, size):  # type: ignore[no-untyped-def]
     """``values[:size]`` in an array twice as long."""
     out = np.empty(2 * values.shape[0], dtype=values.dtype)
     out[:size] = values[:size]
@@ -308,14 +308,14 @@ def prefix_join_pairs(  # type: ignore[no-untyped-def]
         nx = offsets[x + 1] - xa
         if nx == 0:
             continue
-        low = _lower_bound(sorted_sizes, 0, k, min_partner_size(nx, t))
+        low = lower_bound(sorted_sizes, 0, k, min_partner_size(nx, t))
         num_touched = 0
         for i in range(probe_prefix_length(nx, t)):
             w = ranks[xa + i] - first_shared
             if w < 0:
                 continue
             stop = bounds[w + 1]
-            e = _lower_bound(entry_set, bounds[w], stop, low)
+            e = lower_bound(entry_set, bounds[w], stop, low)
             while e < stop:
                 ky = entry_set[e]
                 if ky >= k:
@@ -356,9 +356,9 @@ def prefix_join_pairs(  # type: ignore[no-untyped-def]
                     value = o / (nx + ny - o)
                     if value >= t:
                         if num_out == first.shape[0]:
-                            first = _grown(first, num_out)
-                            second = _grown(second, num_out)
-                            values = _grown(values, num_out)
+                            first = grown(first, num_out)
+                            second = grown(second, num_out)
+                            values = grown(values, num_out)
                         first[num_out] = min(x, y)
                         second[num_out] = max(x, y)
                         values[num_out] = value

@@ -54,9 +54,18 @@ Examples:
     help="How candidates are confirmed [default: exact].",
 )
 @click.option(
+    "--measure",
+    type=click.Choice(["jaccard", "containment"]),
+    help="What makes a near duplicate at --threshold: the sketch's own similarity (Jaccard; "
+    "cosine for SimHash), or containment, the share of the shorter document's shingles "
+    "found in the longer (a document inside another; exact, local engine) [default: the "
+    "sketch's].",
+)
+@click.option(
     "--keep",
     type=click.Choice(["first", "longest"]),
-    help="Which document represents a cluster [default: first].",
+    help="Which document represents a cluster [default: first; longest, the container, "
+    "with --measure containment].",
 )
 @click.option(
     "--cluster",
@@ -158,9 +167,9 @@ def dedup_command(
     """Deduplicate INPUTS (JSONL[.gz|.zst], Parquet, CSV, or directories of .txt files).
 
     Writes into OUTPUT: clusters.jsonl (one line per document: id, cluster, keep),
-    pairs.jsonl (duplicate pairs with exact and estimated Jaccard), kept.jsonl / kept.csv /
-    kept.parquet (the deduplicated corpus, records unchanged) and summary.json (every
-    parameter, count and timing).
+    pairs.jsonl (duplicate pairs with their similarity: the summary's measure), kept.jsonl /
+    kept.csv / kept.parquet (the deduplicated corpus, records unchanged) and summary.json
+    (every parameter, count and timing).
     """
     from neardup.engine.local import dedup_files
     from neardup.index import LSHIndex
@@ -171,6 +180,7 @@ def dedup_command(
         raise click.UsageError("--add-to-index needs --against INDEX")
     if "://" not in str(output):
         check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
+    _check_measure(flags.get("measure"), unit, against)
     unit_options = {
         "--min-unit-chars": min_unit_chars,
         "--min-doc-chars": min_doc_chars,
@@ -235,6 +245,12 @@ def dedup_command(
             )
     if not quiet:
         _print_summary(result.summary, output)
+
+
+def _check_measure(measure: str | None, unit: str | None, against: Path | None) -> None:
+    """Containment is a criterion between whole documents of the run's own inputs."""
+    if measure == "containment" and (unit is not None or against is not None):
+        raise click.UsageError("--measure containment works without --unit and --against")
 
 
 def _print_units_summary(record: dict[str, Any], output: Path) -> None:

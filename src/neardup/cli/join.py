@@ -31,6 +31,7 @@ _LSH_METRICS = tuple(name for name, metric in METRICS.items() if metric.family i
 _VECTOR_METRICS = tuple(
     name for name, metric in METRICS.items() if metric.input in ("vectors", "counts", "bits")
 )
+_SET_METRICS = tuple(name for name, metric in METRICS.items() if metric.input == "sets")
 _EXACT_CHOICE = tuple(  # metrics where --exact chooses between LSH and an exact filter
     name for name, metric in METRICS.items() if metric.has_exact_join and metric.family
 )
@@ -98,11 +99,11 @@ _TABLES: tuple[FileKind, ...] = ("parquet", "records")
 SCOPES: dict[str, Scope] = {
     "id_field": Scope(files=_TABLES, rows=False),
     "vector_field": Scope(metrics=_VECTOR_METRICS, files=("parquet",)),
-    "items_field": Scope(metrics=("jaccard",), files=_TABLES),
-    "entity_field": Scope(metrics=("jaccard",), files=_TABLES),
-    "item_field": Scope(metrics=("jaccard",), files=_TABLES),
-    "rating_field": Scope(metrics=("jaccard",), files=_TABLES),
-    "ratings": Scope(metrics=("jaccard",), files=_TABLES),
+    "items_field": Scope(metrics=_SET_METRICS, files=_TABLES),
+    "entity_field": Scope(metrics=_SET_METRICS, files=_TABLES),
+    "item_field": Scope(metrics=_SET_METRICS, files=_TABLES),
+    "rating_field": Scope(metrics=_SET_METRICS, files=_TABLES),
+    "ratings": Scope(metrics=_SET_METRICS, files=_TABLES),
     "text_field": Scope(metrics=("edit",), files=_TABLES),
     "html_extract": Scope(files=("archive",)),
     "exact": Scope(metrics=_EXACT_CHOICE, engines=("local",)),
@@ -160,6 +161,7 @@ Examples:
   neardup join baskets.jsonl --metric jaccard --threshold 0.9 --exact -o out/
   neardup join ratings.csv --metric jaccard --threshold 0.5 --entity-field user \\
       --item-field movie --rating-field stars --ratings set:3 -o out/
+  neardup join baskets.jsonl --metric containment --threshold 0.8 -o out/
   neardup join names.csv --metric edit --threshold 2 --text-field name -o out/""",
 )
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
@@ -173,8 +175,8 @@ Examples:
     "--threshold",
     required=True,
     type=float,
-    help="A similarity for cosine and jaccard (pairs at or above it); a distance for hamming, "
-    "l1, l2 and edit (pairs at or below it).",
+    help="A similarity for cosine, jaccard and containment (pairs at or above it); a distance "
+    "for hamming, l1, l2 and edit (pairs at or below it).",
 )
 @output_directory_options("pairs.jsonl and summary.json")
 @click.option(
@@ -183,10 +185,10 @@ Examples:
     "dedup takes ids, else row numbers from 0; .npy: row numbers]. Pass '' for row numbers.",
 )
 @click.option("--vector-field", help="Parquet: the list column holding each vector.")
-@click.option("--items-field", help="jaccard: the list field holding each record's items.")
-@click.option("--entity-field", help="jaccard from rows: the column naming the entity (a set).")
-@click.option("--item-field", help="jaccard from rows: the column naming the item.")
-@click.option("--rating-field", help="jaccard from rows: the column of the rating.")
+@click.option("--items-field", help="Item sets: the list field holding each record's items.")
+@click.option("--entity-field", help="Item sets from rows: the column naming the entity (a set).")
+@click.option("--item-field", help="Item sets from rows: the column naming the item.")
+@click.option("--rating-field", help="Item sets from rows: the column of the rating.")
 @click.option(
     "--ratings",
     help="With --rating-field: set:N keeps the items rated at least N; bag counts an item as "
@@ -194,8 +196,8 @@ Examples:
 )
 @click.option("--text-field", help="edit: the field holding each string [default: text].")
 @html_extract_option(
-    "Web archives (.warc/.arc): what is taken of each page (jaccard joins the pages' word "
-    "5-shingle sets, edit their texts) [default: text].",
+    "Web archives (.warc/.arc): what is taken of each page (jaccard and containment join the "
+    "pages' word 5-shingle sets, edit their texts) [default: text].",
     default=None,
 )
 @click.option(
@@ -262,8 +264,8 @@ def join_command(
     INPUT: .npy (2-D: numbers for cosine and l2, read as float32; integers in [0, C] for l1;
     0/1 uint8 or bool bits for hamming; row i has id i), Parquet with --vector-field, item
     sets as JSONL, CSV or Parquet (--items-field, or --entity-field and --item-field rows), or
-    strings (--text-field) for edit, or a web archive (.warc/.arc, .gz) for jaccard and edit
-    (ids: the pages' URLs). Writes pairs.jsonl ({"a", "b", "similarity"} or {"a",
+    strings (--text-field) for edit, or a web archive (.warc/.arc, .gz) for jaccard, containment
+    and edit (ids: the pages' URLs). Writes pairs.jsonl ({"a", "b", "similarity"} or {"a",
     "b", "distance"}) and summary.json (the family, bands, rows, predicted recall, counts and
     times, and the candidates predicted before the work). Memory stays within --memory-gb
     however many candidates there are. An option that does nothing for the metric, the input

@@ -413,6 +413,7 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
         data["sketch"]["bbits"] = int(flags["bbits"])
     if flags.get("simhash_bits") is not None:
         data["sketch"]["simhash_bits"] = int(flags["simhash_bits"])
+    _apply_measure(data, flags, kind)
     _check_applies(flags, kind, data["lsh"]["family"] or SKETCH_KINDS[kind].family)
     for flag, key, unit in (
         ("batch_mb", "batch_bytes", 2**20),
@@ -424,6 +425,35 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
                 raise ParameterError(f"{option} must be above 0; got {flags[flag]}.")
             data[key] = max(1, int(flags[flag] * unit))
     return DedupConfig.from_dict(data)
+
+
+def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> None:
+    """``--measure``: containment is the containment family, with the container kept.
+
+    ``--keep`` left out keeps the longest document of each cluster (the container), as
+    containment requires; the kind's own measure leaves the config as it is.
+    """
+    measure = flags.get("measure")
+    own = SKETCH_KINDS[kind].exact
+    if measure is None:
+        return
+    if measure != "containment":
+        if measure != own or data["lsh"]["family"] == "containment":
+            raise ParameterError(
+                f"--measure {measure}: --sketch {kind} measures {own}"
+                + (" (or containment)" if own == "jaccard" else "")
+                + ("; drop --family containment" if data["lsh"]["family"] == "containment" else "")
+                + "."
+            )
+        return
+    if flags.get("family") not in (None, "containment"):
+        raise ParameterError(
+            "--measure containment finds its pairs by the exact containment join; drop "
+            f"--family {flags['family']}."
+        )
+    data["lsh"]["family"] = "containment"
+    if flags.get("keep") is None:
+        data["keep"] = "longest"
 
 
 def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:

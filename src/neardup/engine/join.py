@@ -66,8 +66,9 @@ class JoinSource:
     text_field
         The field of the strings an edit-distance join compares.
     html_extract
-        Web archives (WARC/ARC): what is taken of each HTML page. A ``jaccard`` join compares
-        the pages' word 5-shingle sets, an ``edit`` join their texts; ids are the target URIs.
+        Web archives (WARC/ARC): what is taken of each HTML page. A ``jaccard`` or
+        ``containment`` join compares the pages' word 5-shingle sets, an ``edit`` join their
+        texts; ids are the target URIs.
     """
 
     id_field: str | None = None
@@ -116,12 +117,12 @@ def read_join_input(path: Path, metric: str, source: JoinSource) -> JoinData:
 
 
 def _read_pages(path: Path, metric: str, source: JoinSource) -> JoinData:
-    """A web archive's HTML pages: shingle sets (``jaccard``) or texts (``edit``)."""
+    """A web archive's HTML pages: word shingle sets (``jaccard``, ``containment``) or texts."""
     kind = METRICS[metric].input
     if kind not in ("sets", "strings"):
         raise ParameterError(
             f"a web archive holds pages, which a {metric} join cannot compare; join them with "
-            "--metric jaccard (their word shingles) or --metric edit (their texts)"
+            "--metric jaccard or containment (their word shingles) or --metric edit (their texts)"
         )
     (pages,) = open_sources([path], ReadOptions(html_extract=source.html_extract))
     ids, texts = [], []

@@ -388,7 +388,7 @@ def _keep_batches(keep: KeepRule) -> Callable[[Iterator[Any]], Any]:
 
 
 def _check_runs(config: DedupConfig) -> None:
-    """Refuse what the Spark engine does not run: some sketch kinds, the exact prefix family."""
+    """Refuse what the Spark engine does not run: some sketch kinds, the exact families."""
     if config.sketch.kind not in SPARK_KINDS:
         raise ParameterError(
             f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "
@@ -401,8 +401,9 @@ def _check_runs(config: DedupConfig) -> None:
         )
     if candidate_scheme(config.sketch, config.lsh).reads_sets:
         raise ParameterError(
-            "the Spark engine finds candidates from signatures; the exact 'prefix' family "
-            "needs every shingle set on one machine (use the local engine for it)."
+            f"the Spark engine finds candidates from signatures; the exact "
+            f"{config.lsh.family!r} family needs every shingle set on one machine (use the "
+            "local engine for it)."
         )
 
 

@@ -23,11 +23,12 @@ class JoinResult:
     Attributes
     ----------
     first, second
-        Item numbers (rows of the input) of each pair, ``first < second``, sorted by
-        ``(first, second)``.
+        Item numbers (rows of the input) of each pair, sorted by ``(first, second)``:
+        ``first < second``, except under ``containment``, where ``first`` is the contained
+        item (the smaller set; of two equal, the later).
     values
-        The exact similarity (``cosine``, ``jaccard``) or distance (``hamming``, ``l1``, ``l2``,
-        ``edit``) of each pair.
+        The exact similarity (``cosine``, ``jaccard``, ``containment``) or distance
+        (``hamming``, ``l1``, ``l2``, ``edit``) of each pair.
     metric
         The :data:`~neardup.kinds.METRICS` name.
     info
@@ -54,7 +55,7 @@ class JoinStream:
     ----------
     chunks
         Called once: ``(first, second, values)`` chunks as :class:`JoinResult` holds them
-        (``first < second``, sorted by ``(first, second)``, each pair once), concatenated.
+        (oriented and sorted as there, each pair once), concatenated.
     metric, info
         As :class:`JoinResult`'s (``info`` without ``num_pairs``, known once read).
     """

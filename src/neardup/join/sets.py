@@ -1,4 +1,4 @@
-"""Similarity joins over item sets: MinHash LSH, or the exact prefix-filtering join.
+"""Similarity joins over item sets: MinHash LSH, or the exact prefix-filtering joins.
 
 Where it sits: item sets (a :class:`~neardup.text.shingle.ShingleSets`: each item's sorted
 distinct 64-bit element hashes; shingles of texts, the products each customer bought, the
@@ -14,6 +14,9 @@ above the threshold (:class:`~neardup.join.result.JoinResult`). Two ways to the 
   duplicate detection", WWW 2008): every pair at or above the threshold, none missed, and no
   hashing. Its cost grows as the threshold falls (longer prefixes); LSH's with the recall
   asked and with how similar the data's random pairs are.
+* :func:`containment_join` (metric ``containment``, always exact): every pair where the
+  smaller set is at least the threshold contained in the larger, ``|A ∩ B| / |A|``
+  (:func:`~neardup.lsh.containment.exact_containment_pairs`).
 
 "At or above the threshold" is decided by the float64 value ``o / (|A| + |B| - o)`` (``o`` the
 shared elements), the value reported: a pair exactly at the threshold (9 of 10 shared at 0.9)
@@ -41,6 +44,7 @@ from neardup.join.banded import (
     warn_if_large,
 )
 from neardup.join.result import JoinResult, JoinStream
+from neardup.lsh.containment import exact_containment_pairs
 from neardup.lsh.prefix import exact_set_pairs, jaccard_threshold
 from neardup.lsh.sets import SetHasher, check_item_sets
 from neardup.pairs import CandidatePairs
@@ -48,7 +52,7 @@ from neardup.params import JoinSpec
 from neardup.text.shingle import ShingleSets
 from neardup.verify import exact_jaccard
 
-__all__ = ["prefix_join", "set_join", "set_stream"]
+__all__ = ["containment_join", "prefix_join", "set_join", "set_stream"]
 
 
 CHUNK_SETS = 65536
@@ -84,6 +88,35 @@ def prefix_join(sets: ShingleSets, threshold: float, *, suffix_depth: int = 2) -
         "num_pairs": int(first.shape[0]),
     }
     return JoinResult(first=first, second=second, values=values, metric="jaccard", info=info)
+
+
+def containment_join(sets: ShingleSets, threshold: float) -> JoinResult:
+    """Every pair where the smaller set is at least ``threshold`` contained in the larger.
+
+    :func:`~neardup.lsh.containment.exact_containment_pairs` as a :class:`JoinResult`:
+    ``first`` the contained set (the smaller; of two equal, the later), ``values`` its
+    containment ``|first ∩ second| / |first|``; ``info``: ``family`` ``"containment"``,
+    ``predicted_recall`` 1.0 and the filter's counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sets = ShingleSets(hashes=np.array([1, 2, 3, 4, 5, 6, 2, 3, 4, 9], np.uint64),
+    ...                    offsets=np.array([0, 6, 10]))
+    >>> result = containment_join(sets, 0.75)
+    >>> list(zip(result.first.tolist(), result.second.tolist())), result.values.tolist()
+    ([(1, 0)], [0.75])
+    """
+    first, second, values, counts = exact_containment_pairs(sets, threshold)
+    info: dict[str, Any] = {
+        "family": "containment",
+        "num_bands": None,
+        "num_rows": None,
+        "predicted_recall": 1.0,
+        **counts,
+        "num_pairs": int(first.shape[0]),
+    }
+    return JoinResult(first=first, second=second, values=values, metric="containment", info=info)
 
 
 # the LSH join ---------------------------------------------------------------------------------
@@ -177,11 +210,14 @@ def set_stream(
 
     ``progress``: told the bands done (:func:`~neardup.join.banded.banded_stream`).
     """
-    if spec.metric != "jaccard":
+    if spec.metric not in ("jaccard", "containment"):
         raise ParameterError(
-            f"set_join joins item sets: JoinSpec.metric must be 'jaccard'; got {spec.metric!r}."
+            "set_join joins item sets: JoinSpec.metric must be 'jaccard' or 'containment'; "
+            f"got {spec.metric!r}."
         )
     t = jaccard_threshold(spec.threshold, "set_join")
+    if spec.metric == "containment":
+        return JoinStream.of(containment_join(sets, t))
     if spec.exact:
         return JoinStream.of(prefix_join(sets, t))
     sets = check_item_sets(sets, "set_join")

@@ -50,7 +50,7 @@ def jaccard_threshold(threshold: float, owner: str) -> float:
     return float(threshold)
 
 
-def _gathered(
+def gathered_sets(
     values: NDArray[Any], offsets: I64Array, chosen: I64Array, *, is_sorted: bool
 ) -> tuple[NDArray[Any], I64Array]:
     """The sets ``chosen`` (values and offsets from 0), each sorted unless ``is_sorted``."""
@@ -86,7 +86,7 @@ def _ranked_sets(
     hopeless = np.empty(offsets.shape[0] - 1, dtype=bool)
     kernels.hopeless_sets(offsets, kernels.possibly_shared(hashes, bits), t, hopeless)
     candidates = np.flatnonzero(~hopeless)
-    hashes, offsets = _gathered(hashes, offsets, candidates, is_sorted=True)
+    hashes, offsets = gathered_sets(hashes, offsets, candidates, is_sorted=True)
     n = hashes.shape[0]
     members, bounds = equal_key_groups(hashes)
     frequency = np.diff(bounds)
@@ -105,7 +105,7 @@ def _ranked_sets(
     hopeless = np.empty(offsets.shape[0] - 1, dtype=bool)
     kernels.hopeless_sets(offsets, is_shared, t, hopeless)
     kept = np.flatnonzero(~hopeless)
-    ranks, rank_offsets = _gathered(flat, offsets, kept, is_sorted=False)
+    ranks, rank_offsets = gathered_sets(flat, offsets, kept, is_sorted=False)
     return ranks, rank_offsets, candidates[kept], int(num_elements), int(num_single)
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from neardup.explain import merged_spans, shared_passages
 from neardup.io.output import REPORT_MARK
-from neardup.kinds import SKETCH_KINDS
 from neardup.report.charts import (
     cluster_sizes_chart,
     histogram_chart,
@@ -158,9 +157,7 @@ def flat_rows(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, 
 
 def _measure(run: Run) -> str:
     """What the pairs' similarity is: the kind's exact measure, or its signature estimate."""
-    measure = (
-        SKETCH_KINDS[run.config.sketch.kind].exact.replace("-", " ").replace("jaccard", "Jaccard")
-    )
+    measure = run.config.measure.replace("-", " ").replace("jaccard", "Jaccard")
     how = "exact" if run.config.verify_mode == "exact" else "estimated from signatures"
     return f"{measure} similarity ({how})"
 

@@ -1,0 +1,147 @@
+"""Containment as a criterion from the command line: ``dedup --measure containment`` and
+``join --metric containment``.
+
+The planted corpus (:mod:`tests.planted`) sets real licence texts inside hosts 1.5 to 8 times
+as long: containment finds every planted pair at the threshold with its exact value and keeps
+the host; Jaccard at the same threshold finds almost none.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SUMMARY_SCHEMA
+from tests.integration.conftest import run
+from tests.planted import Planted, plant_containment
+
+THRESHOLD = 0.8
+
+
+@pytest.fixture(scope="module")
+def planted(licenses: list[dict[str, object]]) -> Planted:
+    return plant_containment([str(r["text"]) for r in licenses], 150, num_others=300, seed=3)
+
+
+@pytest.fixture(scope="module")
+def corpus(planted: Planted, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("planted") / "planted.jsonl"
+    lines = (json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(planted.texts))
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _pairs(out: Path) -> dict[tuple[int, int], float]:
+    return {
+        (int(p["a"][1:]), int(p["b"][1:])): p["similarity"] for p in _lines(out / "pairs.jsonl")
+    }
+
+
+def test_containment_finds_every_planted_pair_and_keeps_the_host(
+    corpus: Path, planted: Planted, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    result = run(
+        *["dedup", str(corpus), "--measure", "containment", "--pairs", "all", "-o", str(out), "-q"]
+    )
+    assert result.returncode == 0, result.stderr
+    truth = planted.pairs_at(THRESHOLD)
+    assert len(truth) >= 140
+    pairs = _pairs(out)
+    for inner, host in truth:
+        assert pairs[inner, host] == pytest.approx(planted.containment[inner, host], abs=1e-6)
+    kept = {int(r["id"][1:]): r["keep"] for r in _lines(out / "clusters.jsonl")}
+    assert not any(kept[inner] for inner, _ in truth)
+    summary = json.loads((out / "summary.json").read_text())
+    SUMMARY_SCHEMA.validate(summary)
+    assert summary["measure"] == "containment"
+    assert summary["params"]["keep"] == "longest"
+    assert summary["params"]["lsh"]["family"] == "containment"
+    assert all(value >= THRESHOLD for value in pairs.values())
+
+
+def test_jaccard_at_the_same_threshold_misses_the_planted_pairs(
+    corpus: Path, planted: Planted, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    result = run("dedup", str(corpus), "--pairs", "all", "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    truth = planted.pairs_at(THRESHOLD)
+    found = {tuple(sorted(p)) for p in _pairs(out)} & {tuple(sorted(p)) for p in truth}
+    assert len(found) <= 0.1 * len(truth)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--keep", "first"], "keep must be 'longest' with the containment family"),
+        (["--verify", "signature"], "verify must be 'exact'"),
+        (["--family", "bands"], "drop --family bands"),
+        (["--engine", "spark"], "'containment' family needs every shingle set on one machine"),
+        (["--unit", "line"], "--measure containment works without --unit and --against"),
+    ],
+)
+def test_what_containment_cannot_do_is_refused(
+    corpus: Path, tmp_path: Path, options: list[str], message: str
+) -> None:
+    out = tmp_path / "out"
+    result = run("dedup", str(corpus), "--measure", "containment", *options, "-o", str(out))
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert not out.exists()
+
+
+def test_a_measure_the_sketch_does_not_have_is_refused(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run(
+        *["dedup", str(corpus), "--method", "simhash", "--measure", "jaccard", "-o", str(out)]
+    )
+    assert result.returncode != 0
+    assert "--measure jaccard: --sketch simhash measures cosine" in result.stderr
+
+
+def test_join_containment_of_item_sets_equals_the_definition(tmp_path: Path) -> None:
+    baskets = {
+        "big": [f"i{n}" for n in range(40)],
+        "inside": [f"i{n}" for n in range(0, 20)] + ["x"],
+        "half": [f"i{n}" for n in range(30, 50)],
+        "alone": ["y", "z"],
+    }
+    path = tmp_path / "baskets.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "items": v}) + "\n" for k, v in baskets.items()))
+    out = tmp_path / "out"
+    result = run(
+        *["join", str(path), "--metric", "containment", "--threshold", "0.5", "-o", str(out), "-q"]
+    )
+    assert result.returncode == 0, result.stderr
+    truth = {}
+    for a, b in combinations(baskets, 2):
+        small, large = sorted((a, b), key=lambda k: len(set(baskets[k])))
+        value = len(set(baskets[small]) & set(baskets[large])) / len(set(baskets[small]))
+        if value >= 0.5:
+            truth[small, large] = round(value, 6)
+    assert {(p["a"], p["b"]): p["similarity"] for p in _lines(out / "pairs.jsonl")} == truth
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["metric"], summary["family"]) == ("containment", "containment")
+    refused = run(
+        *[
+            "join",
+            str(path),
+            "--metric",
+            "containment",
+            "--threshold",
+            "0.5",
+            "--exact",
+            "-o",
+            str(tmp_path / "o2"),
+        ]
+    )
+    assert refused.returncode != 0
