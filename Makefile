@@ -80,6 +80,7 @@ bench: $(VENV)/.installed-bench
 	command -v redis-server >/dev/null || (apt-get update -q && apt-get install -y -q redis-server)
 	$(BIN)/python bench/dedup_vs_peers.py
 	$(BIN)/python bench/index.py
+	$(BIN)/python bench/containment.py
 	$(BIN)/python bench/scale.py --rfc  # makes 1M and 10M documents once (out/bench, ~4 GB)
 
 clean:

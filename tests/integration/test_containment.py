@@ -8,6 +8,7 @@ the host; Jaccard at the same threshold finds almost none.
 
 from __future__ import annotations
 
+import csv
 import json
 from itertools import combinations
 from pathlib import Path
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SUMMARY_SCHEMA
+from tests.conftest import SUMMARY_SCHEMA, shared
 from tests.integration.conftest import run
-from tests.planted import Planted, plant_containment
+from tests.planted import Planted, plant_containment, shingle_set
 
 THRESHOLD = 0.8
 
@@ -145,3 +146,42 @@ def test_join_containment_of_item_sets_equals_the_definition(tmp_path: Path) -> 
         ]
     )
     assert refused.returncode != 0
+
+
+def test_copied_short_answers_are_found_inside_their_wikipedia_source(tmp_path: Path) -> None:
+    # Clough & Stevenson: answers written by cutting from (cut), lightly or heavily revising
+    # (light, heavy) a Wikipedia article, or without it (non). An answer is much shorter than
+    # its source, so its Jaccard with it is low even when it is mostly copied.
+    folder = shared("clough_stevenson_short_answers/file_information.csv").parent
+    with (folder / "file_information.csv").open(encoding="utf-8") as f:
+        answers = [r for r in csv.DictReader(f) if r["Category"] != "orig"]
+    names = [r["File"] for r in answers] + [f"orig_task{t}.txt" for t in "abcde"]
+    texts = {name: (folder / name).read_text(encoding="latin-1") for name in names}
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps({"id": n, "text": texts[n]}) + "\n" for n in names))
+    found = {}
+    for measure in ("containment", "jaccard"):
+        out = tmp_path / measure
+        result = run(
+            *["dedup", str(path), "--measure", measure, "--threshold", "0.5"],
+            *["--pairs", "all", "-o", str(out), "-q"],
+        )
+        assert result.returncode == 0, result.stderr
+        found[measure] = {(p["a"], p["b"]): p["similarity"] for p in _lines(out / "pairs.jsonl")}
+    sets = {name: shingle_set(text) for name, text in texts.items()}
+    for (a, b), value in found["containment"].items():
+        assert len(texts[a]) <= len(texts[b])  # the shorter text is the contained one
+        assert value == pytest.approx(len(sets[a] & sets[b]) / len(sets[a]), abs=1e-6)
+    copied = {"cut": 0, "light": 0, "heavy": 0, "non": 0}
+    by_jaccard = 0
+    for r in answers:
+        pair = (r["File"], f"orig_task{r['Task']}.txt")
+        if len(texts[pair[0]]) > len(texts[pair[1]]):
+            pair = pair[::-1]  # an answer longer than its source
+        copied[r["Category"]] += pair in found["containment"]
+        by_jaccard += pair in found["jaccard"] or pair[::-1] in found["jaccard"]
+        inside = len(sets[pair[0]] & sets[pair[1]]) / len(sets[pair[0]])
+        assert (pair in found["containment"]) == (inside >= 0.5)
+    assert copied["cut"] >= copied["light"] >= copied["heavy"] >= copied["non"] == 0
+    assert copied["cut"] >= 10
+    assert sum(copied.values()) >= 3 * by_jaccard
