@@ -4,11 +4,13 @@ loopback): results equal the library's."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from neardup.index import LSHIndex
-from tests.service.conftest import App, Server
+from tests.integration.conftest import run
+from tests.service.conftest import App, Server, serve_here
 
 BASE = "the licence grants every person a perpetual worldwide royalty free right to use the work"
 
@@ -192,3 +194,21 @@ def test_openapi_document_lists_the_api(server: App) -> None:
         "/v1/info",
         "/healthz",
     } <= set(paths)
+
+
+def test_containment_queries_find_the_documents_holding_a_text(tmp_path: Path) -> None:
+    path = tmp_path / "contain.ndx"
+    assert run("index", "create", str(path), "--containment-sample", "1").returncode == 0
+    host = f"{BASE} and a long preamble about other matters entirely, then {BASE} again"
+    with serve_here(path) as app, app.client() as http:
+        docs = [{"id": "host", "text": host}, {"id": "other", "text": "nothing of it at all here"}]
+        assert http.post("/v1/documents", json={"documents": docs}).status_code == 201
+        body = {"texts": [BASE], "measure": "containment"}
+        (result,) = http.post("/v1/query", json=body).json()["results"]
+        assert result["matches"] == [{"id": "host", "similarity": 1.0}]
+        plain = http.post("/v1/query", json={"texts": [BASE]}).json()["results"][0]["matches"]
+        assert plain == []  # Jaccard: the host is about three times as long
+    with serve_here(tmp_path / "plain.ndx") as app, app.client() as http:
+        refused = http.post("/v1/query", json={"texts": [BASE], "measure": "containment"})
+        assert refused.status_code == 400
+        assert "keeps no containment sample" in refused.json()["error"]["message"]

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -119,14 +119,31 @@ def _interrupt_deferred() -> Iterator[None]:
 
 @index_group.command(
     "create",
-    epilog="\b\nExample:\n  neardup index create seen.ndx --shingle word:5 --threshold 0.8",
+    epilog="\b\nExamples:\n  neardup index create seen.ndx --shingle word:5 --threshold 0.8"
+    "\n  neardup index create seen.ndx --containment-sample 1",
 )
 @click.argument("path", type=click.Path(path_type=Path))
 @sketch_options
-def create_command(path: Path, **flags: Any) -> None:
+@click.option(
+    "--containment-sample",
+    type=int,
+    callback=_positive_int,
+    metavar="M",
+    help="Also keep each document's shingles whose fingerprint is 0 mod M, so that `index "
+    "query --measure containment` finds the documents containing a text: exactly with 1 "
+    "(every shingle kept: the index grows with the text), estimated from 1/M of them "
+    "otherwise [default: none kept, no containment queries].",
+)
+def create_command(path: Path, containment_sample: int | None, **flags: Any) -> None:
     """Create an empty index at PATH with the given parameters (fixed for its life)."""
     config = apply_flags(DedupConfig(), flags)
-    with _index(path, create=True, sketch=config.sketch, lsh=config.lsh) as index:
+    with _index(
+        path,
+        create=True,
+        sketch=config.sketch,
+        lsh=config.lsh,
+        containment_sample=containment_sample,
+    ) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
@@ -256,6 +273,14 @@ Examples:
     help="Minimum estimated similarity [default: the index's]. Below the index's own, its LSH "
     "bands miss some pairs: a warning says how many.",
 )
+@click.option(
+    "--measure",
+    type=click.Choice(["jaccard", "containment"]),
+    default="jaccard",
+    show_default=True,
+    help="jaccard: near-copies of the text; containment: the documents containing it, by the "
+    "share of its shingles they hold (an index created with --containment-sample).",
+)
 @input_options
 def query_command(
     path: Path,
@@ -263,11 +288,13 @@ def query_command(
     texts: tuple[str, ...],
     top_k: int | None,
     threshold: float | None,
+    measure: Literal["jaccard", "containment"],
     **flags: Any,
 ) -> None:
     """Look up near-copies of --text or of the documents in INPUTS.
 
-    Prints one JSON line per query, best match first:
+    With --measure containment: the indexed documents that contain them. Prints one JSON line
+    per query, best match first:
     {"query": ID, "matches": [{"id": ..., "similarity": ...}, ...]}
     A text without a token (empty) matches nothing.
     """
@@ -280,7 +307,11 @@ def query_command(
         raise click.UsageError(f"{option} applies to INPUT files, not to --text; drop it")
     refuse_inapplicable(inputs)
     with _index(path) as index:
-        if threshold is not None and (warning := threshold_warning(index.header, threshold)):
+        if (
+            measure == "jaccard"
+            and threshold is not None
+            and (warning := threshold_warning(index.header, threshold))
+        ):
             warnings.warn(warning, NeardupWarning, stacklevel=1)
         batches: Iterator[list[tuple[str, str]]] = (
             iter([[(f"text:{i + 1}", t) for i, t in enumerate(texts)]])
@@ -288,7 +319,9 @@ def query_command(
             else _batches(_sources(inputs, flags), 1000)
         )
         for batch in batches:
-            found = index.query([t for _, t in batch], threshold=threshold, top_k=top_k)
+            found = index.query(
+                [t for _, t in batch], threshold=threshold, top_k=top_k, measure=measure
+            )
             for (doc_id, _), matches in zip(batch, found, strict=True):
                 line = {
                     "query": doc_id,

@@ -13,6 +13,7 @@ and a query without a token finds nothing: emptiness is no evidence of a copy.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
 from neardup.text.normalize import UNICODE_VERSION
-from neardup.text.shingle import fingerprint_scheme
+from neardup.text.shingle import Shingler, fingerprint_scheme
 
 __all__ = ["CheckResult", "IndexedDocument", "LSHIndex"]
 
@@ -61,7 +62,7 @@ class IndexedDocument:
     metadata: Any
 
 
-def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
+def _header(sketch: SketchSpec, lsh: LSHSpec, containment_sample: int | None) -> dict[str, Any]:
     num_bands, num_rows = bands_rows(lsh)
     return {
         "kind": HEADER_KIND,
@@ -69,6 +70,7 @@ def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
         "lsh": lsh.to_dict(),
         "num_bands": num_bands,
         "num_rows": num_rows,
+        "containment_sample": containment_sample,
         "fingerprint_scheme": fingerprint_scheme(sketch.shingle),
         "unicode_version": UNICODE_VERSION,
         "signature_format": FORMAT_VERSION,
@@ -76,8 +78,8 @@ def _header(sketch: SketchSpec, lsh: LSHSpec) -> dict[str, Any]:
     }
 
 
-_COMPARED = ("kind", "sketch", "lsh", "num_bands", "num_rows", "fingerprint_scheme",
-             "unicode_version", "signature_format")  # fmt: skip
+_COMPARED = ("kind", "sketch", "lsh", "num_bands", "num_rows", "containment_sample",
+             "fingerprint_scheme", "unicode_version", "signature_format")  # fmt: skip
 
 
 def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -110,6 +112,13 @@ class LSHIndex:
     sketch, lsh
         Parameters of a new index. For an existing one, leave them out (the header's are used);
         given and different, they raise :class:`IncompatibleError` naming the fields.
+    containment_sample
+        For a new index, ``m``: keep every shingle whose fingerprint is ``0 mod m`` (Broder's
+        ``MOD_m`` sample, seed 003) of each document as postings, so that
+        ``query(..., measure="containment")`` finds the stored documents containing a text:
+        exactly with ``m = 1`` (every shingle is kept), estimated from ``1/m`` of them
+        otherwise. ``None`` (default): no sample, no containment queries. Fixed for the
+        index's life, like ``sketch`` and ``lsh``.
     cache_size
         Signatures kept in memory between queries.
 
@@ -129,15 +138,17 @@ class LSHIndex:
         *,
         sketch: SketchSpec | None = None,
         lsh: LSHSpec | None = None,
+        containment_sample: int | None = None,
         cache_size: int = 100_000,
     ) -> None:
         self.store = store
         header = store.read_header()
+        _check_sample(containment_sample)
         if header is None:
             sketch = sketch if sketch is not None else SketchSpec()
             lsh = lsh if lsh is not None else LSHSpec(num_perm=sketch.num_perm)
             _check_specs(sketch, lsh)
-            header = _header(sketch, lsh)
+            header = _header(sketch, lsh, containment_sample)
             store.write_header(header)
         else:
             if header.get("kind") != HEADER_KIND:
@@ -152,8 +163,14 @@ class LSHIndex:
                     f"{_where(store)}the index header is damaged ({exc}): {REPAIR_ADVICE}"
                 ) from None
             # Specs gain fields with defaults over versions: compare in today's full form.
-            header = {**header, "sketch": stored[0].to_dict(), "lsh": stored[1].to_dict()}
-            wanted = _header(sketch or stored[0], lsh or stored[1])
+            header = {
+                **header,
+                "sketch": stored[0].to_dict(),
+                "lsh": stored[1].to_dict(),
+                "containment_sample": header.get("containment_sample"),
+            }
+            sample = containment_sample or header["containment_sample"]
+            wanted = _header(sketch or stored[0], lsh or stored[1], sample)
             diffs = _differences(header, wanted)
             if diffs:
                 raise IncompatibleError(
@@ -165,7 +182,9 @@ class LSHIndex:
         self.lsh_spec: LSHSpec = lsh
         self.header = header
         self.num_bands, self.num_rows = int(header["num_bands"]), int(header["num_rows"])
+        self.containment_sample: int | None = header["containment_sample"]
         self._sketcher = make_sketcher(sketch)
+        self._shingler = Shingler(sketch.shingle, sketch.normalize)
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()
@@ -177,6 +196,7 @@ class LSHIndex:
         *,
         sketch: SketchSpec | None = None,
         lsh: LSHSpec | None = None,
+        containment_sample: int | None = None,
         create: bool | None = None,
     ) -> LSHIndex:
         """The index file at ``path``, backed by :class:`SQLiteStore`.
@@ -185,7 +205,7 @@ class LSHIndex:
         ----------
         path
             The index file.
-        sketch, lsh
+        sketch, lsh, containment_sample
             As for :class:`LSHIndex`.
         create
             ``None`` (default): open the index, or create it where no file exists. ``False``:
@@ -209,7 +229,7 @@ class LSHIndex:
                     f"{path}: an index without a header (its creation was interrupted): "
                     "delete it and create it again"
                 )
-            return cls(store, sketch=sketch, lsh=lsh)
+            return cls(store, sketch=sketch, lsh=lsh, containment_sample=containment_sample)
         except BaseException:
             if store.created:
                 store.remove()
@@ -255,7 +275,17 @@ class LSHIndex:
             metadata=[_metadata_json(m) for m in metadata]
             if metadata is not None
             else [None] * len(ids),
+            samples=self._samples(texts) if self.containment_sample is not None else (),
         )
+
+    def _samples(self, texts: Sequence[str]) -> list[U64Array]:
+        """Each text's containment sample: its shingles whose fingerprint is 0 mod ``m``."""
+        assert self.containment_sample is not None
+        sets = self._shingler.shingle_sets(texts)
+        sampled = sets.hashes % np.uint64(self.containment_sample) == 0
+        return [
+            sets.set_of(d)[sampled[sets.offsets[d] : sets.offsets[d + 1]]] for d in range(len(sets))
+        ]
 
     def add(
         self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
@@ -383,7 +413,12 @@ class LSHIndex:
         return IndexedDocument(id=row.id, num_shingles=row.num_shingles, metadata=metadata)
 
     def query(
-        self, texts: Sequence[str], *, threshold: float | None = None, top_k: int | None = None
+        self,
+        texts: Sequence[str],
+        *,
+        threshold: float | None = None,
+        top_k: int | None = None,
+        measure: Literal["jaccard", "containment"] = "jaccard",
     ) -> list[list[Match]]:
         """The stored near-copies of each text, best first (then by id).
 
@@ -396,8 +431,53 @@ class LSHIndex:
 
         A ``threshold`` below the index's finds only the pairs its bands make candidates:
         :func:`~neardup.index.recall.threshold_warning` says how many.
+
+        ``measure="containment"``: the stored documents that contain the text instead, each
+        with the containment of the text's shingle set in its own, ``|S(q) ∩ S(d)| / |S(q)|``,
+        from the index's containment sample (:class:`LSHIndex`'s ``containment_sample``):
+        the share of the text's sampled shingles the document holds; exact when ``m = 1``.
+        Every stored document sharing a sampled shingle is counted (no bands: no pair is missed
+        by the lookup). Cost: one point lookup per sampled shingle of the text.
         """
+        if measure == "containment":
+            return [self._containers(s, threshold, top_k) for s in self._query_samples(texts)]
+        if measure != "jaccard":
+            raise ParameterError(f"measure must be 'jaccard' or 'containment'; got {measure!r}.")
         return self.query_signatures(self._sketcher.sketch(texts), threshold=threshold, top_k=top_k)
+
+    def _query_samples(self, texts: Sequence[str]) -> list[U64Array]:
+        if self.containment_sample is None:
+            raise ParameterError(
+                "this index keeps no containment sample, so it cannot answer containment "
+                "queries: create one with containment_sample (neardup index create "
+                "--containment-sample 1 for exact containment) and add the documents to it."
+            )
+        return self._samples(texts)
+
+    def _containers(
+        self, sample: U64Array, threshold: float | None, top_k: int | None
+    ) -> list[Match]:
+        """The stored documents holding the text's ``sample``, by the share they hold."""
+        if top_k is not None and top_k < 1:
+            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        limit = self._threshold(threshold) if threshold is not None or top_k is None else None
+        if sample.shape[0] == 0:
+            return []  # no sampled shingle: no evidence of a copy
+        counts = self.store.holders(sample, self.num_bands)
+        least = 0 if limit is None else math.ceil(limit * sample.shape[0] - 1e-9)
+        if top_k is not None and len(counts) > top_k:
+            least = max(least, sorted(counts.values(), reverse=True)[top_k - 1])
+        chosen = sorted(d for d, c in counts.items() if c >= least)
+        matches = sorted(
+            (
+                Match(id=r.id, similarity=counts[r.doc] / sample.shape[0])
+                for r in self._rows_of(chosen)
+            ),
+            key=lambda m: (-m.similarity, m.id),
+        )
+        if limit is not None:
+            matches = [m for m in matches if m.similarity >= limit]
+        return matches[:top_k] if top_k is not None else matches
 
     def query_signatures(
         self, signatures: Signatures, *, threshold: float | None = None, top_k: int | None = None
@@ -492,8 +572,9 @@ class LSHIndex:
         """Every inconsistency between documents and postings (empty when sound).
 
         Recomputes every stored document's band keys from its signature and compares them with
-        the postings; also checks signature and fingerprint sizes, metadata, and the store's own
-        integrity (for SQLite: its integrity check, and the stored band keys). Cost: a full scan.
+        the band postings; also checks signature and fingerprint sizes, metadata, and the
+        store's own integrity (for SQLite: its integrity check, and every posting, containment
+        samples included, against the stored keys). Cost: a full scan.
 
         Raises
         ------
@@ -521,7 +602,10 @@ class LSHIndex:
                 expected.extend((b, int(k), row.doc) for b, k in enumerate(keys.tolist()))
         expected.sort()
         band, key, doc = self.store.all_postings()
-        actual = sorted(zip(band.tolist(), key.tolist(), doc.tolist(), strict=True))
+        bands = band < self.num_bands  # the containment samples are checked by the store
+        actual = sorted(
+            zip(band[bands].tolist(), key[bands].tolist(), doc[bands].tolist(), strict=True)
+        )
         if actual != expected:
             missing = sorted(set(expected) - set(actual))
             extra = sorted(set(actual) - set(expected))
@@ -545,6 +629,16 @@ class LSHIndex:
             out["bytes"] = num_bytes
             out["bytes_per_document"] = round(num_bytes / max(out["documents"], 1), 1)
         return out
+
+
+def _check_sample(containment_sample: int | None) -> None:
+    """Refuse a containment sample rate that is not a whole number ``m >= 1``."""
+    value = containment_sample
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ParameterError(
+            f"containment_sample must be None or an int >= 1 (1 keeps every shingle: exact "
+            f"containment); got {value!r}."
+        )
 
 
 def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
@@ -579,6 +673,7 @@ def _take(rows: DocumentRows, chosen: list[int]) -> DocumentRows:
         num_shingles=rows.num_shingles[chosen],
         keys=rows.keys[chosen],
         metadata=[rows.metadata[i] for i in chosen],
+        samples=[rows.samples[i] for i in chosen] if rows.samples else (),
     )
 
 

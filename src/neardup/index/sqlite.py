@@ -8,11 +8,14 @@ Schema version 1::
                id TEXT UNIQUE, fingerprint BLOB(16),   128-bit exact fingerprint, little-endian
                signature BLOB(8 * num_perm),           uint64 little-endian
                num_shingles INTEGER, metadata TEXT,    metadata: JSON text or NULL
-               keys BLOB(8 * num_bands))               band keys, uint64 little-endian (empty
-                                                       for a document without shingles)
+               keys BLOB(8 * (num_bands + s)))         band keys, then the s shingles of the
+                                                       containment sample (if the index keeps
+                                                       one), uint64 little-endian (empty for a
+                                                       document without shingles)
     postings, recent_postings
               (band INTEGER, key INTEGER, doc INTEGER, PRIMARY KEY (band, key, doc))
-              WITHOUT ROWID                            key: the uint64 band key as int64
+              WITHOUT ROWID                            key: the uint64 band key as int64; the
+                                                       sample's shingles in band num_bands
 
 Band postings are kept like a two-level LSM tree: small batches go to ``recent_postings``, whose
 pages stay hot, so an online add rewrites few pages; when it holds ``merge_rows`` postings they
@@ -48,7 +51,7 @@ import numpy as np
 
 from neardup._types import I64Array, U64Array
 from neardup.errors import ParameterError, StoreError
-from neardup.index.store import DocumentRows, StoredDocument
+from neardup.index.store import DocumentRows, StoredDocument, posting_bands
 
 __all__ = ["REPAIR_ADVICE", "SCHEMA_VERSION", "SQLiteStore", "store_error"]
 
@@ -420,8 +423,7 @@ class SQLiteStore:
         docs = np.arange(first, first + len(rows), dtype=np.int64)
         fingerprints = rows.fingerprints.astype("<u8")
         signatures = rows.signatures.astype("<u8")
-        has_postings = rows.num_shingles > 0
-        keys = rows.keys.astype("<u8")
+        stored = [rows.keys_of(i).astype("<u8") for i in range(len(rows))]
         conn.executemany(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -432,15 +434,18 @@ class SQLiteStore:
                     signatures[i].tobytes(),
                     int(rows.num_shingles[i]),
                     rows.metadata[i],
-                    keys[i].tobytes() if has_postings[i] else b"",
+                    stored[i].tobytes(),
                 )
                 for i in range(len(rows))
             ),
         )
         num_bands = rows.keys.shape[1]
-        band = np.tile(np.arange(num_bands, dtype=np.int64), int(has_postings.sum()))
-        key = rows.keys[has_postings].reshape(-1).view(np.int64)
-        doc = np.repeat(docs[has_postings], num_bands)
+        sizes = [keys.shape[0] for keys in stored]
+        band = np.array(
+            [b for size in sizes for b in posting_bands(size, num_bands)], dtype=np.int64
+        )
+        key = np.concatenate([np.empty(0, "<u8"), *stored]).view(np.int64)
+        doc = np.repeat(docs, sizes)
         order = np.lexsort((doc, key, band))
         table = "postings" if key.shape[0] >= self.merge_rows else "recent_postings"
         conn.executemany(
@@ -473,6 +478,7 @@ class SQLiteStore:
         """Remove documents and their postings (found by primary key from the stored keys)."""
         conn = self._connection()
         found = self.docs_of(ids)
+        num_bands = self._num_bands()
         removed: list[tuple[int, int, int]] = []
         for start in range(0, len(found), 500):
             chunk = list(found.values())[start : start + 500]
@@ -483,8 +489,9 @@ class SQLiteStore:
             ):
                 if not isinstance(blob, bytes) or len(blob) % 8:
                     raise self._damaged(f"document {doc}: band keys {blob!r:.40}")
-                band_keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
-                removed.extend((band, key, int(doc)) for band, key in enumerate(band_keys))
+                keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
+                bands = posting_bands(len(keys), num_bands)
+                removed.extend((band, key, int(doc)) for band, key in zip(bands, keys, strict=True))
         for table in _POSTING_TABLES:
             conn.executemany(
                 f"DELETE FROM {table} WHERE band = ? AND key = ? AND doc = ?",  # noqa: S608
@@ -524,6 +531,32 @@ class SQLiteStore:
             params[:-1] + params,
         )
         return [int(r[0]) for r in rows]
+
+    @_translated
+    def holders(self, keys: U64Array, band: int) -> dict[int, int]:
+        """For each document holding some of ``keys`` in ``band``, how many: point lookups."""
+        counts: dict[int, int] = {}
+        signed = np.unique(keys.astype(np.uint64)).view(np.int64).tolist()
+        for start in range(0, len(signed), 400):
+            chunk = signed[start : start + 400]
+            marks = ",".join("?" * len(chunk))
+            rows = self._connection().execute(
+                f"SELECT doc, count(*) FROM (SELECT doc FROM postings "  # noqa: S608
+                f"WHERE band = ? AND key IN ({marks}) UNION ALL SELECT doc FROM recent_postings "
+                f"WHERE band = ? AND key IN ({marks})) GROUP BY doc",
+                [band, *chunk, band, *chunk],
+            )
+            for doc, count in rows:
+                counts[int(doc)] = counts.get(int(doc), 0) + int(count)
+        return counts
+
+    def _num_bands(self) -> int:
+        """The index's band count, from its header (the band of its containment samples)."""
+        header = self.read_header()
+        try:
+            return int((header or {})["num_bands"])
+        except (KeyError, TypeError, ValueError):
+            raise self._damaged("the header names no band count") from None
 
     @_translated
     def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
@@ -610,6 +643,7 @@ class SQLiteStore:
         if last is not None and (seq is None or not isinstance(seq[0], int) or seq[0] < last):
             problems.append(f"the document counter {seq and seq[0]!r} is below document {last}")
         named: list[tuple[int, int, int]] = []
+        num_bands = self._num_bands()
         for chunk in self._chunks("SELECT doc, num_shingles, keys FROM documents ORDER BY doc"):
             for doc, num_shingles, blob in chunk:
                 if not isinstance(num_shingles, int) or num_shingles < 0:
@@ -622,7 +656,8 @@ class SQLiteStore:
                     )
                 else:
                     keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
-                    named.extend((band, key, int(doc)) for band, key in enumerate(keys))
+                    bands = posting_bands(len(keys), num_bands)
+                    named.extend((b, key, int(doc)) for b, key in zip(bands, keys, strict=True))
         band, key, doc = self.all_postings()
         stored = sorted(zip(band.tolist(), key.view(np.int64).tolist(), doc.tolist(), strict=True))
         if stored != sorted(named):

@@ -20,12 +20,21 @@ import numpy as np
 
 from neardup._types import I64Array, U64Array
 
-__all__ = ["DocumentRows", "MemoryStore", "Store", "StoredDocument"]
+__all__ = ["DocumentRows", "MemoryStore", "Store", "StoredDocument", "posting_bands"]
+
+
+def posting_bands(num_keys: int, num_bands: int) -> list[int]:
+    """The band of each of a document's stored keys: its band keys, then its samples.
+
+    A document's keys are its ``num_bands`` band keys (band ``j`` for the ``j``-th), then the
+    shingles of its containment sample, all in the band numbered ``num_bands``.
+    """
+    return [min(i, num_bands) for i in range(num_keys)]
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentRows:
-    """A batch of documents to store, with their band keys."""
+    """A batch of documents to store, with their band keys and containment samples."""
 
     ids: Sequence[str]
     fingerprints: U64Array
@@ -37,9 +46,19 @@ class DocumentRows:
     """``uint64[n, num_bands]``: band keys; short documents (no shingle) get no postings."""
     metadata: Sequence[str | None]
     """JSON text per document, or None."""
+    samples: Sequence[U64Array] = ()
+    """Per document, the shingles of its containment sample (posted in band ``num_bands``);
+    empty when the index keeps none."""
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def keys_of(self, i: int) -> U64Array:
+        """Document ``i``'s stored keys: band keys, then sample (none without a shingle)."""
+        if self.num_shingles[i] <= 0:
+            return np.empty(0, dtype=np.uint64)
+        keys: U64Array = self.keys[i]
+        return np.concatenate([keys, self.samples[i]]) if self.samples else keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +96,9 @@ class Store(Protocol):
 
     def candidates(self, keys: U64Array, fingerprint: U64Array) -> list[int]:
         """Documents sharing a band key (``keys[band]``) or the exact fingerprint."""
+
+    def holders(self, keys: U64Array, band: int) -> dict[int, int]:
+        """For each document holding some of ``keys`` in ``band``, how many it holds."""
 
     def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
         """The stored rows of the given document numbers (missing ones are left out)."""
@@ -158,9 +180,9 @@ class MemoryStore:
             )
             self._ids[doc_id] = doc
             self._fingerprints.setdefault(fingerprint, set()).add(doc)
-            keys: list[tuple[int, int]] = []
-            if rows.num_shingles[i] > 0:
-                keys = [(band, int(key)) for band, key in enumerate(rows.keys[i].tolist())]
+            stored = rows.keys_of(i).tolist()
+            bands = posting_bands(len(stored), rows.keys.shape[1])
+            keys = list(zip(bands, stored, strict=True))
             for posting in keys:
                 self._postings.setdefault(posting, set()).add(doc)
             self._keys[doc] = keys
@@ -189,6 +211,14 @@ class MemoryStore:
         for band, key in enumerate(keys.tolist()):
             found |= self._postings.get((band, key), set())
         return sorted(found)
+
+    def holders(self, keys: U64Array, band: int) -> dict[int, int]:
+        """For each document holding some of ``keys`` in ``band``, how many it holds."""
+        counts: dict[int, int] = {}
+        for key in keys.tolist():
+            for doc in self._postings.get((band, key), ()):
+                counts[doc] = counts.get(doc, 0) + 1
+        return counts
 
     def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
         """Stored rows by number."""

@@ -19,7 +19,7 @@ import html
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from neardup._version import __version__
 from neardup.errors import (
@@ -132,6 +132,7 @@ class QueryRequest(_Strict):
     documents: list[Document] | None = None
     top_k: int | None = Field(default=None, ge=1, le=1000)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    measure: Literal["jaccard", "containment"] = "jaccard"
 
 
 class CheckRequest(_Strict):
@@ -261,6 +262,8 @@ def _install_reads(
 
         A text without a token matches nothing. A ``threshold`` below the index's adds a
         ``warning``: the index's LSH bands find only some of the pairs at that similarity.
+        ``measure`` ``"containment"``: the documents that contain each text instead, by the
+        share of its shingles they hold (an index with a containment sample; else 400).
         """
         if (request.texts is None) == (request.documents is None):
             raise HTTPException(422, "give either texts or documents")
@@ -271,7 +274,9 @@ def _install_reads(
             texts = list(request.texts or [])
             names = [str(i) for i in range(len(texts))]
         _limit_batch(settings, len(texts))
-        found = index.query(texts, threshold=request.threshold, top_k=request.top_k)
+        found = index.query(
+            texts, threshold=request.threshold, top_k=request.top_k, measure=request.measure
+        )
         answer = {
             "results": [
                 {
@@ -281,6 +286,8 @@ def _install_reads(
                 for name, matches in zip(names, found, strict=True)
             ]
         }
+        if request.measure == "containment":
+            return answer
         return _warned(index, answer, request.threshold)
 
     # ``:anytext`` lets an id hold "/" (URLs are ids) and newlines; the path is percent-decoded
