@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._types import F64Array, I64Array
 from neardup.errors import ParameterError
 from neardup.join.banded import (
     BandProgress,
@@ -78,16 +79,8 @@ def prefix_join(sets: ShingleSets, threshold: float, *, suffix_depth: int = 2) -
     >>> list(zip(result.first.tolist(), result.second.tolist())), result.values.tolist()
     ([(0, 1)], [0.8])
     """
-    first, second, values, counts = exact_set_pairs(sets, threshold, suffix_depth=suffix_depth)
-    info: dict[str, Any] = {
-        "family": "prefix",
-        "num_bands": None,
-        "num_rows": None,
-        "predicted_recall": 1.0,
-        **counts,
-        "num_pairs": int(first.shape[0]),
-    }
-    return JoinResult(first=first, second=second, values=values, metric="jaccard", info=info)
+    found = exact_set_pairs(sets, threshold, suffix_depth=suffix_depth)
+    return _exact_result(*found, metric="jaccard", family="prefix")
 
 
 def containment_join(sets: ShingleSets, threshold: float) -> JoinResult:
@@ -107,16 +100,29 @@ def containment_join(sets: ShingleSets, threshold: float) -> JoinResult:
     >>> list(zip(result.first.tolist(), result.second.tolist())), result.values.tolist()
     ([(1, 0)], [0.75])
     """
-    first, second, values, counts = exact_containment_pairs(sets, threshold)
+    found = exact_containment_pairs(sets, threshold)
+    return _exact_result(*found, metric="containment", family="containment")
+
+
+def _exact_result(
+    first: I64Array,
+    second: I64Array,
+    values: F64Array,
+    counts: dict[str, Any],
+    *,
+    metric: str,
+    family: str,
+) -> JoinResult:
+    """The pairs of an exact join, with no bands and a recall of 1 in ``info``."""
     info: dict[str, Any] = {
-        "family": "containment",
+        "family": family,
         "num_bands": None,
         "num_rows": None,
         "predicted_recall": 1.0,
         **counts,
         "num_pairs": int(first.shape[0]),
     }
-    return JoinResult(first=first, second=second, values=values, metric="containment", info=info)
+    return JoinResult(first=first, second=second, values=values, metric=metric, info=info)
 
 
 # the LSH join ---------------------------------------------------------------------------------
