@@ -317,12 +317,13 @@ class PrefixFilter(SetJoin):
 class ContainmentFilter(SetJoin):
     """Every pair where the shorter text's shingle set is at least the threshold contained.
 
-    The shorter text first, contained in the longer's set
-    (:func:`~neardup.lsh.containment.exact_containment_pairs`).
+    Pairs ``first < second``, as every family's; which one is contained is the scorer's to say
+    again (:func:`~neardup.lsh.containment.exact_containment_pairs`).
     """
 
     def set_pairs(self, sets: ShingleSets, lengths: I64Array) -> CandidatePairs:
-        first, second, _, _ = exact_containment_pairs(sets, self.lsh.threshold, lengths)
+        contained, container, _, _ = exact_containment_pairs(sets, self.lsh.threshold, lengths)
+        first, second = np.minimum(contained, container), np.maximum(contained, container)
         return CandidatePairs(first=first, second=second)
 
     def describe(self) -> dict[str, Any]:

@@ -58,7 +58,7 @@ from neardup.cluster import (
     representatives,
     union_pairs,
 )
-from neardup.errors import InputError, NeardupWarning
+from neardup.errors import InputError, NeardupWarning, ParameterError
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.setstore import ShingleSetStore
 from neardup.io.spill import KeyColumns, PairRuns
@@ -229,7 +229,11 @@ class VerifiedPairs:
         )
 
     def contained_first(self, lengths: I64Array) -> VerifiedPairs:
-        """The pairs with their contained member first, the shorter by ``lengths``."""
+        """The pairs with their contained member first, the shorter by ``lengths``.
+
+        As containment reports them (``pairs.jsonl``'s ``a``): ``first`` may then exceed
+        ``second``.
+        """
         swap = second_contained(self.first, self.second, lengths)
         return VerifiedPairs(
             np.where(swap, self.second, self.first),
@@ -508,9 +512,9 @@ class PairScorer:
     chunks it is in. Close the scorer (or use it in a ``with``) to release that file.
 
     Under containment (:attr:`DedupConfig.measure`) the exact value of a pair is the
-    containment of its shorter document by ``lengths`` (the texts' sizes when None) in the
-    other (:func:`~neardup.lsh.containment.second_contained`), whichever order it is given in;
-    there is no estimate.
+    containment of its shorter document by ``lengths`` (required then) in the other
+    (:func:`~neardup.lsh.containment.second_contained`), whichever order it is given in; there
+    is no estimate.
     """
 
     def __init__(
@@ -526,6 +530,11 @@ class PairScorer:
         self.idf = idf
         self.sketcher = make_sketcher(config.sketch, idf)
         self._sizes = texts.sizes()
+        if config.measure == "containment" and lengths is None:
+            raise ParameterError(
+                "PairScorer under containment needs the documents' lengths: the shorter of a "
+                "pair is the contained one."
+            )
         self.lengths = self._sizes if lengths is None else lengths
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
         self.sets: ShingleSetStore | None = None
@@ -695,9 +704,7 @@ class ScoredChunk:
             sets = Shingler(spec.shingle, spec.normalize).shingle_sets(self._batch)
         docs = self._docs
         swap = second_contained(docs[local.first], docs[local.second], self._scorer.lengths)
-        contained = np.where(swap, local.second, local.first)
-        container = np.where(swap, local.first, local.second)
-        return exact_containment(sets, CandidatePairs(first=contained, second=container))
+        return exact_containment(sets, local, swap)
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:

@@ -12,7 +12,7 @@ import numpy as np
 
 from neardup._kernels import verify as kernels
 from neardup._parallel import in_blocks
-from neardup._types import Batch, F64Array, I64Array, U64Array
+from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.kinds import SKETCH_KINDS
 from neardup.pairs import CandidatePairs
@@ -89,13 +89,16 @@ def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
     return out
 
 
-def exact_containment(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
-    """The containment ``|A ∩ B| / |A|`` of each pair's first shingle set in its second.
+def exact_containment(
+    sets: ShingleSets, pairs: CandidatePairs, second_contained: BoolArray
+) -> F64Array:
+    """The containment ``|A ∩ B| / |A|`` of each pair's contained set ``A`` in the other.
 
-    An empty first set is contained in nothing here (0): emptiness is no evidence of a copy.
+    ``A`` is the pair's first set, or its second where ``second_contained``. An empty ``A`` is
+    contained in nothing here (0): emptiness is no evidence of a copy.
     """
-    first, _, shared = _shared(sets, pairs)
-    sizes = sets.sizes()[first]
+    first, second, shared = _shared(sets, pairs)
+    sizes = sets.sizes()[np.where(second_contained, second, first)]
     out = np.zeros(shared.shape[0], dtype=np.float64)
     np.divide(shared, sizes, out=out, where=sizes > 0)
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup.errors import IncompatibleError, ParameterError
+from neardup.errors import IncompatibleError, ParameterError, StoreError
 from neardup.index import LSHIndex, MemoryStore
 from tests.integration.conftest import run
 from tests.planted import Planted, plant_containment, shingle_set
@@ -87,6 +87,27 @@ def test_samples_are_deleted_replaced_and_kept_with_their_documents(
         assert reopened.verify_integrity() == []
     with pytest.raises(IncompatibleError, match="containment_sample"):
         LSHIndex.open(path, containment_sample=4)
+
+
+def test_deleting_from_memory_removes_every_sample_posting(planted: Planted) -> None:
+    store = MemoryStore()
+    with LSHIndex(store, containment_sample=1) as index:
+        index.add(_ids(planted), planted.texts)
+        _, _, before = store.all_postings()
+        assert index.delete(["d0", "d1"]) == ["d0", "d1"]
+        _, _, after = store.all_postings()
+    # Documents 1 and 2 (numbered from 1 in insertion order) had postings; none is left.
+    assert {1, 2} <= set(before.tolist())
+    assert not {1, 2} & set(after.tolist())
+    assert before.shape[0] - after.shape[0] > 2 * index.num_bands  # samples went too
+
+
+def test_a_damaged_sample_rate_in_the_header_is_reported(tmp_path: Path) -> None:
+    store = MemoryStore()
+    LSHIndex(store, containment_sample=2).close()
+    store.write_header({**(store.read_header() or {}), "containment_sample": "two"})
+    with pytest.raises(StoreError, match="the index header is damaged"):
+        LSHIndex(store)
 
 
 def test_a_sparse_sample_estimates_within_its_sampling_error(planted: Planted) -> None:

@@ -66,7 +66,14 @@ def test_containment_finds_every_planted_pair_and_keeps_the_host(
     assert summary["measure"] == "containment"
     assert summary["params"]["keep"] == "longest"
     assert summary["params"]["lsh"]["family"] == "containment"
-    assert all(value >= THRESHOLD for value in pairs.values())
+    # Every pair, planted or not (the hosts hold other licences' words), is the shorter text
+    # inside the longer at its exact containment.
+    texts = planted.texts
+    sets = [shingle_set(t) for t in texts]
+    for (a, b), value in pairs.items():
+        assert (len(texts[a]), -a) < (len(texts[b]), -b)
+        assert value == pytest.approx(len(sets[a] & sets[b]) / len(sets[a]), abs=1e-6)
+        assert value >= THRESHOLD
 
 
 def test_jaccard_at_the_same_threshold_misses_the_planted_pairs(
@@ -80,24 +87,47 @@ def test_jaccard_at_the_same_threshold_misses_the_planted_pairs(
     assert len(found) <= 0.1 * len(truth)
 
 
+REFUSED = [
+    (["--keep", "first"], "keep must be 'longest' with the containment family"),
+    (["--verify", "signature"], "verify must be 'exact'"),
+    (["--engine", "spark"], "'containment' family needs every shingle set on one machine"),
+    (["--unit", "line"], "containment (--measure containment, the containment family) is"),
+    (["--against", "{index}"], "--against matches them with an index by Jaccard"),
+    (["--method", "simhash"], "--measure containment compares shingle sets"),
+]
+"""What containment does not run with, by either way of asking for it."""
+
+
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("how", "options", "message"),
     [
-        (["--keep", "first"], "keep must be 'longest' with the containment family"),
-        (["--verify", "signature"], "verify must be 'exact'"),
-        (["--family", "bands"], "drop --family bands"),
-        (["--engine", "spark"], "'containment' family needs every shingle set on one machine"),
-        (["--unit", "line"], "--measure containment works without --unit and --against"),
+        *[(["--measure", "containment"], o, m) for o, m in REFUSED],
+        *[(["--family", "containment"], o, m) for o, m in REFUSED],
+        (["--measure", "containment"], ["--family", "bands"], "drop --family bands"),
     ],
 )
 def test_what_containment_cannot_do_is_refused(
-    corpus: Path, tmp_path: Path, options: list[str], message: str
+    corpus: Path, tmp_path: Path, options: list[str], message: str, how: list[str]
 ) -> None:
+    index = tmp_path / "seen.ndx"
+    assert run("index", "create", str(index)).returncode == 0
     out = tmp_path / "out"
-    result = run("dedup", str(corpus), "--measure", "containment", *options, "-o", str(out))
+    options = [o.format(index=index) for o in options]
+    result = run("dedup", str(corpus), *how, *options, "-o", str(out))
     assert result.returncode != 0
     assert message in result.stderr
     assert not out.exists()
+
+
+def test_explained_containment_pairs_are_valid_json(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run(
+        *["dedup", str(corpus), "--family", "containment", "--explain", "-o", str(out), "-q"]
+    )
+    assert result.returncode == 0, result.stderr
+    near = [p for p in _lines(out / "pairs.jsonl") if not p["identical"]]
+    assert near
+    assert all(p["estimate"] is None and p["passages"] for p in near)
 
 
 def test_a_measure_the_sketch_does_not_have_is_refused(corpus: Path, tmp_path: Path) -> None:

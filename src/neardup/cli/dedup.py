@@ -180,7 +180,6 @@ def dedup_command(
         raise click.UsageError("--add-to-index needs --against INDEX")
     if "://" not in str(output):
         check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
-    _check_measure(flags.get("measure"), unit, against)
     unit_options = {
         "--min-unit-chars": min_unit_chars,
         "--min-doc-chars": min_doc_chars,
@@ -245,12 +244,6 @@ def dedup_command(
             )
     if not quiet:
         _print_summary(result.summary, output)
-
-
-def _check_measure(measure: str | None, unit: str | None, against: Path | None) -> None:
-    """Containment is a criterion between whole documents of the run's own inputs."""
-    if measure == "containment" and (unit is not None or against is not None):
-        raise click.UsageError("--measure containment works without --unit and --against")
 
 
 def _print_units_summary(record: dict[str, Any], output: Path) -> None:

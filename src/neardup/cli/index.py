@@ -270,8 +270,9 @@ Examples:
     "--threshold",
     type=float,
     callback=_similarity,
-    help="Minimum estimated similarity [default: the index's]. Below the index's own, its LSH "
-    "bands miss some pairs: a warning says how many.",
+    help="Minimum estimated similarity, or containment with --measure containment [default: "
+    "the index's]. Below the index's own, its LSH bands miss some pairs: a warning says how "
+    "many (containment queries use no bands).",
 )
 @click.option(
     "--measure",

@@ -428,24 +428,34 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
 
 
 def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> None:
-    """``--measure``: containment is the containment family, with the container kept.
+    """``--measure`` (or ``--family containment``): containment is the containment family.
 
     ``--keep`` left out keeps the longest document of each cluster (the container), as
     containment requires; the kind's own measure leaves the config as it is.
     """
     measure = flags.get("measure")
     own = SKETCH_KINDS[kind].exact
-    if measure is None:
-        return
-    if measure != "containment":
-        if measure != own or data["lsh"]["family"] == "containment":
+    family = data["lsh"]["family"]
+    if measure is not None and measure != "containment":
+        if measure != own or family == "containment":
             raise ParameterError(
                 f"--measure {measure}: --sketch {kind} measures {own}"
                 + (" (or containment)" if own == "jaccard" else "")
-                + ("; drop --family containment" if data["lsh"]["family"] == "containment" else "")
+                + (
+                    "; the family is containment (--family or the config)"
+                    if family == "containment"
+                    else ""
+                )
                 + "."
             )
         return
+    if measure is None and flags.get("family") != "containment":
+        return
+    if own != "jaccard":
+        raise ParameterError(
+            f"--measure containment compares shingle sets; --sketch {kind} measures {own}: "
+            "choose a set sketch (--sketch oph, the default, or minhash, ...)."
+        )
     if flags.get("family") not in (None, "containment"):
         raise ParameterError(
             "--measure containment finds its pairs by the exact containment join; drop "

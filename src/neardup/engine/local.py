@@ -173,6 +173,13 @@ def _dedup_files(
     add_to_index: bool,
 ) -> DedupResult:
     """:func:`dedup_files`, its config given."""
+    if against is not None and config.measure == "containment":
+        raise ParameterError(
+            "containment (--measure containment, the containment family) is measured between "
+            "the run's own documents; --against matches them with an index by Jaccard: drop "
+            "one of them (an index created with --containment-sample answers `neardup index "
+            "query --measure containment`)"
+        )
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
     if sources[0].format == "parquet" and config.compress != "none":

@@ -292,6 +292,11 @@ def dedup_units_files(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "
             "(--html-field): extract the text into a field first"
         )
+    if config.measure == "containment":
+        raise ParameterError(
+            "--unit matches passages by their similarity; containment (--measure containment, "
+            "the containment family) is between whole documents: drop one of them"
+        )
     config = dataclasses.replace(config, pairs="none")
     sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
     timings = Timings()

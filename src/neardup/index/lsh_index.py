@@ -158,6 +158,7 @@ class LSHIndex:
             try:
                 stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
                 int(header["num_bands"]), int(header["num_rows"])
+                _check_sample(header.get("containment_sample"))
             except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
                 raise StoreError(
                     f"{_where(store)}the index header is damaged ({exc}): {REPAIR_ADVICE}"
@@ -292,7 +293,8 @@ class LSHIndex:
     ) -> None:
         """Add new documents in one transaction (all or none); an id already stored is an error.
 
-        Cost: sketching, plus ``num_bands`` posting inserts per document, in key order.
+        Cost: sketching, plus ``num_bands`` posting inserts per document, in key order (and,
+        with a containment sample, one per sampled shingle).
 
         Raises
         ------
@@ -354,7 +356,10 @@ class LSHIndex:
             self.store.insert(rows)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
-        """Remove documents; return the ids that were present. Cost: O(num_bands) each."""
+        """Remove documents; return the ids that were present.
+
+        Cost: ``O(num_bands)`` each, plus one delete per shingle of a containment sample.
+        """
         with self.store.transaction():
             return self.store.delete(list(ids))
 
@@ -436,6 +441,7 @@ class LSHIndex:
         with the containment of the text's shingle set in its own, ``|S(q) ∩ S(d)| / |S(q)|``,
         from the index's containment sample (:class:`LSHIndex`'s ``containment_sample``):
         the share of the text's sampled shingles the document holds; exact when ``m = 1``.
+        ``threshold`` is then a containment (default: the index's threshold, as for Jaccard).
         Every stored document sharing a sampled shingle is counted (no bands: no pair is missed
         by the lookup). Cost: one point lookup per sampled shingle of the text.
         """
@@ -468,16 +474,9 @@ class LSHIndex:
         if top_k is not None and len(counts) > top_k:
             least = max(least, sorted(counts.values(), reverse=True)[top_k - 1])
         chosen = sorted(d for d, c in counts.items() if c >= least)
-        matches = sorted(
-            (
-                Match(id=r.id, similarity=counts[r.doc] / sample.shape[0])
-                for r in self._rows_of(chosen)
-            ),
-            key=lambda m: (-m.similarity, m.id),
-        )
-        if limit is not None:
-            matches = [m for m in matches if m.similarity >= limit]
-        return matches[:top_k] if top_k is not None else matches
+        rows = self._rows_of(chosen)
+        matches = [Match(id=r.id, similarity=counts[r.doc] / sample.shape[0]) for r in rows]
+        return _best(matches, limit, top_k)
 
     def query_signatures(
         self, signatures: Signatures, *, threshold: float | None = None, top_k: int | None = None
@@ -532,11 +531,10 @@ class LSHIndex:
         for i, row in enumerate(rows):
             if row.fingerprint == fp:
                 similarity[i] = 1.0
-        order = sorted(range(len(rows)), key=lambda i: (-similarity[i], rows[i].id))
-        matches = [Match(id=rows[i].id, similarity=float(similarity[i])) for i in order]
-        if threshold is not None:
-            matches = [m for m in matches if m.similarity >= threshold]
-        return matches[:top_k] if top_k is not None else matches
+        matches = [
+            Match(id=r.id, similarity=float(s)) for r, s in zip(rows, similarity, strict=True)
+        ]
+        return _best(matches, threshold, top_k)
 
     @cached_property
     def _empty_fingerprint(self) -> U64Array:
@@ -629,6 +627,14 @@ class LSHIndex:
             out["bytes"] = num_bytes
             out["bytes_per_document"] = round(num_bytes / max(out["documents"], 1), 1)
         return out
+
+
+def _best(matches: list[Match], threshold: float | None, top_k: int | None) -> list[Match]:
+    """``matches`` best first (then by id), those reaching ``threshold``, at most ``top_k``."""
+    ordered = sorted(matches, key=lambda m: (-m.similarity, m.id))
+    if threshold is not None:
+        ordered = [m for m in ordered if m.similarity >= threshold]
+    return ordered[:top_k] if top_k is not None else ordered
 
 
 def _check_sample(containment_sample: int | None) -> None:

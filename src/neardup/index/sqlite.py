@@ -1,6 +1,6 @@
 """The SQLite store: an index in one embedded database file, safe across crashes.
 
-Schema version 1::
+Schema version 2 (version 1 had no containment samples: it opens as version 2 unchanged)::
 
     meta      (key TEXT PRIMARY KEY, value TEXT)       'schema_version', 'header' (JSON),
                                                        'recent_postings' (a count)
@@ -55,7 +55,7 @@ from neardup.index.store import DocumentRows, StoredDocument, posting_bands
 
 __all__ = ["REPAIR_ADVICE", "SCHEMA_VERSION", "SQLiteStore", "store_error"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,7 +88,12 @@ _POSTING_TABLES = ("postings", "recent_postings")
 _COLUMNS = "doc, id, fingerprint, signature, num_shingles, metadata"
 
 # Upgrades from an older schema version to the next, applied in order inside one transaction.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    # 1 -> 2: a document's keys may carry a containment sample after its band keys. A version 1
+    # file has none and is valid as it is; the number changes so that a neardup of version 1,
+    # which reads every key as a band key, refuses a file that has them.
+    1: lambda conn: None,
+}
 
 _TABLES = {"meta", "documents", "postings", "recent_postings"}
 _NOT_A_DATABASE = 26  # SQLITE_NOTADB

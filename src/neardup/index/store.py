@@ -29,7 +29,7 @@ def posting_bands(num_keys: int, num_bands: int) -> list[int]:
     A document's keys are its ``num_bands`` band keys (band ``j`` for the ``j``-th), then the
     shingles of its containment sample, all in the band numbered ``num_bands``.
     """
-    return [min(i, num_bands) for i in range(num_keys)]
+    return np.minimum(np.arange(num_keys), num_bands).tolist()  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,7 +94,7 @@ def near_pair_line(
         "a": a,
         "b": b,
         "similarity": _rounded(similarity),
-        "estimate": round(estimate, 6),
+        "estimate": _rounded(estimate),
         "identical": False,
     }
     if passages is not None:
