@@ -14,9 +14,11 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import pytest
 
+import neardup
 from neardup.record import upgraded
 from tests.conftest import PAIR_SCHEMA, SAMPLE, SUMMARY_SCHEMA
 from tests.integration.conftest import run
@@ -50,6 +52,18 @@ def test_dedup_writes_the_run_record(tmp_path: Path) -> None:
     assert summary["timings_s"]["total"] == pytest.approx(
         sum(v for k, v in summary["timings_s"].items() if k != "total"), abs=1e-3
     )
+
+
+def test_a_run_in_memory_gives_a_valid_record_that_lists_no_output(
+    licenses: list[dict[str, object]],
+) -> None:
+    texts = [str(r["text"]) for r in licenses[:300]]
+    record = neardup.dedup(texts).summary.to_record().to_dict()
+    SUMMARY_SCHEMA.validate(json.loads(json.dumps(record)))
+    assert (record["inputs"], record["outputs"]) == ([], {})
+    record["outputs"] = {"pairs": "pairs.jsonl"}  # written files list summary.json too
+    with pytest.raises(jsonschema.ValidationError, match="summary"):
+        SUMMARY_SCHEMA.validate(record)
 
 
 def test_pairs_without_exact_verification_validate(tmp_path: Path) -> None:
