@@ -431,3 +431,20 @@ def test_a_join_of_many_candidates_stays_within_its_memory(tmp_path: Path) -> No
     assert "--threshold 0." in done.stderr  # the up-front warning names a threshold that cuts
     assert f"{summary['prediction']['measured_pairs']:,}" in done.stderr
     assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB"
+
+
+def test_the_bucket_cap_is_an_option_and_what_it_leaves_out_is_said(tmp_path: Path) -> None:
+    np.save(tmp_path / "in.npy", np.ones((30, 8), dtype=np.float32))
+    args = ["in.npy", "--metric", "cosine", "--threshold", "0.9", "--bands", "2", "--rows", "4"]
+    capped = run("join", *args, "--max-bucket-size", "5", "-o", "capped", "-q", cwd=tmp_path)
+    assert capped.returncode == 0, capped.stderr
+    assert "a larger --max-bucket-size measures them" in capped.stderr
+    summary = json.loads((tmp_path / "capped" / "summary.json").read_text())
+    assert summary["bucket_pairs_skipped"] == 2 * (435 - (10 + 25 * 4))
+    whole = run("join", *args, "--max-bucket-size", "30", "-o", "whole", "-q", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert len((tmp_path / "whole" / "pairs.jsonl").read_text().splitlines()) == 435
+    refused = run("join", "in.npy", "--metric", "edit", "--threshold", "1",
+                  "--max-bucket-size", "5", "-o", "x", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2
+    assert "--max-bucket-size applies to the LSH joins" in refused.stderr

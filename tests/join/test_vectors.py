@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from neardup.errors import InputError, ParameterError, StoreError
+from neardup.errors import InputError, NeardupWarning, ParameterError, StoreError
 from neardup.join.vectors import VectorIndex, vector_join
 from neardup.kinds import METRICS, load
 from neardup.lsh.amplify import Amplification
@@ -410,3 +410,18 @@ def test_index_chooses_bands_for_the_recall_without_data() -> None:
     assert index.num_bands * index.num_rows <= spec.max_hashes
     assert index.predicted_recall >= 0.9
     assert index.collision_probability == pytest.approx(1 - 8 / 128)
+
+
+def test_pairs_a_bucket_cap_leaves_out_are_counted_and_said() -> None:
+    # 60 copies of one vector and 40 of its opposite fill two buckets in every band: a cap of
+    # 10 measures 45 + 50 * 9 = 495 of the first's 1,770 pairs and 45 + 30 * 9 = 315 of the
+    # second's 780, the same ones in every band.
+    vectors = np.vstack([np.ones((60, 16)), -np.ones((40, 16))]).astype(np.float32)
+    spec = JoinSpec(metric="cosine", threshold=0.9, num_bands=4, num_rows=8, max_bucket_size=10)
+    with pytest.warns(NeardupWarning, match=r"pairs of 8 buckets larger than 10 items .* not"):
+        capped = vector_join(vectors, spec)
+    assert capped.info["bucket_pairs_skipped"] == 4 * ((1770 - 495) + (780 - 315))
+    assert len(capped) == 495 + 315
+    whole = vector_join(vectors, JoinSpec(**{**spec.to_dict(), "max_bucket_size": 100}))
+    assert whole.info["bucket_pairs_skipped"] == 0
+    assert len(whole) == 1770 + 780

@@ -110,6 +110,7 @@ SCOPES: dict[str, Scope] = {
     "recall": Scope(lsh=True),
     "num_bands": Scope(lsh=True),
     "num_rows": Scope(lsh=True),
+    "max_bucket_size": Scope(lsh=True),
     "seed": Scope(lsh=True),
     "bucket_width": Scope(metrics=("l2",)),
     "max_value": Scope(metrics=("l1",)),
@@ -215,6 +216,12 @@ Examples:
 )
 @click.option("--bands", "num_bands", type=int, help="b: bands (OR) [default: chosen].")
 @click.option("--rows", "num_rows", type=int, help="r: hashes per band (AND) [default: chosen].")
+@click.option(
+    "--max-bucket-size",
+    type=int,
+    help="LSH buckets larger than this pair each item with the ones before it only; a warning "
+    "and summary.json's bucket_pairs_skipped count the pairs left out [default: 1000].",
+)
 @click.option("--bucket-width", type=float, help="l2: bucket width a [default: from threshold].")
 @click.option("--max-value", type=int, help="l1: coordinates lie in [0, C] [default: data max].")
 @click.option("--qgram", type=int, help="edit: q-gram length of the filter [default: 2].")

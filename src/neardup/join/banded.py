@@ -337,7 +337,7 @@ def banded_stream(
     if active is not None:
         docs = docs[active]
     cap = spec.max_bucket_size
-    num_measured = num_giant = largest = 0
+    num_measured = num_giant = largest = num_skipped = 0
     for band in range(num_bands):
         if docs.shape[0]:
             largest = max(largest, 1)
@@ -346,6 +346,7 @@ def banded_stream(
             continue
         sizes = np.diff(bounds)
         num_giant += int(np.count_nonzero(sizes > cap))
+        num_skipped += skipped_bucket_pairs(sizes, cap)
         largest = max(largest, int(sizes.max()))
         members = docs[members]
         for first, second in bucket_pair_chunks(members, bounds, cap, chunk_pairs):
@@ -361,6 +362,43 @@ def banded_stream(
         "num_candidates": num_measured,
         "num_giant_buckets": num_giant,
         "largest_bucket": largest,
+        "bucket_pairs_skipped": num_skipped,
         "spilled_runs": close.num_runs if work_dir is not None else 0,
     }
+    warn_of_skipped_pairs(num_skipped, num_giant, largest, cap, found["predicted_recall"])
     return JoinStream(chunks=close.chunks, metric=spec.metric, info=found)
+
+
+def skipped_bucket_pairs(sizes: I64Array, cap: int) -> int:
+    """Pairs of buckets of ``sizes`` that the ``cap`` leaves unmeasured.
+
+    A bucket of ``s > cap`` items pairs each with the ``cap - 1`` before it
+    (:func:`~neardup.lsh.banding.bucket_pair_chunks`): ``(cap - 1) (s - cap / 2)`` of its
+    ``s (s - 1) / 2`` pairs.
+
+    Examples
+    --------
+    >>> skipped_bucket_pairs(np.array([3, 5]), 3)  # 10 pairs in the bucket of 5, 7 measured
+    3
+    """
+    giant = sizes[sizes > cap].astype(np.int64)
+    every = giant * (giant - 1) // 2
+    measured = (cap - 1) * cap // 2 + (giant - cap) * (cap - 1)
+    return int((every - measured).sum())
+
+
+def warn_of_skipped_pairs(
+    num_skipped: int, num_giant: int, largest: int, cap: int, predicted: float
+) -> None:
+    """Say that the bucket cap left pairs unmeasured, so the recall may fall short."""
+    if not num_skipped:
+        return
+    fix = advice("--max-bucket-size", "; a larger --max-bucket-size measures them")
+    warnings.warn(
+        f"{num_skipped:,} pairs of {num_giant:,} buckets larger than {cap:,} items (largest "
+        f"{largest:,}) were not measured, so the recall may fall short of the predicted "
+        f"{predicted:.2f}: a close pair among them is found only if another band pairs it"
+        f"{fix} (a bucket of s items measures s (s - 1) / 2 pairs).",
+        NeardupWarning,
+        stacklevel=3,
+    )
