@@ -535,7 +535,7 @@ class PairScorer:
                 "PairScorer under containment needs the documents' lengths: the shorter of a "
                 "pair is the contained one."
             )
-        self.lengths = self._sizes if lengths is None else lengths
+        self.lengths = lengths
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
         self.sets: ShingleSetStore | None = None
         if config.verify_mode == "exact" and isinstance(self.sketcher, OPHSketcher):
@@ -702,8 +702,9 @@ class ScoredChunk:
         if sets is None:
             assert self._batch is not None
             sets = Shingler(spec.shingle, spec.normalize).shingle_sets(self._batch)
-        docs = self._docs
-        swap = second_contained(docs[local.first], docs[local.second], self._scorer.lengths)
+        docs, lengths = self._docs, self._scorer.lengths
+        assert lengths is not None  # the scorer requires them under containment
+        swap = second_contained(docs[local.first], docs[local.second], lengths)
         return exact_containment(sets, local, swap)
 
 
