@@ -31,7 +31,13 @@ from neardup.engine.spark import _bucket_batches, _errors_of_tasks, _require_pys
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
 from neardup.io.spark import spark_output
-from neardup.join.banded import band_info, plan_bands, sample_pairs, sensitivity
+from neardup.join.banded import (
+    band_info,
+    plan_bands,
+    sample_pairs,
+    sensitivity,
+    warn_of_skipped_pairs,
+)
 from neardup.join.distances import pair_values, within_threshold
 from neardup.kinds import METRICS, load
 from neardup.lsh.amplify import Sensitivity
@@ -292,7 +298,7 @@ def join_files_spark(
         counts = found.where(F.col("first").isNull())
         giant, largest = counts.agg(F.sum("giant_buckets"), F.max("largest_bucket")).first()
         candidates = found.where(F.col("first").isNotNull()).select("first", "second").distinct()
-        num_candidates = _bucket_pair_count(postings, spec.max_bucket_size)
+        num_candidates, num_skipped = _bucket_pair_counts(postings, spec.max_bucket_size)
         rows = items.select("doc", "item")
         joined = candidates.join(rows.toDF("first", "a_item"), "first").join(
             rows.toDF("second", "b_item"), "second"
@@ -318,7 +324,15 @@ def join_files_spark(
             "num_candidates": num_candidates,
             "num_giant_buckets": int(giant or 0),
             "largest_bucket": int(largest or 0),
+            "bucket_pairs_skipped": num_skipped,
         }
+        warn_of_skipped_pairs(
+            num_skipped,
+            info["num_giant_buckets"],
+            info["largest_bucket"],
+            spec.max_bucket_size,
+            info["predicted_recall"],
+        )
         times = {"read": read - started, "join": joined_at - read, "total": joined_at - started}
         summary = join_summary(
             info,
@@ -333,21 +347,26 @@ def join_files_spark(
     return summary
 
 
-def _bucket_pair_count(postings: Any, cap: int) -> int:
-    """The pairs every ``(band, key)`` bucket yields, summed: the local join's count.
+def _bucket_pair_counts(postings: Any, cap: int) -> tuple[int, int]:
+    """The pairs every ``(band, key)`` bucket yields and leaves out, summed: the local counts.
 
     A bucket of ``L <= cap`` members yields ``L (L - 1) / 2`` pairs, a larger one
-    ``cap (cap - 1) / 2 + (L - cap)(cap - 1)`` (:func:`neardup.lsh.banding.bucket_pairs`); a
-    pair sharing keys in several bands counts once in each, as the local join measures it.
+    ``cap (cap - 1) / 2 + (L - cap)(cap - 1)`` (:func:`neardup.lsh.banding.bucket_pairs`) and
+    leaves out the rest of its ``L (L - 1) / 2``; a pair sharing keys in several bands counts
+    once in each, as the local join measures it.
     """
     from pyspark.sql import functions as F  # noqa: N812
 
     size = F.col("count").cast("long")
-    pairs = F.when(size <= cap, size * (size - 1) / 2).otherwise(
-        cap * (cap - 1) / 2 + (size - cap) * (cap - 1)
+    every = size * (size - 1) / 2
+    pairs = F.when(size <= cap, every).otherwise(cap * (cap - 1) / 2 + (size - cap) * (cap - 1))
+    counted = (
+        postings.groupBy("band", "key")
+        .count()
+        .select(F.sum(pairs.cast("long")), F.sum((every - pairs).cast("long")))
+        .first()
     )
-    counted = postings.groupBy("band", "key").count().select(F.sum(pairs.cast("long")))
-    return int(counted.first()[0] or 0)
+    return int(counted[0] or 0), int(counted[1] or 0)
 
 
 def _pair_line(key: str) -> Any:
