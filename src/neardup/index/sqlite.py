@@ -446,9 +446,7 @@ class SQLiteStore:
         )
         num_bands = rows.keys.shape[1]
         sizes = [keys.shape[0] for keys in stored]
-        band = np.array(
-            [b for size in sizes for b in posting_bands(size, num_bands)], dtype=np.int64
-        )
+        band = posting_bands(sizes, num_bands)
         key = np.concatenate([np.empty(0, "<u8"), *stored]).view(np.int64)
         doc = np.repeat(docs, sizes)
         order = np.lexsort((doc, key, band))
@@ -495,7 +493,7 @@ class SQLiteStore:
                 if not isinstance(blob, bytes) or len(blob) % 8:
                     raise self._damaged(f"document {doc}: band keys {blob!r:.40}")
                 keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
-                bands = posting_bands(len(keys), num_bands)
+                bands = posting_bands([len(keys)], num_bands).tolist()
                 removed.extend((band, key, int(doc)) for band, key in zip(bands, keys, strict=True))
         for table in _POSTING_TABLES:
             conn.executemany(
@@ -661,7 +659,7 @@ class SQLiteStore:
                     )
                 else:
                     keys = np.frombuffer(blob, dtype="<u8").view(np.int64).tolist()
-                    bands = posting_bands(len(keys), num_bands)
+                    bands = posting_bands([len(keys)], num_bands).tolist()
                     named.extend((b, key, int(doc)) for b, key in zip(bands, keys, strict=True))
         band, key, doc = self.all_postings()
         stored = sorted(zip(band.tolist(), key.view(np.int64).tolist(), doc.tolist(), strict=True))

@@ -23,13 +23,21 @@ from neardup._types import I64Array, U64Array
 __all__ = ["DocumentRows", "MemoryStore", "Store", "StoredDocument", "posting_bands"]
 
 
-def posting_bands(num_keys: int, num_bands: int) -> list[int]:
-    """The band of each of a document's stored keys: its band keys, then its samples.
+def posting_bands(sizes: Sequence[int] | I64Array, num_bands: int) -> I64Array:
+    """The band of every stored key of documents holding ``sizes`` keys, one after another.
 
     A document's keys are its ``num_bands`` band keys (band ``j`` for the ``j``-th), then the
     shingles of its containment sample, all in the band numbered ``num_bands``.
+
+    Examples
+    --------
+    >>> posting_bands([3, 2], 2).tolist()
+    [0, 1, 2, 0, 1]
     """
-    return np.minimum(np.arange(num_keys), num_bands).tolist()  # type: ignore[no-any-return]
+    counts = np.asarray(sizes, dtype=np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    bands: I64Array = np.minimum(np.arange(int(counts.sum())) - starts, num_bands)
+    return bands
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +189,7 @@ class MemoryStore:
             self._ids[doc_id] = doc
             self._fingerprints.setdefault(fingerprint, set()).add(doc)
             stored = rows.keys_of(i).tolist()
-            bands = posting_bands(len(stored), rows.keys.shape[1])
+            bands = posting_bands([len(stored)], rows.keys.shape[1]).tolist()
             keys = list(zip(bands, stored, strict=True))
             for posting in keys:
                 self._postings.setdefault(posting, set()).add(doc)

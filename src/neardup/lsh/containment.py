@@ -33,7 +33,7 @@ from neardup._kernels import containment as kernels
 from neardup._kernels.prefix import possibly_shared
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.lsh.banding import equal_key_groups
-from neardup.lsh.prefix import SLOT_BITS, gathered_sets, jaccard_threshold
+from neardup.lsh.prefix import SLOT_BITS, gathered_sets, jaccard_threshold, rank_rarest_first
 from neardup.lsh.sets import check_item_sets
 from neardup.text.shingle import ShingleSets
 
@@ -56,13 +56,10 @@ def _shared_ranks(hashes: U64Array, offsets: I64Array) -> tuple[Any, I64Array, i
     bits = min(max(int(hashes.shape[0]).bit_length(), 5), SLOT_BITS)
     hashes, offsets = _kept(hashes, offsets, possibly_shared(hashes, bits))
     members, bounds = equal_key_groups(hashes)
-    frequency = np.diff(bounds)
-    num_ranks = frequency.shape[0]
+    num_ranks = bounds.shape[0] - 1
     rank_type = np.int32 if num_ranks < 2**31 else np.int64
-    group_rank = np.empty(num_ranks, dtype=rank_type)
-    group_rank[np.argsort(frequency, kind="stable")] = np.arange(num_ranks, dtype=rank_type)
     flat: NDArray[Any] = np.full(hashes.shape[0], -1, dtype=rank_type)
-    flat[members] = np.repeat(group_rank, frequency)
+    rank_rarest_first(members, bounds, 0, flat)
     shared, offsets = _kept(flat, offsets, flat >= 0)
     sets = np.arange(offsets.shape[0] - 1, dtype=np.int64)
     ranks, rank_offsets = gathered_sets(shared, offsets, sets, is_sorted=False)

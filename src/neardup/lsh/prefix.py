@@ -62,6 +62,21 @@ def gathered_sets(
     return out, new_offsets
 
 
+def rank_rarest_first(members: I64Array, bounds: I64Array, first: int, out: NDArray[Any]) -> None:
+    """Rank the groups of :func:`~neardup.lsh.banding.equal_key_groups` rarest first.
+
+    ``out[members[bounds[g]:bounds[g + 1]]]`` receives group ``g``'s rank: ``first`` for the
+    group of fewest members, and up; ties in group order (fixed by the hashes). The one global
+    order of the exact joins (this module's and :mod:`neardup.lsh.containment`).
+    """
+    frequency = np.diff(bounds)
+    group_rank = np.empty(frequency.shape[0], dtype=out.dtype)
+    group_rank[np.argsort(frequency, kind="stable")] = np.arange(
+        first, first + frequency.shape[0], dtype=out.dtype
+    )
+    out[members] = np.repeat(group_rank, frequency)
+
+
 def _ranked_sets(
     hashes: U64Array, offsets: I64Array, t: float
 ) -> tuple[NDArray[Any], I64Array, I64Array, int, int]:
@@ -94,11 +109,7 @@ def _ranked_sets(
     num_elements = num_single + frequency.shape[0]
     rank_type = np.int32 if num_elements < 2**31 else np.int64
     flat = np.empty(n, dtype=rank_type)
-    group_rank = np.empty(frequency.shape[0], dtype=rank_type)
-    group_rank[np.argsort(frequency, kind="stable")] = np.arange(
-        num_single, num_elements, dtype=rank_type
-    )
-    flat[members] = np.repeat(group_rank, frequency)
+    rank_rarest_first(members, bounds, num_single, flat)
     is_shared = np.zeros(n, dtype=bool)
     is_shared[members] = True
     flat[~is_shared] = np.arange(num_single, dtype=rank_type)
