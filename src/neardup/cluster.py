@@ -8,7 +8,7 @@ A ~ B ~ C does not join A and C when they share little.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from neardup._kernels import cluster as kernels
 from neardup._kernels.cluster import assign_to_centers
 from neardup._types import BoolArray, F64Array, I64Array
 from neardup.errors import ParameterError
+
+if TYPE_CHECKING:
+    from neardup.keep import KeepValues
 
 __all__ = [
     "Clusters",
@@ -180,12 +183,19 @@ def union_pairs(num_docs: int, first: I64Array, second: I64Array) -> tuple[I64Ar
 
 
 def preference_order(
-    num_docs: int, keep: Literal["first", "longest"] = "first", lengths: I64Array | None = None
+    num_docs: int,
+    keep: Literal["first", "longest"] = "first",
+    lengths: I64Array | None = None,
+    values: KeepValues | None = None,
 ) -> I64Array:
     """The documents, those ``keep`` prefers as representatives first.
 
     ``"first"``: in input order; ``"longest"``: by decreasing ``lengths``, ties in input order.
+    ``values`` (``keep_by``) order before either: by each field in turn, towards its
+    preferred end, a document without a value after those with one, the rest in input order.
     """
+    if values is not None:
+        return _by_values(num_docs, values)
     if keep == "first":
         return np.arange(num_docs, dtype=np.int64)
     if lengths is None:
@@ -193,19 +203,39 @@ def preference_order(
     return np.lexsort((np.arange(num_docs), -np.asarray(lengths))).astype(np.int64)
 
 
+def _by_values(num_docs: int, values: KeepValues) -> I64Array:
+    """:func:`preference_order` by ``keep_by`` values: one stable sort of Arrow columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = {f"key{i}": column for i, column in enumerate(values.columns)}
+    table = pa.table({**columns, "doc": pa.array(np.arange(num_docs, dtype=np.int64))})
+    keys = [
+        (name, "descending" if direction == "max" else "ascending")
+        for name, direction in zip(columns, values.directions, strict=True)
+    ]
+    order = pc.sort_indices(table, sort_keys=[*keys, ("doc", "ascending")])  # nulls at the end
+    ranked: I64Array = order.to_numpy().astype(np.int64)
+    return ranked
+
+
 def representatives(
-    labels: I64Array, keep: Literal["first", "longest"] = "first", lengths: I64Array | None = None
+    labels: I64Array,
+    keep: Literal["first", "longest"] = "first",
+    lengths: I64Array | None = None,
+    values: KeepValues | None = None,
 ) -> BoolArray:
-    """One kept document per cluster.
+    """One kept document per cluster, the first of :func:`preference_order` in each.
 
     ``"first"`` keeps the smallest document of each cluster; ``"longest"`` keeps the one with
-    the largest ``lengths`` entry, ties going to the smaller document.
+    the largest ``lengths`` entry, ties going to the smaller document; ``values`` the one
+    their fields prefer.
     """
     num_docs = labels.shape[0]
-    if keep == "first":
+    if keep == "first" and values is None:
         return np.asarray(labels == np.arange(num_docs))
     rank = np.empty(num_docs, dtype=np.int64)
-    rank[preference_order(num_docs, keep, lengths)] = np.arange(num_docs)
+    rank[preference_order(num_docs, keep, lengths, values)] = np.arange(num_docs)
     order = np.lexsort((rank, labels))
     is_first = np.ones(num_docs, dtype=bool)
     is_first[1:] = labels[order][1:] != labels[order][:-1]

@@ -40,6 +40,7 @@ Projection = Literal["sign", "gaussian"]
 FingerprintKind = Literal["nd64", "rabin"]
 VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
+KeepDirection = Literal["max", "min"]
 PairsMode = Literal["all", "spanning", "none"]
 ClusterMode = Literal["components", "center"]
 Compression = Literal["none", "gzip", "zstd"]
@@ -116,6 +117,27 @@ def _is_encoding(value: Any) -> bool:
     except LookupError:
         return False
     return True
+
+
+def keep_field(spec: str) -> tuple[str, KeepDirection]:
+    """``"FIELD[:max|:min]"`` as ``(field, direction)``; a field may hold colons itself.
+
+    Examples
+    --------
+    >>> keep_field("quality"), keep_field("date:min"), keep_field("meta:score:max")
+    (('quality', 'max'), ('date', 'min'), ('meta:score', 'max'))
+    """
+    name, _, direction = spec.rpartition(":")
+    if name and direction in ("max", "min"):
+        return name, cast(KeepDirection, direction)
+    return spec, "max"
+
+
+def _is_keep_by(value: Any) -> bool:
+    if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
+        return False
+    names = [keep_field(v)[0] for v in value]
+    return all(names) and len(set(names)) == len(names)
 
 
 def _fail(spec: object, name: str, allowed: str, value: Any) -> ParameterError:
@@ -888,6 +910,14 @@ class DedupConfig(_Spec):
         The representative of each cluster: the ``"first"`` document in input order, or the
         ``"longest"`` (ties go to the first). With ``lsh.family="containment"`` it must be
         ``"longest"``: the container is kept.
+    keep_by
+        Fields that choose the representative instead: ``"FIELD"`` or ``"FIELD:max"`` prefers
+        the largest value, ``"FIELD:min"`` the smallest; each later field breaks the ties of
+        the ones before, and input order the rest. Numbers (JSON numbers, Parquet numeric,
+        date and time columns, CSV columns whose every value is a number) compare as numbers,
+        strings by code point (ISO dates in order); a record without the field, or with
+        null, is preferred last (:func:`~neardup.cluster.preference_order`). ``keep`` must be
+        ``"first"`` then.
     cluster
         ``"components"``: the connected components of the verified pairs (single link: A ~ B
         ~ C joins A and C even when they share little); ``"center"``: clusters that do not
@@ -945,6 +975,7 @@ class DedupConfig(_Spec):
     lsh: LSHSpec = field(default_factory=LSHSpec)
     verify: VerifyMode | None = None
     keep: KeepRule = "first"
+    keep_by: tuple[str, ...] = ()
     cluster: ClusterMode = "components"
     batch_bytes: int = 32 * 2**20
     text_field: str = "text"
@@ -965,6 +996,9 @@ class DedupConfig(_Spec):
             lambda v: v is None or v in ("exact", "signature", "none"),
         ),
         "keep": one_of("first", "longest"),
+        "keep_by": Rule(
+            "a tuple of 'FIELD', 'FIELD:max' or 'FIELD:min' (each field once)", _is_keep_by
+        ),
         "cluster": one_of("components", "center"),
         "batch_bytes": integer(1, 2**40),
         "text_field": text(),
@@ -981,6 +1015,9 @@ class DedupConfig(_Spec):
     }
 
     def __post_init__(self) -> None:
+        given: Any = self.keep_by
+        if isinstance(given, list):  # as a dict or TOML file gives it
+            object.__setattr__(self, "keep_by", tuple(given))
         self._validate()
         if self.lsh.num_perm != self.sketch.num_perm:
             if self.lsh.num_perm != _DEFAULT_NUM_PERM:
@@ -996,6 +1033,11 @@ class DedupConfig(_Spec):
             object.__setattr__(self, "lsh", replace(self.lsh, family=family))
         if family == "containment":
             self._check_containment()
+        if self.keep_by and self.keep != "first":
+            raise ParameterError(
+                "keep_by (--keep-by) chooses each cluster's representative, ties in input "
+                f"order; keep={self.keep!r} (--keep {self.keep}) would choose it too: drop it."
+            )
 
     def _check_containment(self) -> None:
         """Containment is measured exactly, and a cluster keeps its container (the longest)."""
@@ -1004,12 +1046,18 @@ class DedupConfig(_Spec):
                 "DedupConfig.verify must be 'exact' (or None) with the containment family: "
                 f"containment is measured on the shingle sets; got {self.verify!r}."
             )
-        if self.keep != "longest":
+        if self.keep != "longest" or self.keep_by:
             raise ParameterError(
                 "DedupConfig.keep must be 'longest' with the containment family: a cluster "
                 "keeps its container, the longest document (the shorter is the contained "
-                f"one); got {self.keep!r}."
+                f"one); got keep={self.keep!r}"
+                + (f", keep_by={list(self.keep_by)!r}." if self.keep_by else ".")
             )
+
+    @property
+    def keep_fields(self) -> tuple[tuple[str, KeepDirection], ...]:
+        """``keep_by`` as ``(field, "max" | "min")`` pairs, in order of precedence."""
+        return tuple(keep_field(spec) for spec in self.keep_by)
 
     @property
     def measure(self) -> Measure:

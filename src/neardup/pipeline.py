@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,6 +62,7 @@ from neardup.errors import InputError, NeardupWarning, ParameterError
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.setstore import ShingleSetStore
 from neardup.io.spill import KeyColumns, PairRuns
+from neardup.keep import KeepValues
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups
 from neardup.lsh.containment import second_contained
@@ -198,6 +199,8 @@ class Sketched:
     """UTF-8 bytes of normalised text sketched."""
     idf: IDFWeights | None = None
     """The IDF weights of a TF-IDF SimHash (verification weighs the shingles with them too)."""
+    keep_values: KeepValues | None = None
+    """The ``keep_by`` fields' values, when representatives are chosen by them."""
 
     @property
     def num_docs(self) -> int:
@@ -903,7 +906,7 @@ def cluster_joined(
     linked = exact_first != docs
     # A copy follows its group's first (an earlier document), which is in the component.
     labels = components.labels()[exact_first]
-    keep = representatives(labels, config.keep, sketched.lengths)
+    keep = representatives(labels, config.keep, sketched.lengths, sketched.keep_values)
     similarity = np.ones(num_docs)
     members = np.flatnonzero(~linked & ~keep)
     if members.shape[0]:
@@ -924,7 +927,7 @@ def cluster_joined(
         pairs.second,
         measured(pairs.estimate, pairs.jaccard, config),
         config.lsh.threshold,
-        order=preference_order(num_docs, config.keep, sketched.lengths),
+        order=preference_order(num_docs, config.keep, sketched.lengths, sketched.keep_values),
         follows=exact_first,
     )
     inside = clusters.labels[pairs.first] == clusters.labels[pairs.second]
@@ -1034,6 +1037,7 @@ def dedup(
     texts: Sequence[str],
     ids: Sequence[str] | None = None,
     config: DedupConfig | None = None,
+    fields: Mapping[str, Sequence[Any]] | None = None,
 ) -> DedupResult:
     """Find near-duplicate clusters among in-memory texts.
 
@@ -1046,6 +1050,9 @@ def dedup(
     config
         Every parameter; the defaults are word 5-shingles, OPH with 128 slots, threshold 0.8,
         exact verification and the spanning pairs.
+    fields
+        The values of the ``config.keep_by`` fields, one per text (numbers, strings, dates;
+        None where a document has none), e.g. ``{"quality": [0.3, 0.9, 0.5]}``.
 
     Examples
     --------
@@ -1071,6 +1078,14 @@ def dedup(
         batches = _string_batches(ids, texts, config.batch_bytes)
         store = StringTexts(texts, config)
         sketched = sketch_batches(batches, config, KeyColumns(), store, idf=idf)
+    if config.keep_by:
+        if fields is None:
+            raise InputError(
+                f"keep_by names {', '.join(map(repr, config.keep_by))}: pass their values as "
+                "fields={name: values}, one per text"
+            )
+        values = KeepValues.of_mapping(config, fields, len(texts))
+        sketched = replace(sketched, keep_values=values)
     return find_duplicates(sketched, config, timings)
 
 

@@ -32,6 +32,7 @@ from neardup.errors import InputError, ParameterError
 from tests.conftest import SAMPLE, SUMMARY_SCHEMA, read_rfcs
 from tests.integration.conftest import run, run_process
 from tests.strategies import graphs
+from tests.test_keep_by import kept_by_reference, scored_licences
 
 pytestmark = [
     pytest.mark.spark,
@@ -250,3 +251,63 @@ def test_a_bad_record_names_the_file_and_byte_offset(spark: Any, tmp_path: Path)
     with pytest.raises(InputError, match=r"bad\.jsonl at byte 37: bad record"):
         dedup_files_spark(spark, [str(source)], str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_keep_by_fields_equals_the_local_engine(
+    spark: Any, tmp_path: Path, licenses: list[dict[str, object]]
+) -> None:
+    """Center clustering: the keep rule chooses the components' representatives, then the
+    centers' order."""
+    records = scored_licences(licenses)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    config = DedupConfig(
+        lsh=LSHSpec(threshold=0.6),
+        keep_by=("score", "name:min"),
+        cluster="center",
+    )
+    dedup_files([path], tmp_path / "local", config)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    kept_by_reference(tmp_path / "local" / "clusters.jsonl", records, list(config.keep_by))
+
+
+def test_keep_by_parquet_dates_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rfcs = read_rfcs(limit=300)
+    if not rfcs:
+        pytest.skip("the RFC corpus is not in ../shared/data")
+    numbers, texts = zip(*sorted(rfcs.items()), strict=True)
+    day = [dt.date(1990, 1, 1) + dt.timedelta(days=(i * 7919) % 4000) for i in range(len(texts))]
+    table = pa.table(
+        {
+            "id": [f"rfc{n}" for n in numbers],
+            "text": list(texts),
+            "day": pa.array([d if i % 5 else None for i, d in enumerate(day)], pa.date32()),
+        }
+    )
+    path = tmp_path / "rfcs.parquet"
+    pq.write_table(table, path)
+    config = DedupConfig(lsh=LSHSpec(threshold=0.5), keep_by=("day",), id_field="id")
+    dedup_files([path], tmp_path / "local", config)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    _same_outputs(tmp_path / "local", tmp_path / "spark")
+    kept = [json.loads(line) for line in (tmp_path / "local" / "clusters.jsonl").open()]
+    assert sum(not row["keep"] for row in kept) > 10
+
+
+def test_keep_by_field_of_two_types_is_named(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    lines = [
+        {"id": "a", "text": "one two three four five six", "q": 1},
+        {"id": "b", "text": "seven eight nine ten eleven twelve", "q": "high"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    config = DedupConfig(keep_by=("q",))
+    with pytest.raises(InputError, match=r"'q' holds numbers .* and strings"):
+        dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    assert not (tmp_path / "spark").exists()

@@ -532,6 +532,103 @@ def parse_lines(  # type: ignore[no-untyped-def]
         )
 
 
+FIELD_MISSING = 0
+FIELD_NULL = 1
+FIELD_NUMBER = 2
+FIELD_STRING = 3
+FIELD_OTHER = 4
+"""A boolean, an array or an object: no order to keep by."""
+FIELD_UNSURE = 5
+"""Not decided on the fast path (an escaped key, a repeated one, ...): :mod:`json` decides."""
+FIELD_BLANK = 6
+
+
+@njit(cache=True, nogil=True)
+def _field_value(buf, start, end, key, out, plain, stack):  # type: ignore[no-untyped-def]
+    """The value of top-level field ``key`` of the line ``buf[start:end]``: ``(kind, length)``.
+
+    A string is decoded, and a number's JSON text copied, to ``out[start:]``; ``length`` is
+    their bytes. ``kind`` is one of the ``FIELD_*`` codes.
+    """
+    blank = True
+    for i in range(start, end):
+        if not _is_strip_space(buf[i]):
+            blank = False
+            break
+    if blank:
+        return FIELD_BLANK, 0
+    i = _skip_space(buf, start, end)
+    if i >= end or buf[i] != 123:
+        return FIELD_UNSURE, 0
+    i = _skip_space(buf, i + 1, end)
+    kind = FIELD_MISSING
+    length = 0
+    if i < end and buf[i] == 125:
+        return FIELD_UNSURE, 0
+    while True:
+        if i >= end or buf[i] != 34:
+            return FIELD_UNSURE, 0
+        key_start = i + 1
+        i, _, escaped, _, _ = _string(buf, i, end, plain, np.int64(0), np.bool_(False), plain)
+        if i < 0 or escaped:
+            return FIELD_UNSURE, 0
+        key_stop = i - 1
+        i = _skip_space(buf, i, end)
+        if i >= end or buf[i] != 58:
+            return FIELD_UNSURE, 0
+        i = _skip_space(buf, i + 1, end)
+        if i >= end:
+            return FIELD_UNSURE, 0
+        if _key_is(buf, key_start, key_stop, key):
+            if kind != FIELD_MISSING:
+                return FIELD_UNSURE, 0  # a repeated key: json keeps the last
+            c = buf[i]
+            if c == 34:
+                i, length, _, _, _ = _string(buf, i, end, out, start, np.bool_(True), plain)
+                kind = FIELD_STRING
+            elif c == 45 or 48 <= c <= 57:
+                stop, _ = _number(buf, i, end)
+                if stop < 0:
+                    return FIELD_UNSURE, 0
+                length = stop - i
+                out[start : start + length] = buf[i:stop]
+                kind = FIELD_NUMBER
+                i = stop
+            elif c == 110:
+                i = _literal(buf, i, end)
+                kind = FIELD_NULL
+            else:
+                i = _skip_value(buf, i, end, plain, stack)
+                kind = FIELD_OTHER
+        else:
+            i = _skip_value(buf, i, end, plain, stack)
+        if i < 0:
+            return FIELD_UNSURE, 0
+        i = _skip_space(buf, i, end)
+        if i >= end:
+            return FIELD_UNSURE, 0
+        if buf[i] == 44:
+            i = _skip_space(buf, i + 1, end)
+            continue
+        if buf[i] != 125 or _skip_space(buf, i + 1, end) != end:
+            return FIELD_UNSURE, 0
+        return kind, length
+
+
+@njit(cache=True, nogil=True)
+def field_values(buf, starts, key, plain, out, kind, length, lo, hi):  # type: ignore[no-untyped-def]
+    """The value of field ``key`` in lines ``lo .. hi - 1`` (see :func:`_field_value`).
+
+    Per line its kind and length, the value's bytes at the line's start in ``out`` (so
+    blocks of lines can be read in threads at once). Cost: O(bytes).
+    """
+    stack = np.empty(_MAX_DEPTH, dtype=np.uint8)
+    for line in range(lo, hi):
+        kind[line], length[line] = _field_value(
+            buf, starts[line], starts[line + 1], key, out, plain, stack
+        )
+
+
 @njit(cache=True, nogil=True)
 def default_ids(prefix, numbers, out, out_offsets):  # type: ignore[no-untyped-def]
     """Write ``prefix`` followed by the decimal ``numbers[r]`` for every item ``r``."""

@@ -30,6 +30,7 @@ Examples:
   neardup dedup corpus.jsonl.gz -o out/
   neardup dedup shards/*.parquet -o out/ --text-field content --id-field url
   neardup dedup docs/ -o out/ --shingle char:9 --threshold 0.7 --keep longest
+  neardup dedup crawl.jsonl -o out/ --keep-by quality:max --keep-by crawl_date:max
   neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet
   neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index
   neardup dedup crawl.jsonl.zst -o out/ --unit line --min-doc-chars 200
@@ -66,6 +67,15 @@ Examples:
     type=click.Choice(["first", "longest"]),
     help="Which document represents a cluster [default: first; longest, the container, "
     "with --measure containment].",
+)
+@click.option(
+    "--keep-by",
+    multiple=True,
+    metavar="FIELD[:max|min]",
+    help="Keep the document of each cluster with the largest (max, the default) or smallest "
+    "(min) value of this field: a number, a date or a string (compared by code point); "
+    "repeat it for tie-breakers, input order breaks the rest; a record without the field "
+    "comes last. Replaces --keep. JSONL, CSV and Parquet inputs.",
 )
 @click.option(
     "--cluster",
@@ -175,6 +185,7 @@ def dedup_command(
     from neardup.index import LSHIndex
 
     refuse_inapplicable(inputs)
+    flags["keep_by"] = flags["keep_by"] or None  # none given: the config's
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
     if add_to_index and against is None:
         raise click.UsageError("--add-to-index needs --against INDEX")

@@ -297,6 +297,7 @@ _FLAG_PLACES = [
     ("max_bucket_size", ("lsh", "max_bucket_size")),
     ("verify", ("verify",)),
     ("keep", ("keep",)),
+    ("keep_by", ("keep_by",)),
     ("cluster", ("cluster",)),
     ("explain", ("explain",)),
     ("compress", ("compress",)),

@@ -33,7 +33,7 @@ from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
-from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
+from neardup.io.readers import ReadOptions, Source, all_batches, keep_values, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
@@ -208,6 +208,9 @@ def _dedup_files(
                     batches, config, KeyColumns(work), texts, idf=idf, progress=bar
                 )
                 _check_unique_ids(sketched, sources, counts, texts)
+                if config.keep_by:
+                    values = keep_values(sources, config, sketched.num_docs)
+                    sketched = dataclasses.replace(sketched, keep_values=values)
             result = find_duplicates(
                 sketched, config, timings, show_progress=show_progress, work_dir=work
             )

@@ -54,15 +54,18 @@ from neardup.engine.spark_components import component_labels
 from neardup.errors import InputError, MissingExtraError, ParameterError
 from neardup.io.spark import (
     cluster_lines,
+    comparable_column,
+    keep_columns,
     pair_lines,
     read_inputs,
     spark_output,
     write_results,
 )
+from neardup.keep import KeepValues, comparable
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import bucket_pairs
 from neardup.pairs import CandidatePairs
-from neardup.params import DedupConfig, KeepRule
+from neardup.params import DedupConfig
 from neardup.pipeline import (
     BatchSketcher,
     accepted,
@@ -368,7 +371,7 @@ def _score_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
     return run
 
 
-def _keep_batches(keep: KeepRule) -> Callable[[Iterator[Any]], Any]:
+def _keep_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
     """The mapInArrow function: whole clusters → each document's keep flag.
 
     The local keep rule, :func:`~neardup.cluster.representatives`, cluster by cluster.
@@ -381,10 +384,26 @@ def _keep_batches(keep: KeepRule) -> Callable[[Iterator[Any]], Any]:
         if table is None:
             return
         docs, labels = _column(table, "doc"), _column(table, "label")
-        kept = representatives(np.searchsorted(docs, labels), keep, _column(table, "length"))
+        kept = representatives(
+            np.searchsorted(docs, labels),
+            config.keep,
+            _column(table, "length"),
+            _table_keep_values(table, config),
+        )
         yield pa.RecordBatch.from_pydict({"doc": docs, "label": labels, "keep": kept})
 
     return run
+
+
+def _table_keep_values(table: Any, config: DedupConfig) -> KeepValues | None:
+    """The ``keep0``, ``keep1``, ... columns of a partition's table (None without keep_by)."""
+    if not config.keep_by:
+        return None
+    columns = [
+        comparable(table.column(f"keep{i}").combine_chunks(), name, "the Spark rows")
+        for i, (name, _) in enumerate(config.keep_fields)
+    ]
+    return KeepValues.of(config, columns)
 
 
 def _check_runs(config: DedupConfig) -> None:
@@ -414,12 +433,15 @@ def dedup_dataframe(
     id_column: str = "id",
     text_column: str = "text",
     order_column: str | None = None,
+    keep_columns: Sequence[str] | None = None,
     reliable_checkpoints: bool = False,
 ) -> SparkDedupResult:
     """Deduplicate a Spark DataFrame of ``id_column`` and ``text_column``.
 
     Documents are numbered in the order of ``order_column`` (ascending, unique), or in the
-    DataFrame's own order; "first" means first in that order, as in the local engine. The
+    DataFrame's own order; "first" means first in that order, as in the local engine.
+    ``keep_columns`` hold the values of ``config.keep_by``'s fields, in its order (default:
+    the columns named as the fields). The
     result equals :func:`neardup.dedup` on the same texts in the same order. Spark jobs run
     in job groups ``neardup:<stage>``, so the UI and its REST API attribute time and shuffle
     bytes to the stages (``bench/spark.py`` reads them).
@@ -443,7 +465,10 @@ def dedup_dataframe(
     spark.sparkContext.setJobGroup("neardup:read_sketch", "read_sketch")
     numbered = _numbered(frame, order_column)
     docs = numbered.select(
-        "doc", F.col(id_column).cast("string").alias("id"), F.col(text_column).alias("text")
+        "doc",
+        F.col(id_column).cast("string").alias("id"),
+        F.col(text_column).alias("text"),
+        *_keep_values(numbered, config, keep_columns),
     ).cache()
     num_docs = docs.count()
     if num_docs == 0:
@@ -515,6 +540,22 @@ def dedup_dataframe(
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
 
 
+def _keep_values(frame: Any, config: DedupConfig, columns: Sequence[str] | None) -> list[Any]:
+    """The ``keep_by`` values as columns ``keep0``, ``keep1``, ... (:func:`comparable_column`)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    names = [name for name, _ in config.keep_fields]
+    columns = list(columns) if columns is not None else names
+    values = []
+    for i, (name, column) in enumerate(zip(names, columns, strict=True)):
+        if column not in frame.columns:
+            raise InputError(f"the DataFrame has no column {column!r} to keep by")
+        kind = frame.schema[column].dataType
+        value, _ = comparable_column(F.col(column), kind, name, "the DataFrame")
+        values.append(value.alias(f"keep{i}"))
+    return values
+
+
 def _numbered(frame: Any, order_column: str | None) -> Any:
     """``frame`` with a ``doc`` column: 0, 1, ... in ``order_column`` order (or frame order)."""
     from pyspark.sql.types import LongType, StructField, StructType
@@ -567,13 +608,16 @@ def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: Dedu
     """
     from pyspark.sql import functions as F  # noqa: N812
 
+    values = [f"keep{i}" for i in range(len(config.keep_by))]
     labelled = (
         sketched.select("doc", "length", "group_first")
         .join(labels.withColumnRenamed("node", "doc"), "doc", "left")
         .withColumn("label", F.coalesce("label", "doc"))
     )
+    if values:
+        labelled = labelled.join(docs.select("doc", *values), "doc")
     kept = labelled.repartition("label").mapInArrow(
-        _keep_batches(config.keep), "doc long, label long, keep boolean"
+        _keep_batches(config), "doc long, label long, keep boolean"
     )
     kept = labelled.join(kept.drop("label"), "doc").localCheckpoint(eager=True)
     representative = kept.where("keep").select("label", F.col("doc").alias("first"))
@@ -586,7 +630,7 @@ def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: Dedu
         "similarity", F.coalesce("similarity", F.lit(1.0))
     )
     if config.cluster == "center":
-        measured_docs = _centers(measured_docs, verified, config)
+        measured_docs = _centers(measured_docs, verified, config, docs)
     least = measured_docs.groupBy("label").agg(F.min("similarity").alias("min_similarity"))
     ids = docs.select("doc", "id")
     named = (
@@ -601,7 +645,7 @@ def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: Dedu
     return named.select("doc", "id", "label", "cluster", "keep", line.alias("line"))
 
 
-def _centers(measured_docs: Any, verified: Any, config: DedupConfig) -> Any:
+def _centers(measured_docs: Any, verified: Any, config: DedupConfig, docs: Any) -> Any:
     """Each component through :func:`~neardup.cluster.center_clusters`, whole in one task.
 
     Document rows and the component's verified pairs travel in one frame (``other`` is null
@@ -609,9 +653,10 @@ def _centers(measured_docs: Any, verified: Any, config: DedupConfig) -> Any:
     """
     from pyspark.sql import functions as F  # noqa: N812
 
+    values = [f"keep{i}" for i in range(len(config.keep_by))]
     doc_rows = measured_docs.select(
         "label", "doc", "keep", "similarity", "length", F.col("group_first").alias("follows"),
-        F.lit(None).cast("long").alias("other"),
+        F.lit(None).cast("long").alias("other"), *values,
     )  # fmt: skip
     edge_rows = verified.join(
         measured_docs.select(F.col("doc").alias("first"), "label"), "first"
@@ -619,6 +664,7 @@ def _centers(measured_docs: Any, verified: Any, config: DedupConfig) -> Any:
         "label", F.col("first").alias("doc"), F.lit(None).cast("boolean").alias("keep"),
         "similarity", F.lit(None).cast("long").alias("length"),
         F.lit(None).cast("long").alias("follows"), F.col("second").alias("other"),
+        *(F.lit(None).cast(docs.schema[v].dataType).alias(v) for v in values),
     )  # fmt: skip
     rows = doc_rows.unionByName(edge_rows).repartition("label")
     centered = rows.mapInArrow(_center_batches(config), _CENTER_SCHEMA)
@@ -653,7 +699,12 @@ def _center_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
             local("other", edges),
             _column(edges, "similarity"),
             config.lsh.threshold,
-            order=preference_order(docs.shape[0], config.keep, _column(rows, "length")),
+            order=preference_order(
+                docs.shape[0],
+                config.keep,
+                _column(rows, "length"),
+                _table_keep_values(rows, config),
+            ),
             follows=local("follows"),
         )
         yield pa.RecordBatch.from_pydict(
@@ -830,7 +881,12 @@ def dedup_files_spark(
         spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
         _errors_of_tasks(),
     ):
-        result = dedup_dataframe(read_inputs(spark, inputs, config), config, order_column="order")
+        result = dedup_dataframe(
+            read_inputs(spark, inputs, config),
+            config,
+            order_column="order",
+            keep_columns=keep_columns(config),
+        )
         pairs = result.pairs if config.pairs != "none" else None
         written = write_results(out, result.clusters, pairs, result.kept)
         summary = dataclasses.replace(

@@ -292,6 +292,11 @@ def dedup_units_files(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "
             "(--html-field): extract the text into a field first"
         )
+    if config.keep_by:
+        raise ParameterError(
+            "--unit keeps the first copy of a passage (or, with --keep longest, its copy in "
+            "the longest document); --keep-by chooses among whole documents: drop it"
+        )
     if config.measure == "containment":
         raise ParameterError(
             "--unit matches passages by their similarity; containment (--measure containment, "

@@ -278,6 +278,17 @@ class JSONLinesSource(Source):
             return InputError(str(exc), path=self.path, line=number)
         return doc_id, text, line if line.endswith(b"\n") else line + b"\n"
 
+    def field_values(self, names: Sequence[str], batch_bytes: int) -> list[Any]:
+        """Each usable record's value of each field ``names`` (:class:`JSONFieldColumn`)."""
+        from neardup.io.fields import JSONFieldColumn
+
+        bad = np.asarray(sorted(self.bad_lines), dtype=np.int64)
+        columns = [JSONFieldColumn(name, self.path) for name in names]
+        for chunk, starts, first_line, _ in self._chunks(batch_bytes):
+            for column in columns:
+                column.add(chunk, starts, first_line, bad)
+        return [column.column() for column in columns]
+
     def copy_kept(self, keep: BoolArray, out: IO[bytes], batch_bytes: int) -> int:
         """Write the lines of the records whose ``keep`` entry is true; return records seen.
 

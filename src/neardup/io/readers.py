@@ -19,7 +19,8 @@ from neardup.io.source import ReadOptions, Source
 from neardup.io.tabular import CSVSource, ParquetSource
 from neardup.io.textfiles import TextFilesSource
 from neardup.io.warc import PayloadCache, WarcSource
-from neardup.params import InputFormat
+from neardup.keep import KeepValues, joined_column
+from neardup.params import DedupConfig, InputFormat
 
 __all__ = [
     "FORMAT_SUFFIXES",
@@ -31,6 +32,7 @@ __all__ = [
     "TextFilesSource",
     "WarcSource",
     "all_batches",
+    "keep_values",
     "open_sources",
 ]
 
@@ -145,3 +147,21 @@ def open_sources(
             f"inputs mix formats ({', '.join(sorted(formats))}); deduplicate one format per run"
         )
     return sources
+
+
+def keep_values(sources: Sequence[Source], config: DedupConfig, num_docs: int) -> KeepValues:
+    """The ``keep_by`` values of the ``num_docs`` usable records of ``sources``, in order.
+
+    After the reading pass: each source reads its fields again (:meth:`Source.field_values`);
+    an input that changed since is an error.
+    """
+    names = [name for name, _ in config.keep_fields]
+    per_source = [source.field_values(names, config.batch_bytes) for source in sources]
+    where = [str(source.path) for source in sources]
+    columns = [
+        joined_column([values[i] for values in per_source], name, where)
+        for i, name in enumerate(names)
+    ]
+    if any(len(column) != num_docs for column in columns):
+        raise InputError("an input changed while it was read; run again")
+    return KeepValues.of(config, columns)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import codecs
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -169,6 +169,18 @@ class Source(ABC):
     @abstractmethod
     def _scan(self) -> Iterator[tuple[str, str, Any] | InputError]:
         """Every record as ``(id, text, raw)``, or an InputError for a bad one."""
+
+    def field_values(self, names: Sequence[str], batch_bytes: int) -> list[Any]:
+        """Each usable record's value of each field ``names``, for ``keep_by``, after a pass.
+
+        One Arrow column per field (:func:`neardup.keep.comparable`), null where a record
+        has no value. Formats whose records have fields override it.
+        """
+        raise InputError(
+            f"{self.format} inputs have no fields to keep by"
+            + remedy("drop --keep-by, or give JSONL, CSV or Parquet inputs"),
+            path=self.path,
+        )
 
     def raw_records(self) -> Iterator[Any]:
         """The raw form (as :meth:`records` yields them, bad ones skipped) for copying out."""

@@ -14,6 +14,7 @@ pyspark is imported lazily.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,11 +25,14 @@ from typing import Any
 from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory, OutputKind
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
+from neardup.io.source import json_type
 from neardup.params import DedupConfig, HtmlExtract
 
 __all__ = [
     "SparkOutput",
     "cluster_lines",
+    "comparable_column",
+    "keep_columns",
     "pair_lines",
     "read_inputs",
     "spark_output",
@@ -41,11 +45,17 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
 
     ``order`` is ``(input index, byte offset / row index / record number)``, so documents are
     numbered as the local engine numbers them. Every JSONL or Parquet record needs an id
-    (``config.id_field``); a web archive's pages are named by their URIs, as locally.
+    (``config.id_field``); a web archive's pages are named by their URIs, as locally. With
+    ``config.keep_by``, field ``i``'s values are column ``keep{i}`` (:func:`keep_columns`).
     """
     from pyspark.sql import functions as F  # noqa: N812
 
     if all(_is_archive(p) for p in inputs) or config.input_format == "warc":
+        if config.keep_by:
+            raise InputError(
+                "web archives have no fields to keep by; drop --keep-by, or give JSONL or "
+                "Parquet inputs"
+            )
         return _read_archives(spark, inputs, config).withColumn(
             "order", F.struct("input", "offset")
         )
@@ -65,6 +75,7 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
                 F.col("_metadata.row_index").alias("offset"),
                 F.col(id_field).cast("string").alias("id"),
                 F.col(config.text_field).alias("text"),
+                *_parquet_keep_columns(spark, p, config),
             )
             for i, p in enumerate(inputs)
         ]
@@ -78,7 +89,92 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
-    return frame.withColumn("order", F.struct("input", "offset"))
+    return _one_type_each(frame, inputs, config).withColumn("order", F.struct("input", "offset"))
+
+
+def keep_columns(config: DedupConfig) -> list[str]:
+    """The columns of :func:`read_inputs` holding the ``keep_by`` fields' values, in order."""
+    return [f"keep{i}" for i in range(len(config.keep_by))]
+
+
+def _parquet_keep_columns(spark: Any, path: str, config: DedupConfig) -> list[Any]:
+    """Each ``keep_by`` column of a Parquet file as a number and a string column."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    schema = spark.read.parquet(path).schema
+    columns = []
+    for i, (name, _) in enumerate(config.keep_fields):
+        if name not in schema.names:
+            raise InputError(
+                f"{path}: no column {name!r} to keep by (columns: {', '.join(schema.names)})"
+            )
+        value, is_string = comparable_column(F.col(name), schema[name].dataType, name, path)
+        number, string = F.lit(None).cast("double"), F.lit(None).cast("string")
+        columns += [
+            (number if is_string else value).alias(f"keep{i}_number"),
+            (value if is_string else string).alias(f"keep{i}_string"),
+        ]
+    return columns
+
+
+def comparable_column(column: Any, kind: Any, name: str, where: str) -> tuple[Any, bool]:
+    """A Spark column of type ``kind`` as ``keep_by`` compares it, and whether it is strings.
+
+    Numbers as doubles (NaN as null), dates as days and times as microseconds since the epoch,
+    as :func:`neardup.keep.comparable` orders them; strings as they are. ``where`` names the
+    column in the error for any other type.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import types as T  # noqa: N812
+
+    if isinstance(kind, T.StringType):
+        return column, True
+    if isinstance(kind, T.DateType):
+        return F.unix_date(column).cast("double"), False
+    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
+        return F.unix_micros(column).cast("double"), False
+    if isinstance(kind, T.NumericType | T.NullType):
+        number = column.cast("double")
+        return F.when(F.isnan(number), None).otherwise(number), False
+    raise InputError(
+        f"{where}: --keep-by field {name!r} is {kind.simpleString()}; keep by a field of "
+        "numbers, dates or strings"
+    )
+
+
+def _one_type_each(frame: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
+    """``frame`` with one ``keep{i}`` column per ``keep_by`` field: its numbers or its strings.
+
+    A field holding both is an error naming a record of each.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if not config.keep_by:
+        return frame
+    names = keep_columns(config)
+    counts = frame.agg(
+        *(F.count(f"{n}_{kind}").alias(f"{n}_{kind}") for n in names for kind in _KINDS)
+    ).first()
+    for (field, _), column in zip(config.keep_fields, names, strict=True):
+        if counts[f"{column}_number"] and counts[f"{column}_string"]:
+            where = {
+                kind: frame.where(F.col(f"{column}_{kind}").isNotNull())
+                .select("input", "offset")
+                .orderBy("input", "offset")
+                .first()
+                for kind in _KINDS
+            }
+            raise InputError(
+                f"--keep-by field {field!r} holds numbers ({inputs[where['number'][0]]} at "
+                f"{where['number'][1]}) and strings ({inputs[where['string'][0]]} at "
+                f"{where['string'][1]}); keep by a field of one type in every record"
+            )
+        kind = "string" if counts[f"{column}_string"] else "number"
+        frame = frame.withColumn(column, F.col(f"{column}_{kind}"))
+    return frame.drop(*(f"{n}_{kind}" for n in names for kind in _KINDS))
+
+
+_KINDS = ("number", "string")
 
 
 def _html_text_column(extract: HtmlExtract) -> Any:
@@ -141,11 +237,15 @@ def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> An
 
 
 def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
-    """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does."""
+    """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does.
+
+    Each ``keep_by`` field comes as a number and a string column (:func:`_one_type_each`).
+    """
     text_field, id_field = config.text_field, config.id_field or "id"
     skip = config.skip_bad_records
+    keep_fields = [name for name, _ in config.keep_fields]
 
-    def parse(pair: tuple[int, str]) -> list[tuple[int, int, str, str]]:
+    def parse(pair: tuple[int, str]) -> list[tuple[Any, ...]]:
         offset, line = pair
         if not line.strip():
             return []
@@ -159,7 +259,18 @@ def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
             if skip:
                 return []
             raise InputError(f"{where}: bad record ({exc}); or pass --skip-bad-records") from exc
-        return [(index, offset, str(doc_id), text)]
+        values: list[Any] = []
+        for name in keep_fields:
+            value = record.get(name)
+            if isinstance(value, bool) or not isinstance(value, int | float | str | None):
+                raise InputError(
+                    f"{where}: --keep-by field {name!r} is {json_type(value)}; keep by a field "
+                    "of numbers or strings"
+                )
+            number = float(value) if isinstance(value, int | float) else None
+            number = None if number is not None and math.isnan(number) else number
+            values += [number, value if isinstance(value, str) else None]
+        return [(index, offset, str(doc_id), text, *values)]
 
     lines = spark.sparkContext.newAPIHadoopFile(
         path,
@@ -167,7 +278,10 @@ def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
         "org.apache.hadoop.io.LongWritable",
         "org.apache.hadoop.io.Text",
     )
-    return lines.flatMap(parse).toDF("input long, offset long, id string, text string")
+    schema = "input long, offset long, id string, text string" + "".join(
+        f", {column}_number double, {column}_string string" for column in keep_columns(config)
+    )
+    return lines.flatMap(parse).toDF(schema)
 
 
 def cluster_lines(

@@ -8,10 +8,11 @@ read value by value to report its bad rows as the other formats do.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from neardup.io.source import (
     id_field_advice,
     skip_advice,
 )
+from neardup.keep import comparable
 
 __all__ = ["CSVSource", "ParquetSource"]
 
@@ -67,6 +69,35 @@ class CSVSource(Source):
                 raise InputError(
                     f"malformed CSV: {exc}", path=self.path, line=reader.line_num
                 ) from None
+
+    def field_values(self, names: Sequence[str], batch_bytes: int) -> list[Any]:
+        """Each usable row's cells of columns ``names``, for ``keep_by``.
+
+        A column whose every non-empty cell is a number holds numbers, any other strings; an
+        empty cell is no value.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        header = self.header()
+        missing = [name for name in names if name not in header]
+        if missing:
+            raise InputError(
+                f"no column {missing[0]!r} to keep by (columns: {', '.join(map(repr, header))})"
+                + remedy("name a column with --keep-by"),
+                path=self.path,
+                line=1,
+            )
+        places = [header.index(name) for name in names]
+        rows = list(self.raw_records())
+        columns = []
+        for name, place in zip(names, places, strict=True):
+            cells = pa.array([row[place] for row in rows], pa.large_string())
+            cells = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.large_string()), cells)
+            with contextlib.suppress(pa.ArrowInvalid):  # else not all numbers: strings
+                cells = cells.cast(pa.float64())
+            columns.append(comparable(cells, name, str(self.path)))
+        return columns
 
     def _check_header(self, header: list[str]) -> None:
         """The named columns are there (a misspelt --id-field is not a silent fallback)."""
@@ -215,6 +246,25 @@ class ParquetSource(Source):
         """Rows as ``(id, text, row index)``; bad rows are counted by :meth:`batches`."""
         for batch in self.batches(1 << 24):
             yield from ((doc_id, text, None) for doc_id, text in batch.records())
+
+    def field_values(self, names: Sequence[str], batch_bytes: int) -> list[Any]:
+        """Each usable row's value of columns ``names`` (:func:`neardup.keep.comparable`)."""
+        import pyarrow as pa
+
+        available = self.schema().names
+        missing = [name for name in names if name not in available]
+        if missing:
+            raise InputError(
+                f"no column {missing[0]!r} to keep by (columns: {', '.join(available)})"
+                + remedy("name a column with --keep-by"),
+                path=self.path,
+            )
+        table = self._file().read(columns=list(names))
+        usable = pa.array(self.usable_rows())
+        return [
+            comparable(table.column(name).combine_chunks().filter(usable), name, str(self.path))
+            for name in names
+        ]
 
     def usable_rows(self) -> np.ndarray:
         """A mask of the rows :meth:`batches` yielded (after a pass): all but the bad ones."""
