@@ -99,6 +99,15 @@ def _is_strip_space(b):  # type: ignore[no-untyped-def]
     return b == 32 or (9 <= b <= 13)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_blank(buf, start, end):  # type: ignore[no-untyped-def]
+    """Whether ``buf[start:end]`` is only the whitespace :meth:`bytes.strip` strips."""
+    for i in range(start, end):
+        if not _is_strip_space(buf[i]):
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _skip_space(buf, i, end):  # type: ignore[no-untyped-def]
     while i < end and _is_json_space(buf[i]):
@@ -407,12 +416,7 @@ def _parse_line(  # type: ignore[no-untyped-def]
     two are the text's characters and whether it is all ASCII. The text is decoded to
     ``text_out[start:]`` and the id to ``id_out[start:]``.
     """
-    blank = True
-    for i in range(start, end):
-        if not _is_strip_space(buf[i]):
-            blank = False
-            break
-    if blank:
+    if _is_blank(buf, start, end):
         return BLANK, 0, ID_NONE, 0, 0, False
     i = _skip_space(buf, start, end)
     if i >= end or buf[i] != 123:
@@ -550,12 +554,7 @@ def _field_value(buf, start, end, key, out, plain, stack):  # type: ignore[no-un
     A string is decoded, and a number's JSON text copied, to ``out[start:]``; ``length`` is
     their bytes. ``kind`` is one of the ``FIELD_*`` codes.
     """
-    blank = True
-    for i in range(start, end):
-        if not _is_strip_space(buf[i]):
-            blank = False
-            break
-    if blank:
+    if _is_blank(buf, start, end):
         return FIELD_BLANK, 0
     i = _skip_space(buf, start, end)
     if i >= end or buf[i] != 123:
@@ -678,12 +677,7 @@ def kept_lines(buf, starts, first_record, keep, bad_lines, first_line, out):  # 
     run_stop = -1
     for line in range(num_lines):
         s, e = starts[line], starts[line + 1]
-        blank = True
-        for i in range(s, e):
-            if not _is_strip_space(buf[i]):
-                blank = False
-                break
-        if blank:
+        if _is_blank(buf, s, e):
             continue
         number = first_line + line
         while b < bad_lines.shape[0] and bad_lines[b] < number:

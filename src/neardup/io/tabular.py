@@ -80,14 +80,7 @@ class CSVSource(Source):
         import pyarrow.compute as pc
 
         header = self.header()
-        missing = [name for name in names if name not in header]
-        if missing:
-            raise InputError(
-                f"no column {missing[0]!r} to keep by (columns: {', '.join(map(repr, header))})"
-                + remedy("name a column with --keep-by"),
-                path=self.path,
-                line=1,
-            )
+        _check_keep_columns(names, header, self)
         places = [header.index(name) for name in names]
         rows = list(self.raw_records())
         columns = []
@@ -129,6 +122,17 @@ class CSVSource(Source):
         except BadRecordError as exc:
             return InputError(str(exc), path=self.path, line=number)
         return doc_id, text, row
+
+
+def _check_keep_columns(names: Sequence[str], columns: Sequence[str], source: Source) -> None:
+    """Every ``--keep-by`` field is one of the file's ``columns``."""
+    missing = [name for name in names if name not in columns]
+    if missing:
+        raise InputError(
+            f"no column {missing[0]!r} to keep by (columns: {', '.join(map(repr, columns))})"
+            + remedy("name a column with --keep-by"),
+            path=source.path,
+        )
 
 
 def _not_encoded(source: Source, line: int, exc: UnicodeDecodeError) -> InputError:
@@ -251,14 +255,7 @@ class ParquetSource(Source):
         """Each usable row's value of columns ``names`` (:func:`neardup.keep.comparable`)."""
         import pyarrow as pa
 
-        available = self.schema().names
-        missing = [name for name in names if name not in available]
-        if missing:
-            raise InputError(
-                f"no column {missing[0]!r} to keep by (columns: {', '.join(available)})"
-                + remedy("name a column with --keep-by"),
-                path=self.path,
-            )
+        _check_keep_columns(names, self.schema().names, self)
         table = self._file().read(columns=list(names))
         usable = pa.array(self.usable_rows())
         return [
