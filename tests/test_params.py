@@ -34,6 +34,7 @@ INVALID: dict[str, list[Any]] = {
     "a text encoding Python knows": ["utf-9", "", None],
     "a ShingleSpec": ["word:5", None, {"k": 5}],
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
+    "a tuple of 'FIELD'": ["quality", ("",), ("a", "a:min"), (1,), None],
 }
 
 

@@ -408,10 +408,12 @@ def test_toml_text_is_read_back_by_tomllib(data: dict[str, object]) -> None:
     assert tomllib.loads(toml_text(data)) == data
 
 
-def test_toml_text_leaves_out_none_and_refuses_lists() -> None:
+def test_toml_text_leaves_out_none_writes_arrays_and_refuses_the_rest() -> None:
     assert tomllib.loads(toml_text({"a": None, "t": {"b": None, "c": 1}})) == {"t": {"c": 1}}
-    with pytest.raises(ParameterError, match=re.escape("got list at 't.x'")):
-        toml_text({"t": {"x": [1]}})
+    data = {"t": {"x": ["q:max", 'a "b"'], "y": (1, 2.5, True)}}
+    assert tomllib.loads(toml_text(data)) == {"t": {"x": ["q:max", 'a "b"'], "y": [1, 2.5, True]}}
+    with pytest.raises(ParameterError, match=re.escape("got bytes at 't.x'")):
+        toml_text({"t": {"x": [b"1"]}})
 
 
 # --- the whole plan on the licences ---------------------------------------------------------------

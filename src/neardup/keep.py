@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neardup._types import I64Array
 from neardup.errors import InputError, remedy
 from neardup.params import DedupConfig, KeepDirection
 
@@ -39,10 +38,6 @@ class KeepValues:
     def of(cls, config: DedupConfig, columns: Sequence[Any]) -> KeepValues:
         """The values of ``config.keep_by``'s fields, given in that order."""
         return cls(tuple(columns), tuple(direction for _, direction in config.keep_fields))
-
-    def take(self, docs: I64Array) -> KeepValues:
-        """The values of documents ``docs`` only, in that order."""
-        return KeepValues(tuple(c.take(docs) for c in self.columns), self.directions)
 
     @classmethod
     def of_mapping(

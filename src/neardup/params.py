@@ -918,6 +918,11 @@ class DedupConfig(_Spec):
         strings by code point (ISO dates in order); a record without the field, or with
         null, is preferred last (:func:`~neardup.cluster.preference_order`). ``keep`` must be
         ``"first"`` then.
+    annotate
+        Instead of the kept corpus, write every record with this field added (``{"cluster",
+        "keep", "similarity"}``, as ``clusters.jsonl`` gives them): ``annotated.jsonl``,
+        ``.csv`` (three columns ``FIELD.cluster``, ...) or ``.parquet`` (a struct column).
+        ``None``: the kept corpus.
     cluster
         ``"components"``: the connected components of the verified pairs (single link: A ~ B
         ~ C joins A and C even when they share little); ``"center"``: clusters that do not
@@ -976,6 +981,7 @@ class DedupConfig(_Spec):
     verify: VerifyMode | None = None
     keep: KeepRule = "first"
     keep_by: tuple[str, ...] = ()
+    annotate: str | None = None
     cluster: ClusterMode = "components"
     batch_bytes: int = 32 * 2**20
     text_field: str = "text"
@@ -999,6 +1005,7 @@ class DedupConfig(_Spec):
         "keep_by": Rule(
             "a tuple of 'FIELD', 'FIELD:max' or 'FIELD:min' (each field once)", _is_keep_by
         ),
+        "annotate": optional_text(),
         "cluster": one_of("components", "center"),
         "batch_bytes": integer(1, 2**40),
         "text_field": text(),

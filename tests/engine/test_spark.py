@@ -253,11 +253,11 @@ def test_a_bad_record_names_the_file_and_byte_offset(spark: Any, tmp_path: Path)
     assert not (tmp_path / "out").exists()
 
 
-def test_keep_by_fields_equals_the_local_engine(
+def test_keep_by_fields_and_annotations_equal_the_local_engine(
     spark: Any, tmp_path: Path, licenses: list[dict[str, object]]
 ) -> None:
-    """Center clustering: the keep rule chooses the components' representatives, then the
-    centers' order."""
+    """Center clustering (the keep rule chooses the components' representatives, then the
+    centers' order) and the annotated corpus."""
     records = scored_licences(licenses)
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
@@ -265,11 +265,19 @@ def test_keep_by_fields_equals_the_local_engine(
         lsh=LSHSpec(threshold=0.6),
         keep_by=("score", "name:min"),
         cluster="center",
+        annotate="nd",
     )
     dedup_files([path], tmp_path / "local", config)
     dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     kept_by_reference(tmp_path / "local" / "clusters.jsonl", records, list(config.keep_by))
+    local = [json.loads(line) for line in (tmp_path / "local" / "annotated.jsonl").open()]
+    annotated = spark.read.parquet(str(tmp_path / "spark" / "annotated.parquet")).collect()
+    assert len(annotated) == len(local) == len(records)
+    written = {row["id"]: row["nd"].asDict() for row in annotated}
+    for record in local:
+        note = written[record["id"]]
+        assert {**note, "similarity": round(note["similarity"], 6)} == record["nd"]
 
 
 def test_keep_by_parquet_dates_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:

@@ -629,6 +629,32 @@ def field_values(buf, starts, key, plain, out, kind, length, lo, hi):  # type: i
 
 
 @njit(cache=True, nogil=True)
+def annotated_lines(buf, starts, lines, notes, note_offsets, out):  # type: ignore[no-untyped-def]
+    """Lines ``lines[r]`` of a chunk, each with note ``r`` before its closing brace.
+
+    Every line is a JSON object (a record the reading pass read), so its last ``}`` closes
+    it; each line written ends with a newline. Returns the bytes written to ``out``.
+    """
+    o = 0
+    for r in range(lines.shape[0]):
+        s, e = starts[lines[r]], starts[lines[r] + 1]
+        close = e - 1
+        while close > s and buf[close] != 125:
+            close -= 1
+        out[o : o + close - s] = buf[s:close]
+        o += close - s
+        size = note_offsets[r + 1] - note_offsets[r]
+        out[o : o + size] = notes[note_offsets[r] : note_offsets[r + 1]]
+        o += size
+        out[o : o + e - close] = buf[close:e]
+        o += e - close
+        if buf[e - 1] != 10:
+            out[o] = 10
+            o += 1
+    return o
+
+
+@njit(cache=True, nogil=True)
 def default_ids(prefix, numbers, out, out_offsets):  # type: ignore[no-untyped-def]
     """Write ``prefix`` followed by the decimal ``numbers[r]`` for every item ``r``."""
     for r in range(numbers.shape[0]):

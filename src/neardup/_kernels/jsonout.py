@@ -127,6 +127,27 @@ def cluster_lines(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def annotation_texts(  # type: ignore[no-untyped-def]
+    data, offsets, labels, keep, numbers, number_sizes, parts, out, out_offsets, lo, hi
+):
+    """The texts ``--annotate`` inserts, ``lo .. hi - 1``, placed as :func:`cluster_lines`.
+
+    Text ``i`` is ``head cluster-id kept|dropped similarity tail``, ``parts`` holding the
+    constant pieces (e.g. ``, "neardup": {"cluster": ``, ``, "keep": true, "similarity": ``
+    and with ``false``, ``}``).
+    """
+    head, kept, dropped, tail = parts
+    for i in range(lo, hi):
+        label = labels[i]
+        o = _put_bytes(head, out, out_offsets[i])
+        o = _put_string(data, offsets[label], offsets[label + 1], out, o, _HEX)
+        o = _put_bytes(kept if keep[i] else dropped, out, o)
+        for j in range(number_sizes[i]):
+            out[o + j] = numbers[i, j]
+        _put_bytes(tail, out, o + number_sizes[i])
+
+
+@njit(cache=True, nogil=True)
 def _put_number(value, out, o):  # type: ignore[no-untyped-def]
     """Write ``value / 10^6`` as repr writes it: ``0.0``, ``1.0``, ``0.5``, ``0.923077``."""
     whole = value // 1000000

@@ -31,6 +31,7 @@ Examples:
   neardup dedup shards/*.parquet -o out/ --text-field content --id-field url
   neardup dedup docs/ -o out/ --shingle char:9 --threshold 0.7 --keep longest
   neardup dedup crawl.jsonl -o out/ --keep-by quality:max --keep-by crawl_date:max
+  neardup dedup shards/*.jsonl.zst -o out/ --annotate --compress zstd
   neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet
   neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index
   neardup dedup crawl.jsonl.zst -o out/ --unit line --min-doc-chars 200
@@ -76,6 +77,15 @@ Examples:
     "(min) value of this field: a number, a date or a string (compared by code point); "
     "repeat it for tie-breakers, input order breaks the rest; a record without the field "
     "comes last. Replaces --keep. JSONL, CSV and Parquet inputs.",
+)
+@click.option(
+    "--annotate",
+    is_flag=False,
+    flag_value="neardup",
+    metavar="[FIELD]",
+    help="Write every input record instead of the kept ones, with FIELD (default neardup) "
+    "added: {cluster, keep, similarity} as clusters.jsonl gives them (Parquet: a struct "
+    "column; CSV: FIELD.cluster, FIELD.keep, FIELD.similarity); annotated.jsonl|csv|parquet.",
 )
 @click.option(
     "--cluster",
@@ -178,7 +188,8 @@ def dedup_command(
 
     Writes into OUTPUT: clusters.jsonl (one line per document: id, cluster, keep),
     pairs.jsonl (duplicate pairs with their similarity: the summary's measure), kept.jsonl /
-    kept.csv / kept.parquet (the deduplicated corpus, records unchanged) and summary.json
+    kept.csv / kept.parquet (the deduplicated corpus, records unchanged; with --annotate,
+    annotated.jsonl / .csv / .parquet: every record, a field added) and summary.json
     (every parameter, count and timing).
     """
     from neardup.engine.local import dedup_files

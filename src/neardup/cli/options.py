@@ -298,6 +298,7 @@ _FLAG_PLACES = [
     ("verify", ("verify",)),
     ("keep", ("keep",)),
     ("keep_by", ("keep_by",)),
+    ("annotate", ("annotate",)),
     ("cluster", ("cluster",)),
     ("explain", ("explain",)),
     ("compress", ("compress",)),

@@ -29,6 +29,7 @@ from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
 from neardup.engine.ahead import compiling_ahead
 from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
+from neardup.io.annotate import Annotations, write_annotated
 from neardup.io.arena import TextArena
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
@@ -262,7 +263,7 @@ def _write_outputs(
         kept = writer.submit(
             _write_kept_durably,
             sources,
-            clusters.keep,
+            result,
             directory,
             config,
             texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
@@ -282,7 +283,7 @@ def _write_outputs(
                 _explained(sources, pairs, config) if config.explain else None,
             )
             written["pairs"] = "pairs.jsonl"
-        written["kept"] = kept.result().name
+        written["annotated" if config.annotate is not None else "kept"] = kept.result().name
     if index_matches is not None:
         write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         written["index_matches"] = "index_matches.jsonl"
@@ -321,13 +322,24 @@ def _explained(
 
 def _write_kept_durably(
     sources: Sequence[Source],
-    keep: BoolArray,
+    result: DedupResult,
     directory: Path,
     config: DedupConfig,
     line_spans: tuple[NDArray[np.int32], I64Array] | None,
 ) -> Path:
-    """:func:`write_kept`, then the file synced to disk (the output's commit needs it)."""
-    path = write_kept(sources, keep, directory, config.compress, config.batch_bytes, line_spans)
+    """The output corpus, then the file synced to disk (the output's commit needs it).
+
+    :func:`write_kept`, or with ``config.annotate`` :func:`write_annotated`.
+    """
+    clusters = result.clusters
+    if config.annotate is not None:
+        annotations = Annotations(
+            config.annotate, result.ids, clusters.labels, clusters.keep, clusters.similarity
+        )
+        path = write_annotated(sources, annotations, directory, config.compress, config.batch_bytes)
+    else:
+        keep, compress = clusters.keep, config.compress
+        path = write_kept(sources, keep, directory, compress, config.batch_bytes, line_spans)
     fsync_file(path)
     return path
 

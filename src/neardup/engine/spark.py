@@ -144,15 +144,17 @@ class SparkDedupResult:
     Attributes
     ----------
     clusters
-        ``doc, id, label, cluster, keep, line``: one row per document; ``label`` is the
-        cluster's smallest document key and ``cluster`` its id; ``line`` is the
-        ``clusters.jsonl`` line.
+        ``doc, id, label, cluster, keep, similarity, line``: one row per document; ``label``
+        is the cluster's smallest document key and ``cluster`` its id; ``similarity`` is to the
+        representative; ``line`` is the ``clusters.jsonl`` line.
     pairs
         ``a_doc, b_doc, a, b, estimate, jaccard, exact, line``: exact duplicates (each linked
         to the first document of its group) and verified near-duplicate pairs; ``line`` is the
         ``pairs.jsonl`` line (without its newline, as for ``clusters``).
     kept
-        The input rows (with ``doc``) of the documents kept.
+        The input rows (with ``doc``) of the documents kept; with ``config.annotate``, of
+        every document, with that column added (a struct of ``cluster``, ``keep``,
+        ``similarity``).
     summary
         Parameters, counts and timings, as in the local ``summary.json``.
     """
@@ -527,7 +529,7 @@ def dedup_dataframe(
         giant_buckets=num_giant,
         largest_bucket=largest,
     )
-    kept = numbered.join(clusters.where("keep").select("doc"), "doc")
+    kept = _output_corpus(numbered, clusters, config)
     times = StageTimes.measured(seconds, num_bytes, total=time.perf_counter() - started)
     summary = summarize(
         config,
@@ -538,6 +540,19 @@ def dedup_dataframe(
         histogram=histogram,
     )
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
+
+
+def _output_corpus(numbered: Any, clusters: Any, config: DedupConfig) -> Any:
+    """The input rows of the kept documents (with ``config.annotate``: of every document).
+
+    Annotated rows carry the column ``config.annotate``: ``cluster``, ``keep``, ``similarity``.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if config.annotate is None:
+        return numbered.join(clusters.where("keep").select("doc"), "doc")
+    note = F.struct("cluster", "keep", "similarity").alias(config.annotate)
+    return numbered.join(clusters.select("doc", note), "doc")
 
 
 def _keep_values(frame: Any, config: DedupConfig, columns: Sequence[str] | None) -> list[Any]:
@@ -642,7 +657,7 @@ def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: Dedu
     line = cluster_lines(
         *(F.col(c) for c in ("id", "cluster", "keep", "similarity", "min_similarity"))
     )
-    return named.select("doc", "id", "label", "cluster", "keep", line.alias("line"))
+    return named.select("doc", "id", "label", "cluster", "keep", "similarity", line.alias("line"))
 
 
 def _centers(measured_docs: Any, verified: Any, config: DedupConfig, docs: Any) -> Any:
@@ -871,9 +886,9 @@ def dedup_files_spark(
     """``neardup dedup --engine spark``: read, deduplicate, write ``output``; return the summary.
 
     ``output`` may be any Hadoop-compatible path: ``clusters.jsonl``, ``pairs.jsonl`` (text,
-    ordered by document) and ``kept.parquet`` are written by Spark as directories of parts;
-    on a local path they are then joined into single files, byte-identical to the local
-    engine's, and the directory appears only when the run succeeded
+    ordered by document) and ``kept.parquet`` (or ``annotated.parquet``) are written by Spark
+    as directories of parts; on a local path they are then joined into single files,
+    byte-identical to the local engine's, and the directory appears only when the run succeeded
     (:func:`neardup.io.spark.spark_output`).
     """
     config = config if config is not None else DedupConfig()
@@ -888,7 +903,7 @@ def dedup_files_spark(
             keep_columns=keep_columns(config),
         )
         pairs = result.pairs if config.pairs != "none" else None
-        written = write_results(out, result.clusters, pairs, result.kept)
+        written = write_results(out, result.clusters, pairs, result.kept, config.annotate)
         summary = dataclasses.replace(
             result.summary,
             inputs=tuple(inputs),

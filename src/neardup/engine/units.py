@@ -292,6 +292,11 @@ def dedup_units_files(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "
             "(--html-field): extract the text into a field first"
         )
+    if config.annotate is not None:
+        raise ParameterError(
+            "--unit rewrites the records' texts (removed passages are cut out); --annotate "
+            "marks whole records: drop one of them"
+        )
     if config.keep_by:
         raise ParameterError(
             "--unit keeps the first copy of a passage (or, with --keep longest, its copy in "

@@ -9,6 +9,7 @@ decodes its value; a line it leaves undecided (an escaped key, a repeated one) i
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,59 @@ from neardup.io.source import json_type
 from neardup.keep import comparable
 from neardup.text.spans import gather
 
-__all__ = ["JSONFieldColumn"]
+__all__ = ["FieldChunk", "JSONFieldColumn"]
 
 _PLAIN = kernels.plain_bytes()
 _HELD = (kernels.FIELD_NUMBER, kernels.FIELD_STRING)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChunk:
+    """A chunk of whole lines of a JSONL file, its records, and one field's value in each.
+
+    ``lines`` are the chunk's lines that hold usable records (not blank, not skipped as bad),
+    ``numbers`` their line numbers in the file; per record, the field's ``kind`` (a
+    ``FIELD_*`` code) and ``length``, its bytes at the line's start in ``values``.
+    """
+
+    chunk: U8Array
+    starts: I64Array
+    lines: I64Array
+    numbers: I64Array
+    kind: np.ndarray
+    length: I64Array
+    values: U8Array
+
+    @classmethod
+    def read(
+        cls, chunk: U8Array, starts: I64Array, first_line: int, bad: I64Array, name: str
+    ) -> FieldChunk:
+        """Field ``name`` of the records of a chunk.
+
+        Line ``l`` is file line ``first_line + l``; ``bad`` (sorted) are the lines the reading
+        pass skipped.
+        """
+        num_lines = starts.shape[0] - 1
+        key = np.frombuffer(name.encode("utf-8"), dtype=np.uint8)
+        kind = np.empty(num_lines, dtype=np.int8)
+        length = np.empty(num_lines, dtype=np.int64)
+        values = np.empty(chunk.shape[0], dtype=np.uint8)
+        run = partial(kernels.field_values, chunk, starts, key, _PLAIN, values, kind, length)
+        in_blocks(run, num_lines, max_block=1024)
+        numbers = first_line + np.arange(num_lines, dtype=np.int64)
+        lines = np.flatnonzero((kind != kernels.FIELD_BLANK) & ~np.isin(numbers, bad))
+        return cls(chunk, starts, lines, numbers[lines], kind[lines], length[lines], values)
+
+    @property
+    def num_records(self) -> int:
+        """Records in the chunk."""
+        return int(self.lines.shape[0])
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Record ``i`` of the chunk through :mod:`json` (it was read so before)."""
+        line = self.chunk[self.starts[self.lines[i]] : self.starts[self.lines[i] + 1]]
+        parsed: dict[str, Any] = json.loads(bytes(line).decode("utf-8"))
+        return parsed
 
 
 class JSONFieldColumn:
@@ -35,7 +85,6 @@ class JSONFieldColumn:
     def __init__(self, name: str, path: Path) -> None:
         self.name = name
         self.path = path
-        self._key = np.frombuffer(name.encode("utf-8"), dtype=np.uint8)
         self._kinds: list[np.ndarray] = []
         self._values: list[Batch] = []
         self._slow: dict[int, Any] = {}
@@ -43,45 +92,31 @@ class JSONFieldColumn:
         self._first_line = {kernels.FIELD_NUMBER: 0, kernels.FIELD_STRING: 0}
         self._count = 0
 
-    def add(self, chunk: U8Array, starts: I64Array, first_line: int, bad: I64Array) -> None:
-        """The records of a chunk of whole lines (line ``l`` is file line ``first_line + l``).
-
-        A line is a record unless it is blank or one of the ``bad`` lines (sorted) that the
-        reading pass skipped.
-        """
-        num_lines = starts.shape[0] - 1
-        kind = np.empty(num_lines, dtype=np.int8)
-        length = np.empty(num_lines, dtype=np.int64)
-        out = np.empty(chunk.shape[0], dtype=np.uint8)
-        run = partial(kernels.field_values, chunk, starts, self._key, _PLAIN, out, kind, length)
-        in_blocks(run, num_lines, max_block=1024)
-        numbers = first_line + np.arange(num_lines, dtype=np.int64)
-        lines = np.flatnonzero((kind != kernels.FIELD_BLANK) & ~np.isin(numbers, bad))
-        kind, length, numbers = kind[lines], length[lines], numbers[lines]
+    def add(self, read: FieldChunk) -> None:
+        """The values of the records of a chunk, the next in the file."""
+        kind = read.kind.copy()
         for i in np.flatnonzero(kind == kernels.FIELD_UNSURE).tolist():
-            line = bytes(chunk[starts[lines[i]] : starts[lines[i] + 1]])
-            value = json.loads(line.decode("utf-8")).get(self.name)
+            value = read.record(i).get(self.name)
             kind[i] = self._kind_of(value)
             if kind[i] in _HELD:
                 self._slow[self._count + i] = value
         others = np.flatnonzero(kind == kernels.FIELD_OTHER)
         if others.shape[0]:
             i = int(others[0])
-            line = bytes(chunk[starts[lines[i]] : starts[lines[i] + 1]])
-            value = json.loads(line.decode("utf-8")).get(self.name)
             raise InputError(
-                f"--keep-by field {self.name!r} is {json_type(value)}"
+                f"--keep-by field {self.name!r} is {json_type(read.record(i).get(self.name))}"
                 + remedy("keep by a field of numbers or strings"),
                 path=self.path,
-                line=int(numbers[i]),
+                line=int(read.numbers[i]),
             )
-        self._note_types(kind, numbers)
+        self._note_types(kind, read.numbers)
         held = np.isin(kind, _HELD)
-        starts_of = np.where(held, starts[lines], 0)
-        self._values.append(gather(out, out, np.zeros(lines.shape[0], dtype=bool), starts_of,
-                                   np.where(held, length, 0)))  # fmt: skip
+        starts = np.where(held, read.starts[read.lines], 0)
+        sizes = np.where(held, read.length, 0)
+        unused = np.zeros(read.num_records, dtype=bool)
+        self._values.append(gather(read.values, read.values, unused, starts, sizes))
         self._kinds.append(kind)
-        self._count += lines.shape[0]
+        self._count += read.num_records
 
     def _kind_of(self, value: Any) -> int:
         if value is None:

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,9 @@ from neardup.io.source import BadRecordError, Source, json_type, skip_advice
 from neardup.params import NormalizeSpec
 from neardup.text.normalize import TextStats, normalize_bytes
 from neardup.text.spans import concat, gather, pack_strings, take
+
+if TYPE_CHECKING:
+    from neardup.io.fields import FieldChunk
 
 __all__ = ["JSONLineTexts", "JSONLinesSource", "line_number"]
 
@@ -282,12 +285,19 @@ class JSONLinesSource(Source):
         """Each usable record's value of each field ``names`` (:class:`JSONFieldColumn`)."""
         from neardup.io.fields import JSONFieldColumn
 
-        bad = np.asarray(sorted(self.bad_lines), dtype=np.int64)
         columns = [JSONFieldColumn(name, self.path) for name in names]
-        for chunk, starts, first_line, _ in self._chunks(batch_bytes):
-            for column in columns:
-                column.add(chunk, starts, first_line, bad)
+        for chunk in self.field_chunks(names, batch_bytes):
+            for column, read in zip(columns, chunk, strict=True):
+                column.add(read)
         return [column.column() for column in columns]
+
+    def field_chunks(self, names: Sequence[str], batch_bytes: int) -> Iterator[list[FieldChunk]]:
+        """After a reading pass: the file a chunk at a time, fields ``names`` of its records."""
+        from neardup.io.fields import FieldChunk
+
+        bad = np.asarray(sorted(self.bad_lines), dtype=np.int64)
+        for chunk, starts, first_line, _ in self._chunks(batch_bytes):
+            yield [FieldChunk.read(chunk, starts, first_line, bad, name) for name in names]
 
     def copy_kept(self, keep: BoolArray, out: IO[bytes], batch_bytes: int) -> int:
         """Write the lines of the records whose ``keep`` entry is true; return records seen.

@@ -31,10 +31,11 @@ from numpy.typing import NDArray
 from neardup._kernels import jsonout as kernels
 from neardup._kernels.compiling import read_only
 from neardup._parallel import in_blocks
-from neardup._types import BoolArray, F64Array, I64Array, U8Array
+from neardup._types import Batch, BoolArray, F64Array, I64Array, U8Array
 from neardup.io.records import Ids
 
 __all__ = [
+    "annotation_notes",
     "cluster_line",
     "exact_pair_line",
     "near_pair_line",
@@ -173,6 +174,38 @@ def write_clusters(
                 )  # fmt: skip
                 in_blocks(run, b - a)
                 f.write(out.data)
+
+
+def annotation_notes(
+    ids: Ids, labels: I64Array, keep: BoolArray, similarity: F64Array, field: str
+) -> Batch:
+    """Each document's ``, "FIELD": {"cluster": ..., "keep": ..., "similarity": ...}``.
+
+    The values ``clusters.jsonl`` gives (cluster id, keep flag, similarity to the
+    representative, formatted alike), as the text ``--annotate`` inserts into a JSONL record.
+    """
+    head = _bytes(f", {json.dumps(field, ensure_ascii=False)}: " + '{"cluster": ')
+    kept, dropped = (
+        _bytes(', "keep": true, "similarity": '),
+        _bytes(', "keep": false, "similarity": '),
+    )
+    tail = _bytes("}")
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    numbers, number_sizes = _format_numbers(similarity)
+    sizes = (
+        head.shape[0] + tail.shape[0] + _literal_sizes(ids)[labels] + number_sizes
+        + np.where(keep, kept.shape[0], dropped.shape[0])
+    )  # fmt: skip
+    offsets = np.zeros(labels.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    run = partial(
+        kernels.annotation_texts, read_only(ids.data), ids.offsets, labels,
+        np.ascontiguousarray(keep), numbers, number_sizes, (head, kept, dropped, tail), out,
+        offsets,
+    )  # fmt: skip
+    in_blocks(run, labels.shape[0])
+    return Batch(out, offsets)
 
 
 def write_pairs(

@@ -365,21 +365,28 @@ def spark_output(
         yield SparkOutput(spark, f"file:{local}", local)
 
 
-def write_results(out: SparkOutput, clusters: Any, pairs: Any | None, kept: Any) -> dict[str, str]:
+def write_results(
+    out: SparkOutput, clusters: Any, pairs: Any | None, kept: Any, annotate: str | None = None
+) -> dict[str, str]:
     """Write clusters, pairs (unless None) and the kept corpus; the files, by role.
 
     ``clusters`` and ``pairs`` have the ``line`` column of :func:`cluster_lines` and
     :func:`pair_lines` beside the document keys (``doc``; ``a_doc``, ``b_doc`` and ``exact``):
     their lines are written in the local engine's order. ``kept`` is written as its ``id``
-    and ``text``, by ``doc``.
+    and ``text``, by ``doc``; with ``annotate``, every document's, as ``annotated.parquet``
+    with that column too.
     """
     written = {"clusters": "clusters.jsonl"}
     out.write_lines(written["clusters"], clusters.orderBy("doc"))
     if pairs is not None:
         written["pairs"] = "pairs.jsonl"
         out.write_lines(written["pairs"], pairs.orderBy(*_pair_order()))
-    written["kept"] = "kept.parquet"
-    out.write_parquet(written["kept"], kept.orderBy("doc").select("id", "text"))
+    if annotate is None:
+        written["kept"] = "kept.parquet"
+        out.write_parquet(written["kept"], kept.orderBy("doc").select("id", "text"))
+    else:
+        written["annotated"] = "annotated.parquet"
+        out.write_parquet(written["annotated"], kept.orderBy("doc").select("id", "text", annotate))
     return written
 
 

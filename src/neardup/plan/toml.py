@@ -27,13 +27,15 @@ def toml_text(data: Mapping[str, Any], comments: Iterable[str] = ()) -> str:
 
     Examples
     --------
-    >>> print(toml_text({"a": 1, "b": None, "t": {"s": 'say "hi"', "on": True}}, ["made"]))
+    >>> print(toml_text({"a": 1, "b": None, "t": {"s": 'say "hi"', "on": True, "l": ["x"]}},
+    ...                 ["made"]))
     # made
     a = 1
     <BLANKLINE>
     [t]
     s = "say \"hi\""
     on = true
+    l = ["x"]
     <BLANKLINE>
     """
     lines = [f"# {line}".rstrip() for comment in comments for line in comment.split("\n")]
@@ -61,17 +63,24 @@ def _value(value: Any, where: tuple[str, ...]) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
+        return _float(value)
     if isinstance(value, str):
         return _string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_value(item, where) for item in value) + "]"
     raise ParameterError(
-        f"toml_text writes str, int, float, bool and None values in nested dicts; got "
+        f"toml_text writes str, int, float, bool and None values, and arrays of them, in "
+        f"nested dicts; got "
         f"{type(value).__name__} at {'.'.join(where)!r}."
     )
+
+
+def _float(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
 
 
 def _string(value: str) -> str:
