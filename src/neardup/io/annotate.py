@@ -27,14 +27,13 @@ from neardup._kernels import jsonl as kernels
 from neardup._types import BoolArray, F64Array, I64Array
 from neardup.errors import InputError, advice, remedy
 from neardup.io.compression import open_binary_write
+from neardup.io.kept import corpus_path, one_header, one_schema
 from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.io.records import Ids
 from neardup.io.results import annotation_notes
 from neardup.params import Compression
 
 __all__ = ["Annotations", "write_annotated"]
-
-_EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +75,10 @@ def write_annotated(
     if not isinstance(annotations.ids, Ids):
         annotations = replace(annotations, ids=Ids.of(list(annotations.ids)))
     fmt = sources[0].format
+    path = corpus_path(directory, "annotated", fmt, compress)
     if fmt == "parquet":
-        path = directory / "annotated.parquet"
         _write_parquet([s for s in sources if isinstance(s, ParquetSource)], annotations, path)
         return path
-    path = directory / f"annotated{'.csv' if fmt == 'csv' else '.jsonl'}{_EXTENSIONS[compress]}"
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
             _write_csv([s for s in sources if isinstance(s, CSVSource)], annotations, out)
@@ -136,7 +134,7 @@ def _write_lines(
 
 
 def _write_csv(sources: Sequence[CSVSource], annotations: Annotations, out: IO[bytes]) -> None:
-    header = sources[0].header()
+    header = one_header(sources)
     added = [f"{annotations.field}.{name}" for name in ("cluster", "keep", "similarity")]
     for name in added:
         if name in header:
@@ -146,11 +144,6 @@ def _write_csv(sources: Sequence[CSVSource], annotations: Annotations, out: IO[b
     writer.writerow(header + added)
     position = 0
     for source in sources:
-        if source.header() != header:
-            raise InputError(
-                f"CSV header differs from {sources[0].path}'s; merge files with one header",
-                path=source.path,
-            )
         rows = list(source.raw_records())
         values = annotations.values(position, position + len(rows))
         for row, (cluster, keep, similarity) in zip(rows, values, strict=True):
@@ -169,7 +162,7 @@ def _write_parquet(sources: Sequence[ParquetSource], annotations: Annotations, p
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = sources[0].schema()
+    schema = one_schema(sources)
     if annotations.field in schema.names:
         raise _taken(annotations.field, sources[0].path, None)
     note = pa.struct([("cluster", pa.string()), ("keep", pa.bool_()), ("similarity", pa.float64())])
@@ -177,11 +170,6 @@ def _write_parquet(sources: Sequence[ParquetSource], annotations: Annotations, p
     position = 0
     with pq.ParquetWriter(path, written) as writer:
         for source in sources:
-            if not source.schema().equals(schema):
-                raise InputError(
-                    f"Parquet schema differs from {sources[0].path}'s; write one schema per run",
-                    path=source.path,
-                )
             usable = source.usable_rows()
             start = 0
             for batch in pq.ParquetFile(source.path).iter_batches(batch_size=4096):

@@ -31,9 +31,19 @@ from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
 from neardup.params import Compression
 from neardup.text.spans import gather
 
-__all__ = ["Edits", "write_kept"]
+__all__ = ["Edits", "corpus_path", "one_header", "one_schema", "write_kept"]
 
 _EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
+
+
+def corpus_path(directory: Path, stem: str, fmt: str, compress: Compression) -> Path:
+    """Where an output corpus of inputs of format ``fmt`` goes.
+
+    ``STEM.parquet``, or ``STEM.csv`` / ``STEM.jsonl`` with ``.gz`` or ``.zst`` when compressed.
+    """
+    if fmt == "parquet":
+        return directory / f"{stem}.parquet"
+    return directory / f"{stem}{'.csv' if fmt == 'csv' else '.jsonl'}{_EXTENSIONS[compress]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +103,10 @@ def write_kept(
     """
     sources = [getattr(source, "inner", source) for source in sources]
     fmt = sources[0].format
+    path = corpus_path(directory, "kept", fmt, compress)
     if fmt == "parquet":
-        path = directory / "kept.parquet"
         _write_parquet([s for s in sources if isinstance(s, ParquetSource)], keep, path, edits)
         return path
-    suffix = ".csv" if fmt == "csv" else ".jsonl"
-    path = directory / f"kept{suffix}{_EXTENSIONS[compress]}"
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
             csv_sources = [s for s in sources if isinstance(s, CSVSource)]
@@ -315,21 +323,40 @@ def _write_edited_lines(
         raise _changed_input()
 
 
+def one_header(sources: Sequence[CSVSource]) -> list[str]:
+    """The header every CSV input has (a corpus written from them has one header)."""
+    header = sources[0].header()
+    for source in sources[1:]:
+        if source.header() != header:
+            raise InputError(
+                f"CSV header differs from {sources[0].path}'s; merge files with one header",
+                path=source.path,
+            )
+    return header
+
+
+def one_schema(sources: Sequence[ParquetSource]) -> Any:
+    """The Arrow schema every Parquet input has (a corpus written from them has one)."""
+    schema = sources[0].schema()
+    for source in sources[1:]:
+        if not source.schema().equals(schema):
+            raise InputError(
+                f"Parquet schema differs from {sources[0].path}'s; write one schema per run",
+                path=source.path,
+            )
+    return schema
+
+
 def _write_csv(
     sources: Sequence[CSVSource], flags: Iterator[bool], out: IO[bytes], edits: Edits | None
 ) -> None:
-    header = sources[0].header()
+    header = one_header(sources)
     text = io.TextIOWrapper(cast(BinaryIO, out), encoding="utf-8", newline="", write_through=True)
     writer = csv.writer(text)
     writer.writerow(header)
     column = header.index(sources[0].options.text_field)
     record = 0
     for source in sources:
-        if source.header() != header:
-            raise InputError(
-                f"CSV header differs from {sources[0].path}'s; merge files with one header",
-                path=source.path,
-            )
         for row in source.raw_records():
             if next(flags):
                 new = row[column] if edits is None else edits.text_of(record, row[column])
@@ -346,15 +373,10 @@ def _write_parquet(
 ) -> None:
     import pyarrow.parquet as pq
 
-    schema = sources[0].schema()
+    schema = one_schema(sources)
     position = 0
     with pq.ParquetWriter(path, schema) as writer:
         for source in sources:
-            if not source.schema().equals(schema):
-                raise InputError(
-                    f"Parquet schema differs from {sources[0].path}'s; write one schema per run",
-                    path=source.path,
-                )
             mask = source.usable_rows()
             usable = int(mask.sum())
             records = np.cumsum(mask) - 1 + position  # each row's record (where usable)
