@@ -43,7 +43,7 @@ from neardup.io.compression import open_binary
 from neardup.io.readers import detect_format, open_sources
 from neardup.io.records import Ids
 from neardup.io.source import ReadOptions
-from neardup.io.tabular import _arrow_strings
+from neardup.io.tabular import arrow_strings
 from neardup.io.vectors import ItemIds, check_ids
 from neardup.text.shingle import ShingleSets
 from neardup.text.spans import concat
@@ -137,7 +137,7 @@ def hash_items(values: Any) -> U64Array:
         raise ParameterError(f"hash_items takes strings or integers; got {values.type}.")
     if values.null_count:
         raise ParameterError("hash_items takes no nulls.")
-    hashes: U64Array = Ids(*_arrow_strings(values)).hashes()[:, 0].copy()
+    hashes: U64Array = Ids(*arrow_strings(values)).hashes()[:, 0].copy()
     return hashes
 
 
@@ -281,7 +281,7 @@ def read_item_rows(
     entity_ids: ItemIds = (
         dictionary.to_numpy(zero_copy_only=False).astype(np.int64)
         if pa.types.is_integer(dictionary.type)
-        else Ids(*_arrow_strings(dictionary))
+        else Ids(*arrow_strings(dictionary))
     )
     ratings = None if rating_field is None else columns.numbers(rating_field)
     return ItemRows(

@@ -30,7 +30,7 @@ from neardup.io.source import (
 )
 from neardup.keep import comparable
 
-__all__ = ["CSVSource", "ParquetSource"]
+__all__ = ["CSVSource", "ParquetSource", "arrow_strings"]
 
 
 class CSVSource(Source):
@@ -221,8 +221,8 @@ class ParquetSource(Source):
                 return None
             if column.null_count:
                 return None
-            ids = Ids(*_arrow_strings(column))
-        return RecordBatch(texts=Batch(*_arrow_strings(texts)), ids=ids)
+            ids = Ids(*arrow_strings(column))
+        return RecordBatch(texts=Batch(*arrow_strings(texts)), ids=ids)
 
     def _by_value(self, record_batch: Any, first_row: int) -> RecordBatch:
         """The batch value by value, with the same checks and messages as JSONL records."""
@@ -270,7 +270,7 @@ class ParquetSource(Source):
         return mask
 
 
-def _arrow_strings(array: Any) -> tuple[U8Array, Offsets]:
+def arrow_strings(array: Any) -> tuple[U8Array, Offsets]:
     """An Arrow string array (no nulls) as bytes and offsets, without copying the text."""
     _, offsets_buffer, data_buffer = array.buffers()
     width = np.int64 if str(array.type) == "large_string" else np.int32

@@ -40,7 +40,7 @@ from neardup._types import I64Array, U8Array, U64Array
 from neardup.errors import InputError, ParameterError
 from neardup.io.compression import strip_compression
 from neardup.io.records import Ids
-from neardup.io.tabular import _arrow_strings
+from neardup.io.tabular import arrow_strings
 from neardup.kinds import METRICS
 
 __all__ = [
@@ -553,4 +553,4 @@ def check_ids(
             )
         numbers: I64Array = column.to_numpy(zero_copy_only=False).astype(np.int64)
         return numbers
-    return Ids(*_arrow_strings(column))
+    return Ids(*arrow_strings(column))

@@ -1,0 +1,219 @@
+"""Deduplicating a DataFrame in memory: Arrow in, Arrow out, no Python object per row.
+
+:func:`dedup_frame` takes a pandas or polars DataFrame, or a pyarrow Table (anything with
+``to_arrow()`` too). Its text column's Arrow buffers are sketched as they are (batches are
+views of them), ids are the id column's strings or the row numbers, ``config.keep_by`` names
+columns; the frame comes back of its own kind, filtered to the kept rows or, with
+``annotate``, whole with a struct column ``{cluster, keep, similarity}`` added, as
+``neardup dedup --annotate`` writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from neardup._types import Batch, I64Array
+from neardup.errors import InputError
+from neardup.io.records import Ids, RecordBatch
+from neardup.io.spill import KeyColumns
+from neardup.io.tabular import arrow_strings
+from neardup.keep import KeepValues, comparable
+from neardup.params import DedupConfig
+from neardup.pipeline import (
+    DedupResult,
+    Timings,
+    duplicate_ids,
+    find_duplicates,
+    fit_idf,
+    sketch_batches,
+)
+from neardup.text.normalize import normalize_bytes
+from neardup.text.spans import gather
+
+__all__ = ["dedup_frame"]
+
+
+def dedup_frame(
+    frame: Any,
+    config: DedupConfig | None = None,
+    *,
+    text_column: str = "text",
+    id_column: str | None = None,
+    annotate: str | None = None,
+) -> tuple[Any, DedupResult]:
+    """Deduplicate the rows of a DataFrame; return the kept (or annotated) frame and the result.
+
+    Parameters
+    ----------
+    frame
+        A pandas or polars DataFrame or a pyarrow Table; rows in order are the documents.
+    config
+        Every parameter, as for :func:`neardup.dedup`; ``keep_by`` names columns.
+    text_column
+        The column of texts (strings; a null is an error naming its row).
+    id_column
+        The column of ids (unique; strings or integers); default: the row numbers.
+    annotate
+        A column name: every row is returned with this struct column added
+        (``cluster``, ``keep``, ``similarity``) instead of the kept rows only.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> base = "the quick brown fox jumps over the lazy dog and runs far away into the woods"
+    >>> table = pa.table({"text": [base, base + " today", "a different text about cats"],
+    ...                   "score": [0.1, 0.9, 0.5]})
+    >>> kept, result = dedup_frame(table, DedupConfig(keep_by=("score",)))
+    >>> kept.column("score").to_pylist(), result.clusters.labels.tolist()
+    ([0.9, 0.5], [0, 0, 2])
+    """
+    import pyarrow as pa
+
+    config = config if config is not None else DedupConfig()
+    table, back = _as_table(frame)
+    texts = _strings(table, text_column)
+    ids = _ids(table, id_column)
+    timings = Timings()
+    store = _ArrowTexts(texts, config)
+    with timings.stage("idf"):
+        idf = fit_idf(_batches(texts, ids, config.batch_bytes), config)
+    with timings.stage("read_sketch"):
+        batches = _batches(texts, ids, config.batch_bytes)
+        sketched = sketch_batches(batches, config, KeyColumns(), store, idf=idf)
+    if config.keep_by:
+        columns = []
+        for name, _ in config.keep_fields:
+            if name not in table.column_names:
+                raise InputError(f"the frame has no column {name!r} to keep by")
+            column = table.column(name).combine_chunks()
+            columns.append(comparable(column, name, f"column {name!r}"))
+        sketched = replace(sketched, keep_values=KeepValues.of(config, columns))
+    result = find_duplicates(sketched, config, timings)
+    clusters = result.clusters
+    if annotate is None:
+        return back(table.filter(pa.array(clusters.keep))), result
+    if annotate in table.column_names:
+        raise InputError(f"the frame has a column {annotate!r} already; name another annotate")
+    id_strings = pa.LargeStringArray.from_buffers(
+        len(ids), pa.py_buffer(ids.offsets), pa.py_buffer(np.ascontiguousarray(ids.data))
+    )
+    note = pa.StructArray.from_arrays(
+        [
+            id_strings.take(pa.array(clusters.labels)).cast(pa.string()),
+            pa.array(clusters.keep),
+            pa.array(clusters.similarity),
+        ],
+        names=["cluster", "keep", "similarity"],
+    )
+    return back(table.append_column(annotate, note)), result
+
+
+def _as_table(frame: Any) -> tuple[Any, Any]:
+    """``frame`` as a pyarrow Table, and the function that turns a Table back into its kind."""
+    import pyarrow as pa
+
+    if isinstance(frame, pa.Table):
+        return frame, lambda table: table
+    if hasattr(frame, "to_arrow"):  # polars: its DataFrame takes an Arrow table back
+        kind = type(frame)
+        return frame.to_arrow(), kind
+    if type(frame).__module__.startswith("pandas") and hasattr(frame, "columns"):
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        return table, lambda t: t.to_pandas()
+    raise InputError(
+        f"dedup_frame takes a pandas or polars DataFrame or a pyarrow Table; got "
+        f"{type(frame).__name__}"
+    )
+
+
+def _strings(table: Any, name: str) -> Any:
+    """Column ``name`` as one ``large_string`` array without nulls."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if name not in table.column_names:
+        raise InputError(
+            f"the frame has no column {name!r} (columns: {', '.join(table.column_names)}); "
+            "name the texts with text_column"
+        )
+    column = table.column(name).combine_chunks()
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        raise InputError(f"column {name!r} is {column.type}, expected strings")
+    if column.null_count:
+        row = int(pc.index(pc.is_null(column), True).as_py())
+        raise InputError(f"column {name!r} is null at row {row}")
+    return column.cast(pa.large_string())
+
+
+def _ids(table: Any, name: str | None) -> Ids:
+    """The documents' ids: column ``name`` as strings (unique), or the row numbers."""
+    import pyarrow as pa
+
+    if name is None:
+        column = pa.array(np.arange(table.num_rows)).cast(pa.large_string())
+    else:
+        if name not in table.column_names:
+            raise InputError(f"the frame has no column {name!r} for ids")
+        column = table.column(name).combine_chunks()
+        kind = column.type
+        if not (
+            pa.types.is_integer(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        ):
+            raise InputError(f"column {name!r} is {kind}, expected strings or integers for ids")
+        column = _strings(pa.table({name: column.cast(pa.large_string())}), name)
+    ids = Ids(*arrow_strings(column))
+    duplicate = duplicate_ids(ids)
+    if duplicate is not None:
+        a, b = duplicate
+        raise InputError(f"rows {a} and {b} have the same id {ids[a]!r}; ids must be unique")
+    return ids
+
+
+def _batches(texts: Any, ids: Ids, batch_bytes: int) -> Any:
+    """The texts as record batches of about ``batch_bytes``: views of the Arrow buffers."""
+    data, offsets = arrow_strings(texts)
+    bounds = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), max(1, batch_bytes)))
+    cuts = np.unique(np.r_[bounds, offsets.shape[0] - 1])
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+        if hi > lo:
+            yield RecordBatch(
+                texts=Batch(*_slice(data, offsets, lo, hi)),
+                ids=Ids(*_slice(ids.data, ids.offsets, lo, hi)),
+                position=int(offsets[hi]),
+            )
+
+
+def _slice(data: Any, offsets: I64Array, lo: int, hi: int) -> tuple[Any, I64Array]:
+    """Items ``lo .. hi - 1`` of packed strings, as a view."""
+    return data[offsets[lo] : offsets[hi]], offsets[lo : hi + 1] - offsets[lo]
+
+
+class _ArrowTexts:
+    """The frame's texts as a :class:`~neardup.pipeline.TextStore`.
+
+    Taken from the frame's buffers, and normalised again, when verification asks for them.
+    """
+
+    def __init__(self, texts: Any, config: DedupConfig) -> None:
+        self._data, self._offsets = arrow_strings(texts)
+        self._spec = config.sketch.normalize
+
+    def append(self, records: RecordBatch, normalized: Batch) -> None:
+        """Nothing to keep: the texts stay in the frame."""
+
+    def finish(self) -> None:
+        """Nothing to finish."""
+
+    def sizes(self) -> I64Array:
+        """Bytes of each text."""
+        return np.diff(self._offsets)
+
+    def take(self, docs: I64Array) -> Batch:
+        """The normalised texts of ``docs``, in that order."""
+        starts = self._offsets[docs]
+        sizes = self._offsets[docs + 1] - starts
+        unused = np.zeros(docs.shape[0], dtype=bool)
+        return normalize_bytes(gather(self._data, self._data, unused, starts, sizes), self._spec)
