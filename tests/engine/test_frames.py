@@ -56,6 +56,7 @@ def test_arrow_chunks_and_small_batches_change_nothing(rows: list[dict[str, Any]
     assert isinstance(kept, pa.Table)
     assert kept.num_rows == int(many.clusters.keep.sum()) < 600
     assert list(many.ids)[:3] == ["0", "1", "2"]  # row numbers by default
+    assert chunked.column("text").to_pylist() == [r["text"] for r in rows[:600]]  # untouched
 
 
 def test_bad_frames_are_named() -> None:

@@ -173,8 +173,13 @@ def _ids(table: Any, name: str | None) -> Ids:
 
 
 def _batches(texts: Any, ids: Ids, batch_bytes: int) -> Any:
-    """The texts as record batches of about ``batch_bytes``: views of the Arrow buffers."""
+    """The texts as record batches of about ``batch_bytes``: views of the Arrow buffers.
+
+    Read-only views: normalisation, which may write over a batch it owns, copies these.
+    """
     data, offsets = arrow_strings(texts)
+    data = data.view()
+    data.flags.writeable = False
     bounds = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), max(1, batch_bytes)))
     cuts = np.unique(np.r_[bounds, offsets.shape[0] - 1])
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
