@@ -1066,18 +1066,12 @@ def dedup(
         ids = [str(i) for i in range(len(texts))]
     if len(ids) != len(texts):
         raise InputError(f"dedup got {len(texts)} texts but {len(ids)} ids")
-    timings = Timings()
     ids = list(map(str, ids))
     duplicate = duplicate_ids(Ids.of(ids))
     if duplicate is not None:
         a, b = duplicate
         raise InputError(f"ids[{a}] and ids[{b}] are both {ids[a]!r}; ids must be unique")
-    with timings.stage("idf"):
-        idf = fit_idf(_string_batches(ids, texts, config.batch_bytes), config)
-    with timings.stage("read_sketch"):
-        batches = _string_batches(ids, texts, config.batch_bytes)
-        store = StringTexts(texts, config)
-        sketched = sketch_batches(batches, config, KeyColumns(), store, idf=idf)
+    values = None
     if config.keep_by:
         if fields is None:
             raise InputError(
@@ -1085,7 +1079,32 @@ def dedup(
                 "fields={name: values}, one per text"
             )
         values = KeepValues.of_mapping(config, fields, len(texts))
-        sketched = replace(sketched, keep_values=values)
+    return dedup_batches(
+        lambda: _string_batches(ids, texts, config.batch_bytes),
+        StringTexts(texts, config),
+        config,
+        values,
+    )
+
+
+def dedup_batches(
+    batches: Callable[[], Iterable[RecordBatch]],
+    texts: TextStore,
+    config: DedupConfig,
+    keep_values: KeepValues | None = None,
+) -> DedupResult:
+    """Every stage over documents held in memory.
+
+    ``batches()`` gives them as record batches (once more to fit the IDF of a TF-IDF SimHash);
+    ``texts`` gives them again to verification; ``keep_values`` are the ``keep_by`` values.
+    """
+    timings = Timings()
+    with timings.stage("idf"):
+        idf = fit_idf(batches(), config)
+    with timings.stage("read_sketch"):
+        sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf)
+    if keep_values is not None:
+        sketched = replace(sketched, keep_values=keep_values)
     return find_duplicates(sketched, config, timings)
 
 

@@ -10,7 +10,6 @@ columns; the frame comes back of its own kind, filtered to the kept rows or, wit
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,20 +17,12 @@ import numpy as np
 from neardup._types import Batch, I64Array
 from neardup.errors import InputError
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.spill import KeyColumns
 from neardup.io.tabular import arrow_strings
 from neardup.keep import KeepValues, comparable
 from neardup.params import DedupConfig
-from neardup.pipeline import (
-    DedupResult,
-    Timings,
-    duplicate_ids,
-    find_duplicates,
-    fit_idf,
-    sketch_batches,
-)
+from neardup.pipeline import DedupResult, dedup_batches, duplicate_ids
 from neardup.text.normalize import normalize_bytes
-from neardup.text.spans import gather
+from neardup.text.spans import take
 
 __all__ = ["dedup_frame"]
 
@@ -76,13 +67,7 @@ def dedup_frame(
     table, back = _as_table(frame)
     texts = _strings(table, text_column)
     ids = _ids(table, id_column)
-    timings = Timings()
-    store = _ArrowTexts(texts, config)
-    with timings.stage("idf"):
-        idf = fit_idf(_batches(texts, ids, config.batch_bytes), config)
-    with timings.stage("read_sketch"):
-        batches = _batches(texts, ids, config.batch_bytes)
-        sketched = sketch_batches(batches, config, KeyColumns(), store, idf=idf)
+    values = None
     if config.keep_by:
         columns = []
         for name, _ in config.keep_fields:
@@ -90,8 +75,10 @@ def dedup_frame(
                 raise InputError(f"the frame has no column {name!r} to keep by")
             column = table.column(name).combine_chunks()
             columns.append(comparable(column, name, f"column {name!r}"))
-        sketched = replace(sketched, keep_values=KeepValues.of(config, columns))
-    result = find_duplicates(sketched, config, timings)
+        values = KeepValues.of(config, columns)
+    result = dedup_batches(
+        lambda: _batches(texts, ids, config.batch_bytes), _ArrowTexts(texts, config), config, values
+    )
     clusters = result.clusters
     if annotate is None:
         return back(table.filter(pa.array(clusters.keep))), result
@@ -203,7 +190,7 @@ class _ArrowTexts:
     """
 
     def __init__(self, texts: Any, config: DedupConfig) -> None:
-        self._data, self._offsets = arrow_strings(texts)
+        self._texts = Batch(*arrow_strings(texts))
         self._spec = config.sketch.normalize
 
     def append(self, records: RecordBatch, normalized: Batch) -> None:
@@ -214,11 +201,8 @@ class _ArrowTexts:
 
     def sizes(self) -> I64Array:
         """Bytes of each text."""
-        return np.diff(self._offsets)
+        return np.diff(self._texts.offsets)
 
     def take(self, docs: I64Array) -> Batch:
         """The normalised texts of ``docs``, in that order."""
-        starts = self._offsets[docs]
-        sizes = self._offsets[docs + 1] - starts
-        unused = np.zeros(docs.shape[0], dtype=bool)
-        return normalize_bytes(gather(self._data, self._data, unused, starts, sizes), self._spec)
+        return normalize_bytes(take(self._texts, docs), self._spec)

@@ -20,7 +20,7 @@ import numpy as np
 
 from neardup._types import Batch, I64Array
 from neardup.io.records import RecordBatch
-from neardup.text.spans import gather
+from neardup.text.spans import take
 
 __all__ = ["TextArena"]
 
@@ -76,15 +76,11 @@ class TextArena:
 
     def take(self, docs: I64Array) -> Batch:
         """The texts of ``docs`` (any order, repeats allowed), packed into one batch."""
-        starts = self.offsets[docs]
-        lengths = self.offsets[docs + 1] - starts
-        no_second = np.zeros(docs.shape[0], dtype=bool)
         if self._map is None:  # every text is empty
-            empty = np.empty(0, dtype=np.uint8)
-            return gather(empty, empty, no_second, starts, lengths)
+            return take(Batch(np.empty(0, dtype=np.uint8), self.offsets), docs)
         data = np.frombuffer(self._map, dtype=np.uint8)
         try:
-            return gather(data, data, no_second, starts, lengths)
+            return take(Batch(data, self.offsets), docs)
         finally:
             del data
             self._map.madvise(mmap.MADV_DONTNEED)
