@@ -17,7 +17,7 @@ from neardup._version import __version__
 
 if TYPE_CHECKING:
     from neardup.cluster import Clusters, connected_components
-    from neardup.engine.frames import dedup_frame
+    from neardup.engine.frames import dedup_dataset, dedup_frame
     from neardup.engine.local import dedup_files
     from neardup.errors import (
         IdExistsError,
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "neardup.cluster": ("Clusters", "connected_components"),
-    "neardup.engine.frames": ("dedup_frame",),
+    "neardup.engine.frames": ("dedup_dataset", "dedup_frame"),
     "neardup.engine.local": ("dedup_files",),
     "neardup.errors": (
         "IdExistsError",
@@ -169,6 +169,7 @@ __all__ = [
     "choose_bands",
     "connected_components",
     "dedup",
+    "dedup_dataset",
     "dedup_files",
     "dedup_frame",
     "estimate_jaccard",

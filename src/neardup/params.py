@@ -44,7 +44,7 @@ KeepDirection = Literal["max", "min"]
 PairsMode = Literal["all", "spanning", "none"]
 ClusterMode = Literal["components", "center"]
 Compression = Literal["none", "gzip", "zstd"]
-InputFormat = Literal["auto", "jsonl", "parquet", "csv", "txt", "warc"]
+InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]
 HtmlExtract = Literal["text", "main", "altavista"]
 UnitKind = Literal["line", "paragraph", "sentences"]
 
@@ -1011,7 +1011,7 @@ class DedupConfig(_Spec):
         "text_field": text(),
         "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),
         "encoding": Rule("a text encoding Python knows", _is_encoding),
-        "input_format": one_of("auto", "jsonl", "parquet", "csv", "txt", "warc"),
+        "input_format": one_of("auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"),
         "html_field": optional_text(),
         "html_extract": one_of("text", "main", "altavista"),
         "skip_bad_records": boolean(),

@@ -1,4 +1,5 @@
-"""``dedup_frame``: a DataFrame's rows give what the command line gives for the same records."""
+"""``dedup_frame`` and ``dedup_dataset``: a frame's or dataset's rows give what the command line
+gives for the same records; Arrow files and saved datasets as command-line inputs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from neardup import DedupConfig, LSHSpec, dedup_files, dedup_frame
+from neardup import DedupConfig, LSHSpec, dedup_dataset, dedup_files, dedup_frame
 from neardup.errors import InputError
 from tests.test_keep_by import scored_licences
 
@@ -71,3 +72,76 @@ def test_bad_frames_are_named() -> None:
         dedup_frame(pa.table({"text": [text]}), DedupConfig(keep_by=("q",)))
     with pytest.raises(InputError, match="takes a pandas or polars DataFrame"):
         dedup_frame([text])
+
+
+@pytest.mark.slow
+def test_a_saved_dataset_equals_the_command_line_on_its_folder(
+    rows: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    datasets.Dataset.from_list(rows).save_to_disk(tmp_path / "saved")
+    loaded = datasets.load_from_disk(str(tmp_path / "saved"))  # memory-mapped
+    expected = dedup_files([tmp_path / "saved"], tmp_path / "out", CONFIG)
+    kept, result = dedup_dataset(loaded, CONFIG, id_column="id")
+    assert np.array_equal(result.clusters.labels, expected.clusters.labels)
+    assert np.array_equal(result.clusters.keep, expected.clusters.keep)
+    on_disk = datasets.Dataset.from_file(str(tmp_path / "out" / "kept.arrow"))
+    assert kept.to_list() == on_disk.to_list()
+    assert kept["id"] == [r["id"] for r, k in zip(rows, expected.clusters.keep, strict=True) if k]
+    annotated, _ = dedup_dataset(loaded, CONFIG, id_column="id", annotate=True)
+    assert annotated.column_names == [*loaded.column_names, "neardup"]
+    assert [n["keep"] for n in annotated["neardup"]] == expected.clusters.keep.tolist()
+
+
+def test_a_dataset_is_read_in_its_row_order(rows: list[dict[str, Any]]) -> None:
+    datasets = pytest.importorskip("datasets")
+    whole = datasets.Dataset.from_list(rows[:400])
+    backwards = whole.select(range(399, -1, -1))  # an indices mapping over the same table
+    kept, result = dedup_dataset(backwards, DedupConfig(lsh=LSHSpec(threshold=0.6)))
+    reversed_table = pa.Table.from_pylist(rows[:400]).take(np.arange(399, -1, -1))
+    _, forwards = dedup_frame(reversed_table, DedupConfig(lsh=LSHSpec(threshold=0.6)))
+    assert np.array_equal(result.clusters.labels, forwards.clusters.labels)
+    assert kept.num_rows == int(result.clusters.keep.sum()) < 400
+    assert kept["id"][0] == rows[399]["id"]
+
+
+def test_a_polars_frame_comes_back_as_polars(rows: list[dict[str, Any]]) -> None:
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame(rows[:300])
+    config = DedupConfig(lsh=LSHSpec(threshold=0.6))
+    kept, result = dedup_frame(frame, config, id_column="id")
+    _, expected = dedup_frame(pa.Table.from_pylist(rows[:300]), config, id_column="id")
+    assert isinstance(kept, pl.DataFrame)
+    assert kept.height == int(result.clusters.keep.sum())
+    assert np.array_equal(result.clusters.labels, expected.clusters.labels)
+
+
+def test_arrow_files_in_either_format_are_inputs(
+    rows: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    table = pa.Table.from_pylist(rows[:300])
+    with pa.ipc.new_file(str(tmp_path / "file.arrow"), table.schema) as writer:
+        writer.write_table(table, max_chunksize=70)
+    with pa.ipc.new_stream(str(tmp_path / "stream.arrow"), table.schema) as writer:
+        writer.write_table(table)
+    config = DedupConfig(lsh=LSHSpec(threshold=0.6))
+    one = dedup_files([tmp_path / "file.arrow"], tmp_path / "one", config)
+    two = dedup_files([tmp_path / "stream.arrow"], tmp_path / "two", config)
+    assert np.array_equal(one.clusters.labels, two.clusters.labels)
+    with pa.ipc.open_stream(str(tmp_path / "one" / "kept.arrow")) as reader:
+        kept = reader.read_all()
+    assert kept.column("id").to_pylist() == [
+        r["id"] for r, k in zip(rows, one.clusters.keep, strict=False) if k
+    ]
+    assert kept.schema.equals(table.schema)
+
+
+def test_bad_arrow_inputs_are_named(tmp_path: Path) -> None:
+    (tmp_path / "bad.arrow").write_bytes(b"not arrow at all")
+    with pytest.raises(InputError, match=r"bad\.arrow.*not a readable Arrow IPC file"):
+        dedup_files([tmp_path / "bad.arrow"], tmp_path / "out")
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "state.json").write_text("{}")
+    with pytest.raises(InputError, match=r"state\.json.*does not name the dataset's files"):
+        dedup_files([tmp_path / "saved"], tmp_path / "out")

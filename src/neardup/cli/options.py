@@ -121,7 +121,7 @@ input_options = _stack(
     click.option(
         "--format",
         "input_format",
-        type=click.Choice(["auto", "jsonl", "parquet", "csv", "txt", "warc"]),
+        type=click.Choice(["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]),
         help="Input format [default: from the extension; .warc/.arc (.gz) are web archives].",
     ),
     click.option("--text-field", help="Field or column holding the text [default: text]."),

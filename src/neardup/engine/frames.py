@@ -1,11 +1,12 @@
-"""Deduplicating a DataFrame in memory: Arrow in, Arrow out, no Python object per row.
+"""Deduplicating a DataFrame or a dataset in memory: Arrow in, Arrow out, no object per row.
 
 :func:`dedup_frame` takes a pandas or polars DataFrame, or a pyarrow Table (anything with
 ``to_arrow()`` too). Its text column's Arrow buffers are sketched as they are (batches are
 views of them), ids are the id column's strings or the row numbers, ``config.keep_by`` names
 columns; the frame comes back of its own kind, filtered to the kept rows or, with
 ``annotate``, whole with a struct column ``{cluster, keep, similarity}`` added, as
-``neardup dedup --annotate`` writes it.
+``neardup dedup --annotate`` writes it. :func:`dedup_dataset` does the same for a
+``datasets.Dataset``, returning a dataset.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from neardup.pipeline import DedupResult, dedup_batches, duplicate_ids
 from neardup.text.normalize import normalize_bytes
 from neardup.text.spans import take
 
-__all__ = ["dedup_frame"]
+__all__ = ["dedup_dataset", "dedup_frame"]
 
 
 def dedup_frame(
@@ -63,8 +64,51 @@ def dedup_frame(
     """
     import pyarrow as pa
 
-    config = config if config is not None else DedupConfig()
     table, back = _as_table(frame)
+    result, ids = _dedup_table(table, config, text_column, id_column)
+    if annotate is None:
+        return back(table.filter(pa.array(result.clusters.keep))), result
+    return back(table.append_column(annotate, _notes(table, annotate, ids, result))), result
+
+
+def dedup_dataset(
+    dataset: Any,
+    config: DedupConfig | None = None,
+    *,
+    text_column: str = "text",
+    id_column: str | None = None,
+    annotate: bool | str = False,
+) -> tuple[Any, DedupResult]:
+    """Deduplicate a Hugging Face ``datasets.Dataset``; return the kept (or annotated) dataset.
+
+    The dataset's Arrow table (memory-mapped when it was loaded from disk) is read as
+    :func:`dedup_frame` reads a table, without a Python object per row. The kept dataset is
+    ``dataset.select(kept rows)`` (an indices mapping over the same table, no copy); with
+    ``annotate`` (True for the field ``neardup``, or a name) every row comes back with that
+    struct column (``cluster``, ``keep``, ``similarity``) added.
+
+    Examples
+    --------
+    >>> import datasets
+    >>> base = "the quick brown fox jumps over the lazy dog and runs far away into the woods"
+    >>> rows = datasets.Dataset.from_dict({"text": [base, base + " today", "cats purr"]})
+    >>> kept, result = dedup_dataset(rows)
+    >>> kept["text"][1], result.clusters.labels.tolist()
+    ('cats purr', [0, 0, 2])
+    """
+    table = dataset.with_format("arrow")[:]  # views of the dataset's table, in its row order
+    result, ids = _dedup_table(table, config, text_column, id_column)
+    if not annotate:
+        return dataset.select(np.flatnonzero(result.clusters.keep)), result
+    name = "neardup" if annotate is True else str(annotate)
+    return dataset.add_column(name, _notes(table, name, ids, result)), result
+
+
+def _dedup_table(
+    table: Any, config: DedupConfig | None, text_column: str, id_column: str | None
+) -> tuple[DedupResult, Ids]:
+    """The run over an Arrow table's rows, and the ids it gave them."""
+    config = config if config is not None else DedupConfig()
     texts = _strings(table, text_column)
     ids = _ids(table, id_column)
     values = None
@@ -79,15 +123,23 @@ def dedup_frame(
     result = dedup_batches(
         lambda: _batches(texts, ids, config.batch_bytes), _ArrowTexts(texts, config), config, values
     )
+    return result, ids
+
+
+def _notes(table: Any, name: str, ids: Ids, result: DedupResult) -> Any:
+    """The annotation column ``name``: each row's cluster, keep flag and similarity.
+
+    The cluster is its representative's id, as in ``clusters.jsonl``.
+    """
+    import pyarrow as pa
+
+    if name in table.column_names:
+        raise InputError(f"the frame has a column {name!r} already; name another annotate")
     clusters = result.clusters
-    if annotate is None:
-        return back(table.filter(pa.array(clusters.keep))), result
-    if annotate in table.column_names:
-        raise InputError(f"the frame has a column {annotate!r} already; name another annotate")
     id_strings = pa.LargeStringArray.from_buffers(
         len(ids), pa.py_buffer(ids.offsets), pa.py_buffer(np.ascontiguousarray(ids.data))
     )
-    note = pa.StructArray.from_arrays(
+    return pa.StructArray.from_arrays(
         [
             id_strings.take(pa.array(clusters.labels)).cast(pa.string()),
             pa.array(clusters.keep),
@@ -95,7 +147,6 @@ def dedup_frame(
         ],
         names=["cluster", "keep", "similarity"],
     )
-    return back(table.append_column(annotate, note)), result
 
 
 def _as_table(frame: Any) -> tuple[Any, Any]:

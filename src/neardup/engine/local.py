@@ -183,10 +183,11 @@ def _dedup_files(
         )
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
-    if sources[0].format == "parquet" and config.compress != "none":
+    if sources[0].format in ("parquet", "arrow") and config.compress != "none":
         raise ParameterError(
             f"compress={config.compress!r} applies to JSONL and CSV inputs; the kept corpus of "
-            "Parquet inputs is Parquet, compressed by Parquet itself: drop --compress"
+            f"{sources[0].format} inputs is {sources[0].format}, compressed by its own format "
+            "or not at all: drop --compress"
         )
     total_bytes = sum(source.size for source in sources)
     timings = Timings()

@@ -4,10 +4,10 @@ The field holds what ``clusters.jsonl`` says of the record: ``{"cluster": the id
 cluster's first document, "keep": whether the run keeps it, "similarity": to the cluster's
 representative}``, so a later step filters or weighs the corpus without a join. JSONL lines
 are copied byte for byte with the field inserted before their closing brace (kernels, no
-parsing); Parquet gets a struct column, CSV three columns (``FIELD.cluster``, ``FIELD.keep``,
-``FIELD.similarity``); ``.txt`` and web-archive inputs become ``{"id", "text", FIELD}``
-records. A record that holds the field already is an error naming it: nothing of the input is
-overwritten.
+parsing); Parquet and Arrow get a struct column, CSV three columns (``FIELD.cluster``,
+``FIELD.keep``, ``FIELD.similarity``); ``.txt`` and web-archive inputs become
+``{"id", "text", FIELD}`` records. A record that holds the field already is an error naming
+it: nothing of the input is overwritten.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from neardup._types import BoolArray, F64Array, I64Array
 from neardup.errors import InputError, advice, remedy
 from neardup.io.compression import open_binary_write
 from neardup.io.kept import corpus_path, one_header, one_schema
-from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
+from neardup.io.readers import CSVSource, JSONLinesSource, Source
 from neardup.io.records import Ids
 from neardup.io.results import annotation_notes
+from neardup.io.tabular import TableSource, table_writer
 from neardup.params import Compression
 
 __all__ = ["Annotations", "write_annotated"]
@@ -68,16 +69,17 @@ def write_annotated(
 ) -> Path:
     """Write every usable record with its annotation; return the path written.
 
-    ``annotated.jsonl``, ``annotated.csv`` (with ``.gz``/``.zst`` when compressed) or
-    ``annotated.parquet`` in ``directory``. Call after a full reading pass over ``sources``.
+    ``annotated.jsonl``, ``annotated.csv`` (with ``.gz``/``.zst`` when compressed),
+    ``annotated.parquet`` or ``annotated.arrow`` in ``directory``. Call after a full reading pass
+    over ``sources``.
     """
     sources = [getattr(source, "inner", source) for source in sources]
     if not isinstance(annotations.ids, Ids):
         annotations = replace(annotations, ids=Ids.of(list(annotations.ids)))
     fmt = sources[0].format
     path = corpus_path(directory, "annotated", fmt, compress)
-    if fmt == "parquet":
-        _write_parquet([s for s in sources if isinstance(s, ParquetSource)], annotations, path)
+    if isinstance(sources[0], TableSource):
+        _write_table([s for s in sources if isinstance(s, TableSource)], annotations, path)
         return path
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
@@ -158,21 +160,20 @@ def _number(value: float | None) -> str:
     return "" if value is None else json.dumps(value)
 
 
-def _write_parquet(sources: Sequence[ParquetSource], annotations: Annotations, path: Path) -> None:
+def _write_table(sources: Sequence[TableSource], annotations: Annotations, path: Path) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = one_schema(sources)
     if annotations.field in schema.names:
         raise _taken(annotations.field, sources[0].path, None)
     note = pa.struct([("cluster", pa.string()), ("keep", pa.bool_()), ("similarity", pa.float64())])
-    written = schema.append(pa.field(annotations.field, note))
+    written = schema.remove_metadata().append(pa.field(annotations.field, note))  # stale now
     position = 0
-    with pq.ParquetWriter(path, written) as writer:
+    with table_writer(path, written) as writer:
         for source in sources:
             usable = source.usable_rows()
             start = 0
-            for batch in pq.ParquetFile(source.path).iter_batches(batch_size=4096):
+            for batch in source.record_batches(4096):
                 rows = batch.filter(pa.array(usable[start : start + batch.num_rows]))
                 start += batch.num_rows
                 stop = position + rows.num_rows

@@ -1,11 +1,11 @@
 """Writing the deduplicated corpus: the kept records, unchanged, in the input's format.
 
 JSONL records are copied byte for byte (a kernel copies the kept lines of each chunk); CSV rows
-keep the header; Parquet keeps the schema and every column (Arrow batches filtered by a mask);
-.txt inputs and web archives become JSONL records ``{"id", "text"}``. A source that wraps another
-(``inner``: the HTML field reader) writes the wrapped source's records, as they were read.
-With :class:`Edits` (passage-level dedup) the records named there get a new text (or are left
-out); every other field of theirs, and every other record, is written as it was.
+keep the header; Parquet and Arrow keep the schema and every column (Arrow batches filtered by
+a mask); .txt inputs and web archives become JSONL records ``{"id", "text"}``. A source that
+wraps another (``inner``: the HTML field reader) writes the wrapped source's records, as they
+were read. With :class:`Edits` (passage-level dedup) the records named there get a new text (or
+are left out); every other field of theirs, and every other record, is written as it was.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from neardup._types import BoolArray, I64Array, U8Array
 from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
 from neardup.io.output import start_writeback
-from neardup.io.readers import CSVSource, JSONLinesSource, ParquetSource, Source
+from neardup.io.readers import CSVSource, JSONLinesSource, Source
+from neardup.io.tabular import TableSource, table_writer
 from neardup.params import Compression
 from neardup.text.spans import gather
 
@@ -39,10 +40,11 @@ _EXTENSIONS = {"none": "", "gzip": ".gz", "zstd": ".zst"}
 def corpus_path(directory: Path, stem: str, fmt: str, compress: Compression) -> Path:
     """Where an output corpus of inputs of format ``fmt`` goes.
 
-    ``STEM.parquet``, or ``STEM.csv`` / ``STEM.jsonl`` with ``.gz`` or ``.zst`` when compressed.
+    ``STEM.parquet``, ``STEM.arrow``, or ``STEM.csv`` / ``STEM.jsonl`` with ``.gz`` or ``.zst``
+    when compressed.
     """
-    if fmt == "parquet":
-        return directory / f"{stem}.parquet"
+    if fmt in ("parquet", "arrow"):
+        return directory / f"{stem}.{fmt}"
     return directory / f"{stem}{'.csv' if fmt == 'csv' else '.jsonl'}{_EXTENSIONS[compress]}"
 
 
@@ -97,15 +99,16 @@ def write_kept(
     ``line_spans`` (plain JSONL: each record's input and line, see
     :meth:`~neardup.io.jsonl.JSONLineTexts.line_spans`) lets uncompressed output be copied
     file to file by the kernel (``copy_file_range``), runs of kept lines at a time.
-    Returns the path written: ``kept.jsonl``, ``kept.csv`` or ``kept.parquet`` in ``directory``
-    (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed). ``edits``: texts to
-    change (the records read through :mod:`json` or :mod:`csv` then, not copied by the kernel).
+    Returns the path written: ``kept.jsonl``, ``kept.csv``, ``kept.parquet`` or ``kept.arrow``
+    in ``directory`` (JSONL and CSV with ``.gz`` or ``.zst`` appended when compressed).
+    ``edits``: texts to change (the records read through :mod:`json` or :mod:`csv` then, not
+    copied by the kernel).
     """
     sources = [getattr(source, "inner", source) for source in sources]
     fmt = sources[0].format
     path = corpus_path(directory, "kept", fmt, compress)
-    if fmt == "parquet":
-        _write_parquet([s for s in sources if isinstance(s, ParquetSource)], keep, path, edits)
+    if isinstance(sources[0], TableSource):
+        _write_table([s for s in sources if isinstance(s, TableSource)], keep, path, edits)
         return path
     with open_binary_write(path, compress) as out:
         if fmt == "csv":
@@ -335,13 +338,13 @@ def one_header(sources: Sequence[CSVSource]) -> list[str]:
     return header
 
 
-def one_schema(sources: Sequence[ParquetSource]) -> Any:
-    """The Arrow schema every Parquet input has (a corpus written from them has one)."""
+def one_schema(sources: Sequence[TableSource]) -> Any:
+    """The Arrow schema every Parquet or Arrow input has (a corpus written from them has one)."""
     schema = sources[0].schema()
     for source in sources[1:]:
         if not source.schema().equals(schema):
             raise InputError(
-                f"Parquet schema differs from {sources[0].path}'s; write one schema per run",
+                f"schema differs from {sources[0].path}'s; write one schema per run",
                 path=source.path,
             )
     return schema
@@ -368,23 +371,20 @@ def _write_csv(
     text.detach()
 
 
-def _write_parquet(
-    sources: Sequence[ParquetSource], keep: BoolArray, path: Path, edits: Edits | None
+def _write_table(
+    sources: Sequence[TableSource], keep: BoolArray, path: Path, edits: Edits | None
 ) -> None:
-    import pyarrow.parquet as pq
-
     schema = one_schema(sources)
     position = 0
-    with pq.ParquetWriter(path, schema) as writer:
+    with table_writer(path, schema) as writer:
         for source in sources:
             mask = source.usable_rows()
             usable = int(mask.sum())
             records = np.cumsum(mask) - 1 + position  # each row's record (where usable)
             mask[mask] = keep[position : position + usable]
             position += usable
-            parquet = pq.ParquetFile(source.path)
             start = 0
-            for batch in parquet.iter_batches(batch_size=4096):
+            for batch in source.record_batches(4096):
                 chunk = mask[start : start + batch.num_rows]
                 rows = batch
                 if edits is not None:
@@ -395,7 +395,7 @@ def _write_parquet(
 
 
 def _edited(
-    batch: Any, chunk: BoolArray, records: I64Array, edits: Edits, source: ParquetSource
+    batch: Any, chunk: BoolArray, records: I64Array, edits: Edits, source: TableSource
 ) -> tuple[Any, BoolArray]:
     """An Arrow batch with the changed records' new texts, and its rows still written."""
     import pyarrow as pa

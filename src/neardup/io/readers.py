@@ -1,12 +1,14 @@
-"""Readers: documents streamed from JSONL (plain, .gz, .zst), Parquet, CSV, .txt or web archives.
+"""Readers: documents streamed from JSONL, Parquet, Arrow, CSV, .txt or web archives.
 
 One :class:`~neardup.io.source.Source` per input, chosen by the file's extension (or
-``--format``); all inputs of a run share one format, which is also the kept corpus's.
+``--format``); all inputs of a run share one format, which is also the kept corpus's. A
+Hugging Face ``save_to_disk`` folder stands for its Arrow files, in order.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from neardup.io.html_field import with_html_field
 from neardup.io.jsonl import JSONLinesSource
 from neardup.io.records import RecordBatch
 from neardup.io.source import ReadOptions, Source
-from neardup.io.tabular import CSVSource, ParquetSource
+from neardup.io.tabular import ArrowSource, CSVSource, ParquetSource
 from neardup.io.textfiles import TextFilesSource
 from neardup.io.warc import PayloadCache, WarcSource
 from neardup.keep import KeepValues, joined_column
@@ -24,6 +26,7 @@ from neardup.params import DedupConfig, InputFormat
 
 __all__ = [
     "FORMAT_SUFFIXES",
+    "ArrowSource",
     "CSVSource",
     "JSONLinesSource",
     "ParquetSource",
@@ -42,6 +45,7 @@ FORMAT_SUFFIXES: dict[str, str] = {
     ".json": "jsonl",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".arrow": "arrow",
     ".csv": "csv",
     ".txt": "txt",
     ".warc": "warc",
@@ -54,6 +58,7 @@ SOURCES: dict[str, type[Source]] = {
     "jsonl": JSONLinesSource,
     "csv": CSVSource,
     "parquet": ParquetSource,
+    "arrow": ArrowSource,
     "txt": TextFilesSource,
     "warc": WarcSource,
 }
@@ -74,6 +79,26 @@ def detect_format(path: Path) -> str:
             + remedy(advice("--format", "name the format with --format")),
             path=path,
         ) from None
+
+
+def dataset_files(path: Path) -> list[Path]:
+    """The Arrow files of a Hugging Face ``save_to_disk`` folder, in order; else ``[path]``.
+
+    A folder with a ``state.json`` naming its ``_data_files`` is such a folder (a
+    ``DatasetDict``'s folder holds one per split: give the split's folder).
+    """
+    state = path / "state.json"
+    if not (path.is_dir() and state.is_file()):
+        return [path]
+    try:
+        names = [entry["filename"] for entry in json.loads(state.read_text())["_data_files"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(
+            f"state.json does not name the dataset's files ({exc!r}); save it again with "
+            "Dataset.save_to_disk",
+            path=state,
+        ) from None
+    return [path / name for name in names]
 
 
 def is_web_archive(path: Path) -> bool:
@@ -124,7 +149,7 @@ def open_sources(
     """One :class:`Source` per path; all must share one format (the kept output's format)."""
     if not paths:
         raise InputError("no input given")
-    given = [Path(raw) for raw in paths]
+    given = [file for raw in paths for file in dataset_files(Path(raw))]
     seen: dict[Path, Path] = {}
     for path in given:
         if not path.exists():

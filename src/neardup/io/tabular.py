@@ -1,6 +1,6 @@
-"""CSV and Parquet input: CSV rows through Python's csv module, Parquet as Arrow columns.
+"""CSV, Parquet and Arrow input: CSV rows through Python's csv module, the others as Arrow columns.
 
-Parquet texts and ids go from Arrow's string buffers straight into a
+Parquet and Arrow texts and ids go from Arrow's string buffers straight into a
 :class:`~neardup.io.records.RecordBatch`; a batch with null texts or columns of another type is
 read value by value to report its bad rows as the other formats do.
 """
@@ -13,6 +13,7 @@ import csv
 import io
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,14 @@ from neardup.io.source import (
 )
 from neardup.keep import comparable
 
-__all__ = ["CSVSource", "ParquetSource", "arrow_strings"]
+__all__ = [
+    "ArrowSource",
+    "CSVSource",
+    "ParquetSource",
+    "TableSource",
+    "arrow_strings",
+    "table_writer",
+]
 
 
 class CSVSource(Source):
@@ -147,30 +155,37 @@ def _not_encoded(source: Source, line: int, exc: UnicodeDecodeError) -> InputErr
 _STRING_TYPES = ("string", "large_string")
 
 
-class ParquetSource(Source):
-    """Parquet, read in record batches; ids default to FILE:ROW (1-based)."""
+class TableSource(Source):
+    """A file of Arrow columns (Parquet, Arrow IPC); ids default to FILE:ROW (1-based).
 
-    format = "parquet"
-
-    def _file(self) -> Any:
-        import pyarrow.parquet as pq
-
-        if not self.path.exists():
-            raise InputError("no such file; check the path", path=self.path)
-        try:
-            return pq.ParquetFile(self.path)
-        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-            raise InputError(f"not a readable Parquet file: {exc}", path=self.path) from None
+    A subclass says how to open its file (:meth:`schema`, :meth:`num_rows`, :meth:`row_bytes`,
+    :meth:`record_batches`, :meth:`read`); reading, checking and ``keep_by`` are shared.
+    """
 
     def schema(self) -> Any:
         """The file's Arrow schema."""
-        return self._file().schema_arrow
+        raise NotImplementedError
+
+    def num_rows(self) -> int:
+        """The number of rows in the file."""
+        raise NotImplementedError
+
+    def row_bytes(self) -> int:
+        """About how many bytes a row holds (to size batches)."""
+        raise NotImplementedError
+
+    def record_batches(self, rows: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """The file's rows (of ``columns``, default all) in Arrow record batches of ``rows``."""
+        raise NotImplementedError
+
+    def read(self, columns: Sequence[str]) -> Any:
+        """Columns ``columns`` of the whole file, as an Arrow table."""
+        raise NotImplementedError
 
     def batches(self, batch_bytes: int) -> Iterator[RecordBatch]:
         """The usable rows, in Arrow record batches of about ``batch_bytes`` of data."""
         self._start_pass()
-        parquet = self._file()
-        names = parquet.schema_arrow.names
+        names = self.schema().names
         text_field = self.options.text_field
         if text_field not in names:
             raise InputError(
@@ -188,16 +203,15 @@ class ParquetSource(Source):
             )
         if id_field is not None and id_field in names and id_field != text_field:
             columns.append(id_field)
-        metadata = parquet.metadata
-        if metadata.num_row_groups == 0:
+        num_rows = self.num_rows()
+        if num_rows == 0:
             return
-        row_bytes = max(1, metadata.row_group(0).total_byte_size // max(1, metadata.num_rows))
-        rows = max(1, min(1 << 20, batch_bytes // row_bytes))
+        rows = max(1, min(1 << 20, batch_bytes // self.row_bytes()))
         row = 0
-        for record_batch in parquet.iter_batches(batch_size=rows, columns=columns):
+        for record_batch in self.record_batches(rows, columns):
             batch = self._columnar(record_batch, row) or self._by_value(record_batch, row)
             row += record_batch.num_rows
-            self.consumed = int(self.size * row / max(1, metadata.num_rows))
+            self.consumed = int(self.size * row / num_rows)
             if batch.num_docs:
                 yield RecordBatch(texts=batch.texts, ids=batch.ids, position=self.consumed)
 
@@ -256,7 +270,7 @@ class ParquetSource(Source):
         import pyarrow as pa
 
         _check_keep_columns(names, self.schema().names, self)
-        table = self._file().read(columns=list(names))
+        table = self.read(names)
         usable = pa.array(self.usable_rows())
         return [
             comparable(table.column(name).combine_chunks().filter(usable), name, str(self.path))
@@ -265,9 +279,114 @@ class ParquetSource(Source):
 
     def usable_rows(self) -> np.ndarray:
         """A mask of the rows :meth:`batches` yielded (after a pass): all but the bad ones."""
-        mask = np.ones(self._file().metadata.num_rows, dtype=bool)
+        mask = np.ones(self.num_rows(), dtype=bool)
         mask[np.asarray(self.bad_lines, dtype=np.int64) - 1] = False
         return mask
+
+
+class ParquetSource(TableSource):
+    """Parquet, read a row group's worth at a time."""
+
+    format = "parquet"
+
+    def _file(self) -> Any:
+        import pyarrow.parquet as pq
+
+        if not self.path.exists():
+            raise InputError("no such file; check the path", path=self.path)
+        try:
+            return pq.ParquetFile(self.path)
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise InputError(f"not a readable Parquet file: {exc}", path=self.path) from None
+
+    def schema(self) -> Any:
+        """The file's Arrow schema."""
+        return self._file().schema_arrow
+
+    def num_rows(self) -> int:
+        """The number of rows in the file."""
+        return int(self._file().metadata.num_rows)
+
+    def row_bytes(self) -> int:
+        """The first row group's bytes per row."""
+        metadata = self._file().metadata
+        if metadata.num_row_groups == 0:
+            return 1
+        return int(max(1, metadata.row_group(0).total_byte_size // max(1, metadata.num_rows)))
+
+    def record_batches(self, rows: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """The file's rows, decoded ``rows`` at a time."""
+        yield from self._file().iter_batches(
+            batch_size=rows, columns=None if columns is None else list(columns)
+        )
+
+    def read(self, columns: Sequence[str]) -> Any:
+        """Columns ``columns`` of the whole file."""
+        return self._file().read(columns=list(columns))
+
+
+class ArrowSource(TableSource):
+    """An Arrow IPC file (``.arrow``), memory-mapped: its batches are views of the file.
+
+    The stream format (as Hugging Face ``datasets`` writes it) or the file format.
+    """
+
+    format = "arrow"
+
+    def _table(self) -> Any:
+        import pyarrow as pa
+
+        if not self.path.exists():
+            raise InputError("no such file; check the path", path=self.path)
+        try:
+            mapped = pa.memory_map(str(self.path))  # open while the table's buffers live
+            try:
+                return pa.ipc.open_file(mapped).read_all()
+            except pa.ArrowInvalid:  # not the file format: the stream format
+                mapped.seek(0)
+                return pa.ipc.open_stream(mapped).read_all()
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise InputError(
+                f"not a readable Arrow IPC file: {exc}"
+                + remedy("give a .arrow file written by pyarrow or Hugging Face datasets"),
+                path=self.path,
+            ) from None
+
+    def schema(self) -> Any:
+        """The file's Arrow schema."""
+        return self._table().schema
+
+    def num_rows(self) -> int:
+        """The number of rows in the file."""
+        return int(self._table().num_rows)
+
+    def row_bytes(self) -> int:
+        """The file's bytes per row."""
+        return max(1, self.size // max(1, self.num_rows()))
+
+    def record_batches(self, rows: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """The file's rows, ``rows`` at a time, as views of the mapped file."""
+        table = self._table()
+        if columns is not None:
+            table = table.select(list(columns))
+        return iter(table.to_batches(max_chunksize=rows))
+
+    def read(self, columns: Sequence[str]) -> Any:
+        """Columns ``columns`` of the whole file."""
+        return self._table().select(list(columns))
+
+
+def table_writer(path: Path, schema: Any) -> Any:
+    """A writer of Arrow record batches to ``path``: Parquet, or Arrow IPC for ``.arrow``.
+
+    Arrow as a stream, which ``datasets.Dataset.from_file`` reads.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.suffix == ".arrow":
+        return pa.ipc.new_stream(str(path), schema)
+    return pq.ParquetWriter(path, schema)
 
 
 def arrow_strings(array: Any) -> tuple[U8Array, Offsets]:
