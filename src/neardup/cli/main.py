@@ -27,6 +27,7 @@ from neardup.cli.contamination import contamination_command
 from neardup.cli.dedup import dedup_command
 from neardup.cli.index import index_group
 from neardup.cli.join import join_command
+from neardup.cli.locations import allow_remote_locations
 from neardup.cli.mirrors import mirrors_command
 from neardup.cli.options import in_flags
 from neardup.cli.plan import plan_command
@@ -114,6 +115,9 @@ def _advise_with_own_options(command: click.Command) -> None:
 
 for _command in leaf_commands().values():
     _advise_with_own_options(_command)
+
+
+allow_remote_locations(leaf_commands())
 
 
 def _show_warning(
