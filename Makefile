@@ -3,19 +3,20 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint typecheck pytest java browser bench clean coverage-kernels
+.PHONY: demo test test-fast lint typecheck pytest java browser bench clean coverage-kernels lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# constraints.txt pins what the extras resolve to (make lock), so pip does not backtrack
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	$(BIN)/neardup warmup  # compiles the default path's kernels once, so no first run does
 	touch $@
 
-$(VENV)/.installed-bench: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+$(VENV)/.installed-bench: pyproject.toml constraints.txt $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,bench]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -37,7 +38,7 @@ browser:  # the report's browser test drives Chromium: from the system, or Debia
 	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
 pytest: $(VENV)/.installed java browser
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=30
 
 test: lint typecheck pytest
 
@@ -85,3 +86,9 @@ bench: $(VENV)/.installed-bench
 
 clean:
 	rm -rf $(VENV) src/neardup/_kernels/__pycache__ out .pytest_cache .mypy_cache .ruff_cache
+
+# Re-pin constraints.txt after changing the extras in pyproject.toml (needs the network).
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile --quiet --universal --python-version 3.11 --extra test --extra bench \
+		--extra dev --custom-compile-command 'make lock' pyproject.toml -o constraints.txt
