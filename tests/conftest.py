@@ -70,24 +70,6 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis: random examples, seed {seed} (rerun with --hypothesis-seed={seed})"
 
 
-MARKED_HERE: dict[str, str] = {
-    "tests/sketch/test_weighted.py::test_icws_estimates_the_weighted_jaccard_of_real_text": "slow",
-    "tests/golden/test_outputs.py::test_outputs_are_byte_identical_to_the_previous_engine"
-    "[weighted]": "slow",
-    "tests/test_public_api.py::test_importing_the_package_and_the_cli_loads_neither_numba_nor"
-    "_pyarrow": "subprocess",
-}
-"""Markers of tests whose files were being changed when the tiers were drawn: each belongs
-above its test as a decorator (``@pytest.mark.slow``, ``@pytest.mark.subprocess``), and then
-leaves this table."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if marker := MARKED_HERE.get(item.nodeid):
-            item.add_marker(getattr(pytest.mark, marker))
-
-
 def shared(path: str) -> Path:
     """A file under ../shared/data, or skip the test when it is absent."""
     full = SHARED_DATA / path

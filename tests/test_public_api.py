@@ -18,6 +18,7 @@ def test_every_public_name_resolves_from_its_home() -> None:
     assert set(dir(neardup)) == set(neardup.__all__)
 
 
+@pytest.mark.subprocess
 def test_importing_the_package_and_the_cli_loads_neither_numba_nor_pyarrow() -> None:
     code = (
         "import sys, neardup, neardup.cli.main\n"

@@ -130,7 +130,9 @@ def _hashes(output: Path) -> tuple[str, str]:
     return hashlib.sha256(frozen.encode()).hexdigest(), hashlib.sha256(pairs).hexdigest()
 
 
-@pytest.mark.parametrize("name", list(FLAGS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "weighted" else n for n in FLAGS]
+)
 def test_outputs_are_byte_identical_to_the_previous_engine(tmp_path: Path, name: str) -> None:
     config = apply_flags(DedupConfig(pairs="all"), FLAGS[name])
     dedup_files([SAMPLE], tmp_path / "out", config)

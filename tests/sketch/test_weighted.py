@@ -138,6 +138,7 @@ def _python_weighted_jaccard(weighted: WeightedSets, pairs: CandidatePairs) -> n
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_icws_estimates_the_weighted_jaccard_of_real_text(
     licence_pairs: list[tuple[str, str, float]],
 ) -> None:
