@@ -1,4 +1,4 @@
-"""One real Spark session (local[2]) for every engine test."""
+"""One real Spark session (local[2]) for every engine test, emptied after each."""
 
 from __future__ import annotations
 
@@ -7,13 +7,21 @@ from typing import Any
 
 import pytest
 
-from neardup.engine.spark import spark_session
+from neardup.engine.spark import released_when_done, spark_session
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def shared_spark() -> Iterator[Any]:
     """Spark in this process: two threads, and up to four attempts per task."""
     session = spark_session("local[2,4]", ["spark.sql.shuffle.partitions=4"])
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def spark(shared_spark: Any) -> Iterator[Any]:
+    """The shared session, with what the test's jobs cached and checkpointed released after it
+    (the driver's heap is 1 GB, as a user's would be by default)."""
+    with released_when_done(shared_spark):
+        yield shared_spark

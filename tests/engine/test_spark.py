@@ -36,6 +36,7 @@ from tests.test_keep_by import kept_by_reference, scored_licences
 
 pytestmark = [
     pytest.mark.spark,
+    pytest.mark.xdist_group("spark"),  # one session, on one test worker
     # pyspark's collect() leaves its local result sockets to the garbage collector.
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
@@ -49,12 +50,19 @@ def _same_outputs(local: Path, distributed: Path) -> None:
         assert (distributed / name).read_bytes() == (local / name).read_bytes(), name
 
 
-def test_cli_outputs_equal_the_local_engine_on_the_bundled_sample(
+def test_outputs_equal_the_local_engines_on_the_bundled_sample_though_a_task_failed(
     spark: Any, tmp_path: Path
 ) -> None:
     config = DedupConfig(keep="longest")
     dedup_files([SAMPLE], tmp_path / "local", config)
-    summary = dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"), config)
+    marker = tmp_path / "failed-once"
+    context = spark.sparkContext
+    context.setLocalProperty(FAIL_ONCE_PROPERTY, str(marker))
+    try:
+        summary = dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"), config)
+    finally:
+        context.setLocalProperty(FAIL_ONCE_PROPERTY, None)
+    assert marker.exists()  # a task did fail, and was retried
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
     written = json.loads((tmp_path / "spark" / "summary.json").read_text())
@@ -169,19 +177,6 @@ def test_the_bucket_cap_is_the_local_engines(
     _same_result(result, expected)
 
 
-def test_a_failed_task_is_retried_with_the_same_result(spark: Any, tmp_path: Path) -> None:
-    dedup_files([SAMPLE], tmp_path / "local")
-    marker = tmp_path / "failed-once"
-    context = spark.sparkContext
-    context.setLocalProperty(FAIL_ONCE_PROPERTY, str(marker))
-    try:
-        dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"))
-    finally:
-        context.setLocalProperty(FAIL_ONCE_PROPERTY, None)
-    assert marker.exists()  # a task did fail, and was retried
-    _same_outputs(tmp_path / "local", tmp_path / "spark")
-
-
 def _labels(spark: Any, num_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
     frame = spark.createDataFrame(edges or [(0, 0)], "src long, dst long")
     found = dict(component_labels(frame).collect())
@@ -196,10 +191,10 @@ def _union_find(num_nodes: int, edges: list[tuple[int, int]]) -> list[int]:
 @settings(max_examples=6, deadline=None)
 @given(graphs(max_nodes=30))
 def test_components_equal_union_find_on_random_graphs(
-    spark: Any, graph: tuple[int, list[tuple[int, int]]]
+    shared_spark: Any, graph: tuple[int, list[tuple[int, int]]]
 ) -> None:
     num_nodes, edges = graph
-    assert _labels(spark, num_nodes, edges) == _union_find(num_nodes, edges)
+    assert _labels(shared_spark, num_nodes, edges) == _union_find(num_nodes, edges)
 
 
 @pytest.mark.parametrize("shape", ["chain", "reversed chain", "star", "two stars"])

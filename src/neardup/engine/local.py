@@ -183,11 +183,12 @@ def _dedup_files(
         )
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
-    if sources[0].format in ("parquet", "arrow") and config.compress != "none":
+    table_format = {"parquet": "Parquet", "arrow": "Arrow"}.get(sources[0].format)
+    if table_format is not None and config.compress != "none":
         raise ParameterError(
             f"compress={config.compress!r} applies to JSONL and CSV inputs; the kept corpus of "
-            f"{sources[0].format} inputs is {sources[0].format}, compressed by its own format "
-            "or not at all: drop --compress"
+            f"{table_format} inputs is {table_format}, compressed by its own format or not at "
+            "all: drop --compress"
         )
     total_bytes = sum(source.size for source in sources)
     timings = Timings()

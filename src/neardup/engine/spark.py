@@ -33,7 +33,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -875,6 +875,28 @@ def _errors_of_tasks() -> Iterator[None]:
         raise InputError(str(exc).split(marker, 1)[1].splitlines()[0]) from None
 
 
+@contextmanager
+def released_when_done(spark: Any) -> Iterator[None]:
+    """Unpersist every RDD (checkpoints, cached frames) that the block persisted.
+
+    A run caches its documents and checkpoints its stages in the executors' memory; once its
+    outputs are written nothing needs them, and a session that runs many jobs (a notebook, a
+    service, a test suite) would otherwise hold them until the driver's garbage collector
+    happens to release them, and run out of memory first.
+    """
+    context = spark.sparkContext
+    before = set(context._jsc.getPersistentRDDs().keys())
+    try:
+        yield
+    finally:
+        from py4j.protocol import Py4JError
+
+        with suppress(Py4JError):  # a JVM that died took what it held with it
+            for key, rdd in context._jsc.getPersistentRDDs().items():
+                if key not in before:
+                    rdd.unpersist(False)
+
+
 def dedup_files_spark(
     spark: Any,
     inputs: Sequence[str],
@@ -895,6 +917,7 @@ def dedup_files_spark(
     with (
         spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
         _errors_of_tasks(),
+        released_when_done(spark),
     ):
         result = dedup_dataframe(
             read_inputs(spark, inputs, config),

@@ -27,7 +27,12 @@ from typing import Any
 import numpy as np
 
 from neardup.engine.join import JoinSource, join_summary
-from neardup.engine.spark import _bucket_batches, _errors_of_tasks, _require_pyspark
+from neardup.engine.spark import (
+    _bucket_batches,
+    _errors_of_tasks,
+    _require_pyspark,
+    released_when_done,
+)
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
 from neardup.io.spark import spark_output
@@ -278,6 +283,7 @@ def join_files_spark(
     with (
         spark_output(spark, output, kind="join", overwrite=overwrite, inputs=[str(path)]) as out,
         _errors_of_tasks(),
+        released_when_done(spark),
     ):
         id_field = default_id_field(path) if source.id_field is None else source.id_field
         items = _items(spark, path, field, id_field or None).cache()
