@@ -232,13 +232,14 @@ def dedup_command(
     if engine == "spark":
         if against is not None:
             raise click.UsageError("--against works with the local engine only")
-        from neardup.engine.spark import dedup_files_spark, spark_session
+        from neardup.engine.spark import check_runs, dedup_files_spark, spark_session
 
+        config = apply_flags(base, flags)
+        check_runs(config)  # before a JVM starts
         session = spark_session(spark_master, spark_conf)
         summary = dedup_files_spark(
-            session, [str(p) for p in inputs], str(output), apply_flags(base, flags),
-            overwrite=overwrite,
-        )  # fmt: skip
+            session, [str(p) for p in inputs], str(output), config, overwrite=overwrite
+        )
         if not quiet:
             _print_summary(summary, output)
         return

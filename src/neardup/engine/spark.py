@@ -408,7 +408,7 @@ def _table_keep_values(table: Any, config: DedupConfig) -> KeepValues | None:
     return KeepValues.of(config, columns)
 
 
-def _check_runs(config: DedupConfig) -> None:
+def check_runs(config: DedupConfig) -> None:
     """Refuse what the Spark engine does not run: some sketch kinds, the exact families."""
     if config.sketch.kind not in SPARK_KINDS:
         raise ParameterError(
@@ -452,7 +452,7 @@ def dedup_dataframe(
     from pyspark.sql import functions as F  # noqa: N812
 
     config = config if config is not None else DedupConfig()
-    _check_runs(config)
+    check_runs(config)
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     spark = frame.sparkSession
