@@ -38,7 +38,7 @@ browser:  # the report's browser test drives Chromium: from the system, or Debia
 	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
 pytest: $(VENV)/.installed java browser
-	$(BIN)/pytest -n 2 --dist loadgroup --durations=30  # two workers, as CI has two cores
+	$(BIN)/pytest -n 2 --dist loadfile --durations=30  # two workers (CI has two cores), a file on one
 
 test: lint typecheck pytest
 

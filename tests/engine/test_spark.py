@@ -36,7 +36,6 @@ from tests.test_keep_by import kept_by_reference, scored_licences
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.xdist_group("spark"),  # one session, on one test worker
     # pyspark's collect() leaves its local result sockets to the garbage collector.
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),

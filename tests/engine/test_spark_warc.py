@@ -15,7 +15,6 @@ from tests.conftest import shared
 
 pytestmark = [
     pytest.mark.spark,
-    pytest.mark.xdist_group("spark"),  # one session, on one test worker
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
     pytest.mark.filterwarnings("ignore:distutils Version classes are deprecated"),
