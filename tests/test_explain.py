@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neardup.errors import ParameterError
-from neardup.explain import ELISION, highlight, normalized_with_origins, shared_passages
+from neardup.explain import (
+    ELISION,
+    highlight,
+    normalized_with_origins,
+    shared_passages,
+    shingle_spans,
+)
 from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
 from neardup.text.lexicon import stopword_list
 from neardup.text.normalize import normalize
@@ -279,6 +286,67 @@ def test_dropped_stop_words_and_stems_leave_original_offsets() -> None:
     (passage,) = shared_passages(a, "the pony runs up hills", spec)
     assert a[passage.a_start : passage.a_end] == "Ponies were running to the hills"
     assert passage.num_shingles == 2  # poni run, run hill
+
+
+CL100K = NormalizeSpec(tokenizer="tiktoken:cl100k_base")
+
+
+def _canonical(text: str) -> str:
+    """``text`` as the word kernels read it (its character tokens, tests/reference.py): each run
+    of separators one space, none at the ends."""
+    return "".join(reference.tokens(text, ShingleSpec(unit="char", k=1), NormalizeSpec()))
+
+
+def test_each_model_token_spans_its_characters_in_the_original_text(
+    licenses: list[dict[str, object]], offline_tiktoken: Path
+) -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+    encoding = tiktoken.get_encoding("cl100k_base")
+    text = next(str(r["text"]) for r in licenses if str(r["id"]) == "bsd-new")
+    assert text.isascii()  # each token's characters are its bytes, as written
+    spec = SketchSpec(shingle=ShingleSpec(k=1), normalize=CL100K)
+    keys, starts, ends = shingle_spans(text, spec)
+    ids = encoding.encode_ordinary(_canonical(text))
+    assert len(ids) == keys.shape[0] > 200
+    for token, start, end in zip(ids, starts.tolist(), ends.tolist(), strict=True):
+        written = encoding.decode_single_token_bytes(token).decode()
+        if written.isspace():  # a space alone (before a number): the separators it stands for
+            assert text[start:end].isspace()
+        else:  # " the" is the word "The" as written, the space the separator before it
+            assert text[start:end].lower() == written.lstrip(" ")
+    sets = Shingler(spec.shingle, spec.normalize).shingle_sets([text])
+    assert set(keys.tolist()) == set(sets.set_of(0).tolist())  # the keys compare counts
+
+
+def test_each_segment_spans_its_characters_in_the_original_text() -> None:
+    jieba = pytest.importorskip("jieba")
+    text = "研究生命的起源。南京市长江大桥，  是长江上第一座双层式铁路、公路两用桥梁 in 1968!"
+    spec = SketchSpec(shingle=ShingleSpec(k=1), normalize=NormalizeSpec(tokenizer="jieba"))
+    _, starts, ends = shingle_spans(text, spec)
+    segments = [s for s in jieba.lcut(_canonical(text)) if not s.isspace()]
+    written = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    assert "，" in written  # a full-width comma as written, NFKC's "," to jieba
+    assert [normalize(w, NormalizeSpec()) for w in written] == segments
+
+
+def test_passages_of_model_tokens_and_of_stemmed_tokens_leave_original_offsets(
+    offline_tiktoken: Path,
+) -> None:
+    a = "The quick brown fox jumps over the lazy dog near the river bank in 2024."
+    b = "Yesterday THE QUICK BROWN FOX JUMPS OVER the lazy cat, 2024 times."
+    spec = SketchSpec(shingle=ShingleSpec(k=3), normalize=CL100K)
+    # "The" opens a, " the" (another token) follows "Yesterday" in b; " " "202" "4" are shared
+    found = [(a[p.a_start : p.a_end], b[p.b_start : p.b_end]) for p in shared_passages(a, b, spec)]
+    assert found == [
+        ("quick brown fox jumps over the lazy", "QUICK BROWN FOX JUMPS OVER the lazy"),
+        (" 2024", " 2024"),
+    ]
+    pytest.importorskip("Stemmer")
+    stemmed = NormalizeSpec(tokenizer=CL100K.tokenizer, stopwords="english", stem="english")
+    spec = SketchSpec(shingle=ShingleSpec(k=2), normalize=stemmed)
+    a = "Ponies were running to the hills yesterday"
+    (passage,) = shared_passages(a, "the pony runs up hills", spec)
+    assert a[passage.a_start : passage.a_end] == "Ponies were running to the hills"  # whole words
 
 
 def test_refused_settings_say_what_to_do() -> None:

@@ -155,6 +155,34 @@ def test_word_unit_needs_the_median_document_to_survive_one_changed_word() -> No
     assert unit(18) == "char"
 
 
+def test_a_tokenizers_text_gets_word_shingles_however_short() -> None:
+    # As above, too short for words; but a tokenizer's text is token words only.
+    tokens = Quantiles(5, 5, 5, 5, 5)
+    chars = Quantiles(25, 28, 30, 30, 30)
+    spec, reason = shingle_size(tokens, chars, 1000.0, 0.8, words_only=True)
+    assert (spec.unit, spec.k) == ("word", 1)
+    assert reason.startswith("word 1-shingles, the only kind a tokenizer's text has, though")
+    spec, reason = shingle_size(tokens, chars, 1.0, 0.8, words_only=True)  # no varied tokens
+    assert (spec.unit, spec.k) == ("word", ShingleSpec().k)
+
+
+@pytest.mark.slow  # the rates time tokenising the sample repeated to 4 MiB (TIMED_BYTES)
+def test_plan_of_model_tokens_keeps_the_tokenizer_and_word_shingles(
+    tmp_path: Path, offline_tiktoken: Path
+) -> None:
+    rng = np.random.default_rng(2)
+    words = ["bridge", "river", "study", "origin", "life", "design", "build", "rail", "road"]
+    texts = [" ".join(rng.choice(words, size=6).tolist()) for _ in range(150)]
+    path = _write_jsonl(tmp_path / "in.jsonl", texts)
+    tokens = NormalizeSpec(tokenizer="tiktoken:cl100k_base")
+    result = plan(
+        [path], threshold=0.8, recall=0.9, config=DedupConfig(sketch=SketchSpec(normalize=tokens))
+    )
+    assert result.config.sketch.normalize == tokens
+    assert result.config.sketch.shingle.unit == "word"  # six tokens: too few for words, else
+    assert "the only kind a tokenizer's text has" in result.measurements.shingle_reason
+
+
 def test_plan_applies_the_rule_to_its_sample(tmp_path: Path) -> None:
     words = [f"w{i}" for i in range(10)]
     rng = np.random.default_rng(1)
@@ -383,6 +411,7 @@ _CONFIGS = [
         pairs="all",
     ),
     DedupConfig(sketch=SketchSpec(kind="bbit", bbits=4, shingle=ShingleSpec(unit="stopword", k=3))),
+    DedupConfig(sketch=SketchSpec(normalize=NormalizeSpec(tokenizer="tiktoken:cl100k_base"))),
 ]
 
 

@@ -30,9 +30,10 @@ from neardup._kernels import passages as kernels
 from neardup._types import Batch, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
-from neardup.text.lexicon import word_spans
+from neardup.text.lexicon import WordSpans, spaced_words, word_spans
 from neardup.text.normalize import lexicon_of, normalize
 from neardup.text.shingle import KernelText
+from neardup.text.tokenizers import spell, tokenize
 
 __all__ = [
     "ELISION",
@@ -238,6 +239,8 @@ class _ShingleSequence:
                 text_spec.fold_ascii, starts, ends, tokens,
             )  # fmt: skip
             starts, ends, tokens = starts[:num], ends[:num], tokens[:num]
+        elif normalize_spec.tokenizer is not None:
+            starts, ends, tokens = _model_tokens(batch, text_spec, normalize_spec)
         else:
             starts, ends, tokens = _word_tokens(batch, text_spec, normalize_spec)
         room = max(tokens.shape[0] - shingle.k + 1, 0)
@@ -267,20 +270,72 @@ def _word_tokens(
     (:class:`~neardup.text.lexicon.Lexicon` keeps separators, drops a stop word and replaces
     any other word by its stem), the spans those of the words they were.
     """
+    _, words, starts, ends = _read_words(batch, text_spec, normalize_spec)
+    return starts, ends, words.hashes
+
+
+def _read_words(
+    batch: Batch, text_spec: KernelText, normalize_spec: NormalizeSpec
+) -> tuple[Batch, WordSpans, I64Array, I64Array]:
+    """The text whose words are shingled, its words, and the byte spans each word stands for.
+
+    The text is ``batch`` itself, or with stop words dropped or words stemmed its rewrite by
+    the :class:`~neardup.text.lexicon.Lexicon`; the spans are those of ``batch``'s words that
+    the rewrite kept, one to one with the rewritten words.
+    """
     args = (text_spec.classes, text_spec.byte_words, text_spec.strip_punctuation)
     words = word_spans(batch, *args)
     starts, ends = words.starts, words.starts + words.lengths
     if not normalize_spec.rewrites_words:
-        return starts, ends, words.hashes
+        return batch, words, starts, ends
     lexicon = lexicon_of(normalize_spec)
     kept = ~np.isin(words.hashes, lexicon.drop_keys)
-    rewritten = word_spans(lexicon.rewrite(batch), *args)
+    text = lexicon.rewrite(batch)
+    rewritten = word_spans(text, *args)
     if rewritten.hashes.shape[0] != int(kept.sum()):  # a stem that is no word, or several
         raise ParameterError(
             f"the stems of {normalize_spec.stem!r} do not map one to one onto the words of "
             "this text; explain it without --stem."
         )
-    return starts[kept], ends[kept], rewritten.hashes
+    return text, rewritten, starts[kept], ends[kept]
+
+
+def _model_tokens(
+    batch: Batch, text_spec: KernelText, normalize_spec: NormalizeSpec
+) -> tuple[I64Array, I64Array, U64Array]:
+    """Byte spans of the tokens of a normalised text, and the ``nd64`` hashes of their words.
+
+    The tokens are those :func:`~neardup.text.normalize.normalize_bytes` makes: of the words
+    (:func:`_read_words`) written out with single spaces (:func:`~neardup.text.lexicon.
+    spaced_words`). A token covers the bytes of the words it was cut from, from its first
+    byte in a word to its last (a whole word when the word was stemmed: its stem's bytes
+    have no place in the text); a token of separators only (tiktoken's space before a
+    number) covers the separators between the words around it.
+    """
+    assert normalize_spec.tokenizer is not None
+    text, words, word_starts, word_ends = _read_words(batch, text_spec, normalize_spec)
+    spaced, places = spaced_words(text, words, text_spec.byte_words)
+    tokens = tokenize(spaced, normalize_spec.tokenizer, with_spans=True)
+    assert tokens.starts is not None
+    assert tokens.ends is not None
+    spelled = spell(tokens)
+    args = (text_spec.classes, text_spec.byte_words, text_spec.strip_punctuation)
+    hashes = word_spans(spelled, *args).hashes
+    word_last = places + words.lengths  # the end of each word in the spaced text
+    # The spaced text starts and ends with a word: a token starts in a word or in the space
+    # before one, and ends in a word or in the space after one.
+    before = np.searchsorted(places, tokens.starts, side="right") - 1
+    first = np.where(tokens.starts < word_last[before], before, before + 1)
+    last = np.searchsorted(places, tokens.ends - 1, side="right") - 1
+    if normalize_spec.rewrites_words:
+        starts, ends = word_starts[first], word_ends[last]
+    else:  # the words' bytes are the text's own: a token's bytes are as precise as they come
+        starts = word_starts[first] + np.maximum(tokens.starts - places[first], 0)
+        ends = word_starts[last] + np.minimum(tokens.ends - places[last], words.lengths[last])
+    separators = first > last
+    starts[separators] = word_ends[last[separators]]
+    ends[separators] = word_starts[first[separators]]
+    return starts, ends, hashes
 
 
 def _code_points(text: str) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -32,6 +33,7 @@ __all__ = [
     "SketchSpec",
     "UnitSpec",
     "candidate_family",
+    "check_shingling",
 ]
 
 ShingleUnit = Literal["word", "char", "stopword"]
@@ -219,6 +221,22 @@ def optional_language(languages: tuple[str, ...]) -> Rule:
     return Rule(f"None or one of {listed}", lambda v: v is None or v in languages)
 
 
+TOKENIZER_FORMS = "None, 'jieba' or 'tiktoken:NAME' with NAME a tiktoken encoding"
+"""What :attr:`NormalizeSpec.tokenizer` may be, as its messages say it."""
+
+_TIKTOKEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _is_tokenizer(value: Any) -> bool:
+    """None, ``"jieba"``, or ``"tiktoken:NAME"`` (NAME spelled as tiktoken's encodings are)."""
+    if value is None or value == "jieba":
+        return True
+    if not isinstance(value, str):
+        return False
+    family, sep, name = value.partition(":")
+    return family == "tiktoken" and bool(sep) and _TIKTOKEN_NAME.fullmatch(name) is not None
+
+
 def _unset_dropped(data: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """``data`` without the keys of ``names`` whose value is None (fields added later)."""
     return {k: v for k, v in data.items() if k not in names or v is not None}
@@ -248,11 +266,22 @@ class NormalizeSpec(_Spec):
         A language of :data:`STEM_LANGUAGES`: replace each word by its Snowball stem (seed
         004; needs PyStemmer, ``pip install 'neardup[web]'``), or None. Stop words are dropped
         before the rest are stemmed.
+    tokenizer
+        Rewrite each text, after the steps above, as a sequence of *token words* (one ASCII
+        word per token, :mod:`neardup.text.tokenizers`), so that word shingles are shingles of
+        tokens: ``"tiktoken:NAME"`` for the model tokens of a tiktoken encoding (``NAME``
+        e.g. ``cl100k_base``, ``o200k_base``), ``"jieba"`` for the words of jieba's Chinese
+        segmentation; None (the default) keeps the text's own words. Needs ``pip install
+        'neardup[tokens]'``, and word shingles (:func:`check_shingling`).
 
     Examples
     --------
     >>> NormalizeSpec(stopwords="english", stem="english").to_dict()["stem"]
     'english'
+    >>> NormalizeSpec(tokenizer="tiktoken:cl100k_base").to_dict()["tokenizer"]
+    'tiktoken:cl100k_base'
+    >>> "tokenizer" in NormalizeSpec().to_dict()
+    False
     """
 
     nfkc: bool = True
@@ -260,6 +289,7 @@ class NormalizeSpec(_Spec):
     strip_punctuation: bool = False
     stopwords: str | None = None
     stem: str | None = None
+    tokenizer: str | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "nfkc": boolean(),
@@ -267,19 +297,24 @@ class NormalizeSpec(_Spec):
         "strip_punctuation": boolean(),
         "stopwords": optional_language(STOPWORD_LANGUAGES),
         "stem": optional_language(STEM_LANGUAGES),
+        "tokenizer": Rule(TOKENIZER_FORMS, _is_tokenizer),
     }
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, but ``stopwords`` and ``stem`` only when set.
+        """Every field, but ``stopwords``, ``stem`` and ``tokenizer`` only when set.
 
-        Stored specs of earlier versions, which had neither, stay byte for byte what they were
-        (both read back as None).
+        Stored specs of earlier versions, which had none of them, stay byte for byte what they
+        were (each reads back as None).
         """
-        return _unset_dropped(_Spec.to_dict(self), ("stopwords", "stem"))
+        return _unset_dropped(_Spec.to_dict(self), ("stopwords", "stem", "tokenizer"))
 
     @property
     def rewrites_words(self) -> bool:
-        """Whether words are dropped or replaced (stop words, stems) after NFKC and folding."""
+        """Whether words are dropped or replaced (stop words, stems) after NFKC and folding.
+
+        A :attr:`tokenizer` does not count: it rewrites the whole text, words and separators,
+        as token words (:mod:`neardup.text.tokenizers`), after these rewrites.
+        """
         return self.stopwords is not None or self.stem is not None
 
     def __post_init__(self) -> None:
@@ -375,6 +410,30 @@ class ShingleSpec(_Spec):
         return f"{self.unit}:{self.k}"
 
 
+def check_shingling(shingle: ShingleSpec, normalize: NormalizeSpec) -> None:
+    """Refuse shingles that cannot be taken of the text ``normalize`` makes.
+
+    With a :attr:`NormalizeSpec.tokenizer` the text is token words, one per token: only word
+    shingles (K consecutive tokens) mean something there. Character shingles would cut the
+    made-up spelling of token ids, and stop-word shingles would look for stop words among
+    them. Checked by :class:`SketchSpec` and by every shingler built from two specs.
+
+    Examples
+    --------
+    >>> chars, tokens = ShingleSpec(unit="char", k=5), NormalizeSpec(tokenizer="jieba")
+    >>> check_shingling(chars, tokens)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neardup.errors.ParameterError: ShingleSpec must be of unit 'word' with ... got 'char:5'. ...
+    """
+    if normalize.tokenizer is not None and shingle.unit != "word":
+        raise ParameterError(
+            f"ShingleSpec must be of unit 'word' with NormalizeSpec.tokenizer "
+            f"{normalize.tokenizer!r} (the text becomes one word per token); got "
+            f"{str(shingle)!r}. Take word shingles of K tokens instead (word:K)."
+        )
+
+
 DEFAULT_RABIN_POLYNOMIAL = "0x1123a0ec875b778cd"
 """The Rabin polynomial a spec records when it names none (``random_irreducible(seed=0)``)."""
 
@@ -467,6 +526,7 @@ class SketchSpec(_Spec):
     def __post_init__(self) -> None:
         self._validate()
         _check_options(self, "kind", SKETCH_KINDS, _KIND_OPTION_DEFAULTS)
+        check_shingling(self.shingle, self.normalize)
         if self.idf_low > self.idf_high:
             raise ParameterError(
                 "SketchSpec.idf_low must not exceed idf_high (the band of kept terms); got "

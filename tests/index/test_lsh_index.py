@@ -14,6 +14,8 @@ from neardup import (
     IncompatibleError,
     InputError,
     LSHSpec,
+    NormalizeSpec,
+    OPHSketcher,
     ParameterError,
     SketchSpec,
     StoreError,
@@ -182,6 +184,24 @@ def test_parameters_come_from_the_header(tmp_path: Path) -> None:
         assert index.lsh_spec.threshold == 0.7
     with pytest.raises(IncompatibleError, match=r"sketch.seed \(index has 7, asked for 8\)"):
         LSHIndex.open(path, sketch=SketchSpec(num_perm=64, seed=8))
+
+
+def test_an_index_of_model_tokens_refuses_words_and_their_signatures(
+    tmp_path: Path, offline_tiktoken: Path
+) -> None:
+    path = tmp_path / "tokens.ndx"
+    tokens = SketchSpec(normalize=NormalizeSpec(tokenizer="tiktoken:cl100k_base"))
+    text = "the quick brown fox jumps over the lazy dog near the river bank"
+    with LSHIndex.open(path, sketch=tokens) as index:
+        index.add(["a"], [text])
+        assert [m.id for m in index.query([text])[0]] == ["a"]
+        words = OPHSketcher().sketch([text])
+        with pytest.raises(IncompatibleError, match=r"normalize.tokenizer \(None != 'tiktoken"):
+            index.query_signatures(words)
+    with LSHIndex.open(path) as index:  # the spec comes from the header
+        assert index.sketch_spec.normalize.tokenizer == "tiktoken:cl100k_base"
+    with pytest.raises(IncompatibleError, match=r"sketch.normalize \(index has .*tiktoken"):
+        LSHIndex.open(path, sketch=SketchSpec())
 
 
 def test_foreign_corrupt_and_newer_files_are_refused(tmp_path: Path) -> None:

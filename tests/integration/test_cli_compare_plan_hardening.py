@@ -62,6 +62,7 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], list[str], list[str]]] = {
     "shingle": (_texts, [], ["--shingle", "char:9"]),
     "stopwords": (_texts, [], ["--stopwords", "english"]),
     "stem": (_texts, [], ["--stem", "english"]),
+    "tokenizer": (_texts, [], ["--tokenizer", "jieba"]),
     "fingerprint": (_texts, [], ["--fingerprint", "rabin"]),
     "strip_punctuation": (_texts, [], ["--strip-punctuation"]),
     "sketches": (_texts, [], ["--sketches", "all"]),

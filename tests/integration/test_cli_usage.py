@@ -31,6 +31,11 @@ BAD_USAGES: list[tuple[list[str], str]] = [
     (["dedup", "{sample}", "-o", "out", "--memory-gb", "0"], "--memory-gb"),
     (["dedup", "{sample}", "-o", "out", "--shingle", "words"], "--shingle"),
     (["dedup", "{sample}", "-o", "out", "--sketch", "nope"], "--sketch"),
+    (["dedup", "{sample}", "-o", "out", "--tokenizer", "spacy"], "--tokenizer"),
+    (
+        ["dedup", "{sample}", "-o", "out", "--tokenizer", "jieba", "--shingle", "char:5"],
+        "--shingle",
+    ),
     ([*JOIN, "--threshold", "2"], "--threshold"),
     ([*JOIN, "--threshold", "0.5", "--bands", "0"], "--bands"),
     ([*JOIN, "--threshold", "0.5", "--rows", "2"], "--bands"),

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from neardup import (
     IncompatibleError,
     MinHasher,
+    NormalizeSpec,
     OPHSketcher,
     ParameterError,
     Shingler,
@@ -105,6 +106,10 @@ def test_identical_normalised_texts_share_the_exact_fingerprint() -> None:
         (
             SketchSpec(shingle=ShingleSpec(fingerprint="rabin")),
             "sketch.shingle.fingerprint ('nd64' != 'rabin')",
+        ),
+        (
+            SketchSpec(normalize=NormalizeSpec(tokenizer="jieba")),
+            "sketch.normalize.tokenizer (None != 'jieba')",
         ),
     ],
 )

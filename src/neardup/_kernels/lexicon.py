@@ -137,6 +137,22 @@ def gather_words(buf, starts, lengths, byte_words, out, out_offsets, lo, hi):  #
             out[o] = 32
 
 
+@njit(cache=True, nogil=True)
+def copy_words(buf, starts, lengths, byte_words, out, out_starts, lo, hi):  # type: ignore[no-untyped-def]
+    """Copy word ``t`` (``buf[starts[t]:][:lengths[t]]``) to ``out[out_starts[t]:]``.
+
+    ASCII bytes go through ``byte_words`` (folded as the tokeniser reads them), others as they
+    are; what lies between the words in ``out`` is left as it is. For the words ``lo .. hi - 1``.
+    Cost: O(bytes copied).
+    """
+    for t in range(lo, hi):
+        o = out_starts[t]
+        for j in range(starts[t], starts[t] + lengths[t]):
+            b = buf[j]
+            out[o] = np.uint8(byte_words[b]) if b < 0x80 else b
+            o += 1
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _find(keys, h):  # type: ignore[no-untyped-def]
     """The index of ``h`` in the sorted ``keys``, or -1."""

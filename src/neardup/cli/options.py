@@ -190,6 +190,15 @@ sketch_options = _stack(
         "italian, portuguese, dutch, russian.",
     ),
     click.option(
+        "--tokenizer",
+        metavar="NAME",
+        help="Shingle tokens instead of words, --shingle word:K then being K tokens: "
+        "tiktoken:ENCODING for a model's tokens (e.g. tiktoken:cl100k_base, o200k_base: "
+        "training data measured as the model reads it) or jieba for Chinese word segmentation "
+        "(needs pip install 'neardup[tokens]'; offline encodings: docs/dedup.md) [default: "
+        "none, the text's own words].",
+    ),
+    click.option(
         "--fingerprint",
         type=click.Choice(["nd64", "rabin"]),
         help="Shingle fingerprints: nd64 (FNV-1a + fmix64, fastest) or rabin (Rabin "
@@ -469,7 +478,7 @@ def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> No
 
 
 def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:
-    """``--stopwords`` and ``--stem`` into a sketch spec's dict.
+    """``--stopwords``, ``--stem`` and ``--tokenizer`` into a sketch spec's dict.
 
     ``--stopwords`` names the stop words of ``--shingle stopword:K`` with that unit, and the
     words to drop with any other.
@@ -481,6 +490,8 @@ def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:
             sketch["normalize"]["stopwords"] = flags["stopwords"]
     if flags.get("stem") is not None:
         sketch["normalize"]["stem"] = flags["stem"]
+    if flags.get("tokenizer") is not None:
+        sketch["normalize"]["tokenizer"] = flags["tokenizer"]
 
 
 _FLAG_OF_FIELD = {"num_bands": "bands", "num_rows": "rows"}

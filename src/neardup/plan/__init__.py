@@ -433,11 +433,16 @@ def plan(
     normalize = config.sketch.normalize
     normalized = normalize_bytes(sample.texts, normalize)
     tokens = Quantiles.of(Shingler(ShingleSpec(k=1), normalize).count_tokens(normalized))
+    written = replace(normalize, tokenizer=None)  # characters are those of the text's words
     chars = Quantiles.of(
-        Shingler(ShingleSpec(unit="char", k=1), normalize).count_tokens(normalized)
+        Shingler(ShingleSpec(unit="char", k=1), written).count_tokens(
+            normalized if written == normalize else normalize_bytes(sample.texts, written)
+        )
     )
     words = vocabulary(normalized, normalize)
-    shingle, reason = shingle_size(tokens, chars, words.effective, threshold)
+    shingle, reason = shingle_size(
+        tokens, chars, words.effective, threshold, words_only=normalize.tokenizer is not None
+    )
     shingled = replace(
         config,
         sketch=replace(config.sketch, shingle=replace(config.sketch.shingle, unit=shingle.unit,

@@ -154,7 +154,12 @@ def _smallest_k(alphabet: float, length: float) -> int | None:
 
 
 def shingle_size(
-    tokens: Quantiles, chars: Quantiles, effective_vocabulary: float, threshold: float
+    tokens: Quantiles,
+    chars: Quantiles,
+    effective_vocabulary: float,
+    threshold: float,
+    *,
+    words_only: bool = False,
 ) -> tuple[ShingleSpec, str]:
     """The shingle unit and size MMDS §3.2.2's rule gives, and why.
 
@@ -164,7 +169,9 @@ def shingle_size(
     chosen when the median document has enough word shingles to stay at the threshold after
     one changed word: a change removes *k* of its *n* shingles and adds *k*, leaving Jaccard
     (n - k) / (n + k), which is at least *t* when n (1 - t) >= k (1 + t). Shorter documents
-    (titles, short answers, tweets) get character shingles.
+    (titles, short answers, tweets) get character shingles, unless ``words_only`` (the text of
+    a tokenizer, one word per token: :func:`~neardup.params.check_shingling`), where their
+    word shingles are said to be too few.
 
     Examples
     --------
@@ -188,6 +195,11 @@ def shingle_size(
         )
     else:
         why = "the texts have no varied words"
+    if words_only:
+        k = word_k if word_k is not None else ShingleSpec().k
+        return ShingleSpec(unit="word", k=k), (
+            f"word {k}-shingles, the only kind a tokenizer's text has, though {why}"
+        )
     return ShingleSpec(unit="char", k=char_k), (
         f"character {char_k}-shingles: {CHAR_ALPHABET}^{char_k} >= {SPACE_FACTOR} x "
         f"{chars.p90:,.0f} characters (p90); {why}"

@@ -11,6 +11,10 @@ each distinct word is stemmed once.
 
 The stop-word lists are the Snowball lists in ``neardup/text/stopwords`` (see the README
 there), one file per language of :data:`~neardup.params.STOPWORD_LANGUAGES`.
+
+:func:`spaced_words` writes texts out as the kernels read their words (ASCII folded, each run of
+separators one space): what a tokenizer (:mod:`neardup.text.tokenizers`) is given, so that texts
+the kernels read as the same words get the same tokens.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from neardup._types import Batch, I64Array, U8Array, U64Array
 from neardup.errors import MissingExtraError, ParameterError
 from neardup.params import STEM_LANGUAGES, STOPWORD_LANGUAGES, NormalizeSpec
 
-__all__ = ["Lexicon", "WordSpans", "stem_words", "stopword_list", "word_spans"]
+__all__ = ["Lexicon", "WordSpans", "spaced_words", "stem_words", "stopword_list", "word_spans"]
 
 MAX_VOCABULARY = 4_000_000
 """Distinct words a :class:`Lexicon` keeps stems of across batches (about 100 MB at most); past
@@ -127,6 +131,46 @@ def word_spans(
     run = partial(kernels.word_spans, *args, offsets, starts, lengths, hashes)
     in_blocks(run, texts.num_docs)
     return WordSpans(offsets, starts, lengths, hashes)
+
+
+def spaced_words(
+    texts: Batch, words: WordSpans, byte_words: NDArray[np.uint16]
+) -> tuple[Batch, I64Array]:
+    r"""``texts`` as their ``words`` (:func:`word_spans`) read: the words and single spaces.
+
+    Each word is copied with its ASCII bytes through ``byte_words`` (lower-cased when case is
+    folded); two words that separators (whitespace, punctuation when it is stripped) parted
+    get one space between them, two that touch (characters of a script written without
+    spaces, each a word of its own) none; nothing is left before the first word or after the
+    last. Texts that the shingling kernels read as the same words become the same bytes.
+    Returns the texts so written and where each word starts in them.
+
+    Examples
+    --------
+    >>> from neardup.params import NormalizeSpec
+    >>> from neardup.text.normalize import byte_word_table, codepoint_classes
+    >>> from neardup.text.spans import pack_strings
+    >>> texts = Batch(*pack_strings(["  Hello,\t  WORLD 漢字 ", "one"]))
+    >>> table = byte_word_table(codepoint_classes(), NormalizeSpec(strip_punctuation=True))
+    >>> spaced, starts = spaced_words(texts, word_spans(texts, codepoint_classes(), table, True),
+    ...                               table)
+    >>> bytes(spaced.data).decode(), spaced.offsets.tolist(), starts.tolist()
+    ('hello world 漢字one', [0, 18, 21], [0, 6, 12, 15, 18])
+    """
+    num = words.starts.shape[0]
+    ends = words.starts + words.lengths
+    spaced = np.zeros(num, dtype=np.int64)
+    spaced[1:] = words.starts[1:] > ends[:-1]  # separators lie between the word and the last
+    spaced[words.offsets[:-1][np.diff(words.offsets) > 0]] = 0  # a document's first word
+    room = np.zeros(num + 1, dtype=np.int64)
+    np.cumsum(words.lengths + spaced, out=room[1:])
+    starts = room[:-1] + spaced
+    out = np.full(int(room[-1]), ord(" "), dtype=np.uint8)
+    run = partial(
+        kernels.copy_words, texts.data, words.starts, words.lengths, byte_words, out, starts
+    )
+    in_blocks(run, num)
+    return Batch(out, room[words.offsets]), starts
 
 
 def _decoded(

@@ -4,8 +4,10 @@ Unicode NFKC, then case folding: character by character in a kernel for texts wh
 character normalises on its own (:class:`SimpleFolds`), in Python for the others; ASCII
 documents pass untouched (the tokenising kernels fold their case on the fly). Whitespace
 collapsing and punctuation stripping happen inside the tokenising kernels, driven by a table
-that classifies every Unicode code point (:func:`codepoint_classes`). Last, when the spec asks
-for it, stop words are dropped and words stemmed (:mod:`neardup.text.lexicon`).
+that classifies every Unicode code point (:func:`codepoint_classes`). Then, when the spec asks
+for it, stop words are dropped and words stemmed (:mod:`neardup.text.lexicon`). Last, with a
+tokenizer, each text is rewritten as one word per model token or segmented word
+(:mod:`neardup.text.tokenizers`), so that every later stage shingles tokens as it shingles words.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from neardup._kernels.tokens import ALONE, MULTI_BYTE, PUNCT, SEPARATOR_BYTE, SP
 from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, U8Array
 from neardup.params import NormalizeSpec
-from neardup.text.lexicon import Lexicon, stopword_list, word_spans
+from neardup.text.lexicon import Lexicon, spaced_words, stopword_list, word_spans
 from neardup.text.spans import gather, pack_strings, take
+from neardup.text.tokenizers import token_words
 
 __all__ = [
     "UNICODE_VERSION",
@@ -212,11 +215,31 @@ def normalize_bytes(
     rewrote texts without changing the size of any character (written into ``texts.data``:
     the caller must own that buffer alone). Then, with ``spec.stopwords`` or ``spec.stem``,
     the words are rewritten into a new buffer (:meth:`~neardup.text.lexicon.Lexicon.rewrite`).
+    Last, with ``spec.tokenizer``, the texts as the kernels read their words (ASCII folded,
+    punctuation stripped as asked, each run of separators one space:
+    :func:`~neardup.text.lexicon.spaced_words`) are tokenized, and each becomes its token
+    words (:func:`~neardup.text.tokenizers.token_words`): texts the kernels would read as
+    the same words get the same tokens.
+
+    Examples
+    --------
+    The Nanjing Yangtze River Bridge, and Nanjing's mayor Jiang Daqiao: the same seven Han
+    characters, each a word of its own, but to jieba 南京市|长江大桥 and 南京|市长|江|大桥.
+
+    >>> texts = ["南京市长江大桥", "南京 市长 江大桥"]
+    >>> tokens = normalize_batch(texts, NormalizeSpec(tokenizer="jieba"))
+    >>> [len(bytes(tokens.data[a:b]).split()) for a, b in zip(tokens.offsets, tokens.offsets[1:])]
+    [2, 4]
     """
     folded = _fold_bytes(texts, spec, stats, in_place=in_place)
-    if not spec.rewrites_words:
+    if spec.rewrites_words:
+        folded = lexicon_of(spec).rewrite(folded)
+    if spec.tokenizer is None:
         return folded
-    return lexicon_of(spec).rewrite(folded)
+    classes = codepoint_classes()
+    table = byte_word_table(classes, spec)
+    words = word_spans(folded, classes, table, spec.strip_punctuation)
+    return token_words(spaced_words(folded, words, table)[0], spec.tokenizer)
 
 
 def _fold_bytes(

@@ -21,10 +21,11 @@ from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, I64Array, Offsets, U8Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hashing.rabin import RabinFingerprinter
-from neardup.params import NormalizeSpec, ShingleSpec
+from neardup.params import NormalizeSpec, ShingleSpec, check_shingling
 from neardup.text.lexicon import stopword_list
 from neardup.text.normalize import byte_word_table, codepoint_classes, normalize_batch
 from neardup.text.spans import byte_pieces
+from neardup.text.tokenizers import load as load_tokenizer
 
 __all__ = ["KernelText", "ShingleSets", "Shingler", "as_batch", "fingerprint_scheme"]
 
@@ -65,8 +66,14 @@ class KernelText:
         """Derive the kernel arguments from a shingle and a normalisation spec.
 
         Stop-word shingles of a spec that drops stop words (``normalize.stopwords``) are a
-        :class:`~neardup.errors.ParameterError`: no shingle would be left.
+        :class:`~neardup.errors.ParameterError`: no shingle would be left; so are shingles
+        other than words of a spec with a tokenizer (:func:`~neardup.params.check_shingling`).
+        The tokenizer is loaded here (:func:`~neardup.text.tokenizers.load`): one that cannot
+        be fails before any text is read.
         """
+        check_shingling(shingle, normalize)
+        if normalize.tokenizer is not None:
+            load_tokenizer(normalize.tokenizer)
         if shingle.unit == "stopword" and normalize.stopwords is not None:
             raise ParameterError(
                 f"stop-word shingles (unit 'stopword', {shingle.stopwords} stop words) start at "
