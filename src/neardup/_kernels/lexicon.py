@@ -119,30 +119,12 @@ def word_spans(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def gather_words(buf, starts, lengths, byte_words, out, out_offsets, lo, hi):  # type: ignore[no-untyped-def]
-    """Copy word ``t`` (``buf[starts[t]:][:lengths[t]]``) to ``out[out_offsets[t]:]``.
-
-    ASCII bytes go through ``byte_words`` (folded as the tokeniser reads them), others as they
-    are; a space follows each word but the last. For the words ``lo .. hi - 1``.
-    Cost: O(bytes copied).
-    """
-    num = starts.shape[0]
-    for t in range(lo, hi):
-        o = out_offsets[t]
-        for j in range(starts[t], starts[t] + lengths[t]):
-            b = buf[j]
-            out[o] = np.uint8(byte_words[b]) if b < 0x80 else b
-            o += 1
-        if t + 1 < num:
-            out[o] = 32
-
-
-@njit(cache=True, nogil=True)
 def copy_words(buf, starts, lengths, byte_words, out, out_starts, lo, hi):  # type: ignore[no-untyped-def]
     """Copy word ``t`` (``buf[starts[t]:][:lengths[t]]``) to ``out[out_starts[t]:]``.
 
     ASCII bytes go through ``byte_words`` (folded as the tokeniser reads them), others as they
-    are; what lies between the words in ``out`` is left as it is. For the words ``lo .. hi - 1``.
+    are; what lies between the words in ``out`` is left as it is (the caller fills it with
+    spaces first). For the words ``lo .. hi - 1``.
     Cost: O(bytes copied).
     """
     for t in range(lo, hi):

@@ -181,8 +181,8 @@ def _decoded(
         return []
     out_offsets = np.zeros(starts.shape[0], dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=out_offsets[1:])
-    out = np.empty(int(lengths.sum()) + starts.shape[0] - 1, dtype=np.uint8)
-    run = partial(kernels.gather_words, data, starts, lengths, byte_words, out, out_offsets)
+    out = np.full(int(lengths.sum()) + starts.shape[0] - 1, ord(" "), dtype=np.uint8)
+    run = partial(kernels.copy_words, data, starts, lengths, byte_words, out, out_offsets)
     in_blocks(run, starts.shape[0])
     return out.tobytes().decode("utf-8", "surrogateescape").split(" ")
 
