@@ -91,13 +91,22 @@ def _check_range(low: float, high: float, *, low_open: bool = False) -> Any:
     return check
 
 
+LISTEN_BACKLOG = 2048
+"""Connections the kernel queues before they are accepted (uvicorn's own default)."""
+
+
 def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (port 0: any free one), or an error saying why not."""
+    """A socket listening on ``host:port`` (port 0: any free one), or an error saying why not.
+
+    It listens before the start-up line announces it: a client that connects as soon as it
+    reads the line waits in the backlog until the server accepts, instead of being refused.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family=family)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         reason = exc.strerror or str(exc)
