@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from neardup._faults import crash_point
 from neardup._kernels.compiling import Stopwatch
 from neardup._kernels.verify import pair_chunks
 from neardup._memory import release_free_memory
@@ -1000,6 +1001,7 @@ def find_duplicates(
             ):
                 if scorer.sets is not None:
                     scorer.make_sets(runs.members())
+                crash_point("verifying")
                 found = verify_and_join(runs.pairs(), num_docs, scorer, bar)
         finally:
             runs.close()

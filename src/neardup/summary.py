@@ -209,6 +209,9 @@ class Summary:
         The files written, by role, where the run wrote them.
     similarity_histogram
         The candidate and verified pairs by similarity, where the run measured them.
+    resumed_after
+        The last stage (``"sketch"`` or ``"find"``) a resumed run took from the checkpoints
+        of an interrupted one, else None.
     """
 
     config: DedupConfig
@@ -223,6 +226,7 @@ class Summary:
     inputs: tuple[str, ...] | None = None
     outputs: Mapping[str, str] | None = None
     similarity_histogram: SimilarityHistogram | None = None
+    resumed_after: str | None = None
     neardup_version: str = __version__
 
     @property
@@ -259,6 +263,7 @@ class Summary:
             "compile_s": times.compile_seconds,
             "throughput_mb_s": times.throughput_mb_s,
             **({"against": dict(self.against)} if self.against is not None else {}),
+            **({"resumed_after": self.resumed_after} if self.resumed_after is not None else {}),
         }
         return RunRecord(
             command="dedup",

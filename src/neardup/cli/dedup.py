@@ -34,6 +34,7 @@ Examples:
   neardup dedup shards/*.jsonl.zst -o out/ --annotate --compress zstd
   neardup dedup corpus.jsonl -o out/ --config dedup.toml --quiet
   neardup dedup new-crawl.jsonl -o out/ --against seen.ndx --add-to-index
+  neardup dedup big/*.jsonl.zst -o out/ --resume
   neardup dedup crawl.jsonl.zst -o out/ --unit line --min-doc-chars 200
   neardup dedup corpus.parquet -o out/ --unit sentences:3 --threshold 0.9""",
 )
@@ -129,6 +130,13 @@ Examples:
 )
 @click.option("--add-to-index", is_flag=True, help="With --against: add the kept documents to it.")
 @click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted run (killed, crashed or stopped) of the same inputs and "
+    "parameters from the stages it finished, kept in .OUTPUT.work beside the output; the "
+    "outputs are those of an uninterrupted run. Local engine. See docs/dedup.md.",
+)
+@click.option(
     "--engine",
     type=click.Choice(["local", "spark"]),
     default="local",
@@ -174,6 +182,7 @@ def dedup_command(
     config_path: Path | None,
     against: Path | None,
     add_to_index: bool,
+    resume: bool,
     engine: str,
     spark_master: str | None,
     spark_conf: tuple[str, ...],
@@ -198,18 +207,18 @@ def dedup_command(
     refuse_inapplicable(inputs)
     flags["keep_by"] = flags["keep_by"] or None  # none given: the config's
     base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
-    if add_to_index and against is None:
-        raise click.UsageError("--add-to-index needs --against INDEX")
-    if "://" not in str(output):
-        check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
     unit_options = {
         "--min-unit-chars": min_unit_chars,
         "--min-doc-chars": min_doc_chars,
         "--keep-digits": keep_digits or None,
     }
+    _refuse_combinations(
+        engine=engine, against=against, add_to_index=add_to_index, resume=resume, unit=unit,
+        unit_options=[name for name, value in unit_options.items() if value is not None],
+    )  # fmt: skip
+    if "://" not in str(output):
+        check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
     if unit is not None:
-        if engine == "spark" or against is not None:
-            raise click.UsageError("--unit works with the local engine only, without --against")
         from neardup.engine.units import dedup_units_files
         from neardup.params import UnitSpec
 
@@ -226,12 +235,7 @@ def dedup_command(
         if not quiet:
             _print_units_summary(record, output)
         return
-    given = [name for name, value in unit_options.items() if value is not None]
-    if given:
-        raise click.UsageError(f"{', '.join(given)} apply with --unit only")
     if engine == "spark":
-        if against is not None:
-            raise click.UsageError("--against works with the local engine only")
         from neardup.engine.spark import check_runs, dedup_files_spark, spark_session
 
         config = apply_flags(base, flags)
@@ -245,7 +249,9 @@ def dedup_command(
         return
     if against is None:
         config = apply_flags(base, flags)
-        result = dedup_files(inputs, output, config, overwrite=overwrite, show_progress=not quiet)
+        result = dedup_files(
+            inputs, output, config, overwrite=overwrite, show_progress=not quiet, resume=resume
+        )
     else:
         with LSHIndex.open(against, create=False) as index:
             base = DedupConfig.from_dict(
@@ -264,9 +270,37 @@ def dedup_command(
                 show_progress=not quiet,
                 against=index,
                 add_to_index=add_to_index,
+                resume=resume,
             )
     if not quiet:
         _print_summary(result.summary, output)
+
+
+def _refuse_combinations(
+    *,
+    engine: str,
+    against: Path | None,
+    add_to_index: bool,
+    resume: bool,
+    unit: str | None,
+    unit_options: list[str],
+) -> None:
+    """Refuse options that do not go together, before any work."""
+    if add_to_index and against is None:
+        raise click.UsageError("--add-to-index needs --against INDEX")
+    if resume and engine == "spark":
+        raise click.UsageError(
+            "--resume works with the local engine: Spark runs a failed task again itself, and "
+            "a job whose driver died starts again; drop --resume"
+        )
+    if unit is not None and (engine == "spark" or against is not None or resume):
+        raise click.UsageError(
+            "--unit works with the local engine only, without --against or --resume"
+        )
+    if unit is None and unit_options:
+        raise click.UsageError(f"{', '.join(unit_options)} apply with --unit only")
+    if engine == "spark" and against is not None:
+        raise click.UsageError("--against works with the local engine only")
 
 
 def _print_units_summary(record: dict[str, Any], output: Path) -> None:

@@ -62,6 +62,11 @@ def _with_remote_locations(
         )
         if not remote or kwargs.get("engine") == "spark":
             return callback(**kwargs)
+        if kwargs.get("resume"):
+            raise click.UsageError(
+                "--resume needs local inputs and a local output (a URL's copy is fetched "
+                "again by each run): copy them here, or drop --resume"
+            )
         with staging() as stage, contextlib.redirect_stdout(_Unstaged(sys.stdout, stage)):
             try:
                 for name, value in given:

@@ -6,23 +6,27 @@ one learning document frequencies, for a TF-IDF SimHash only); the next copies t
 the candidates only: plain JSONL lines are read again where they are (by byte offset); other
 inputs leave a copy of each normalised text in an arena file. Between passes only a few small
 arrays per document stay in memory (about 60 bytes a document); the lookup keys (and the arena)
-wait in the output's work directory, which disappears with the run (also when it fails).
+wait in the run's work directory beside the output (:class:`~neardup.io.checkpoints.
+WorkDirectory`), which disappears with a successful run. Two stages leave a checkpoint there:
+the first pass, and everything before the writing; a failed or killed run keeps them, and
+``resume`` continues from the later one, to the outputs an uninterrupted run writes.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import tempfile
+import sys
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from neardup._faults import crash_point
 from neardup._kernels.compiling import compiling_notice
 from neardup._prefetch import prefetched
 from neardup._progress import Progress
@@ -31,6 +35,7 @@ from neardup.engine.ahead import compiling_ahead
 from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
 from neardup.io.annotate import Annotations, write_annotated
 from neardup.io.arena import TextArena
+from neardup.io.checkpoints import WorkDirectory, input_identity
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
@@ -59,6 +64,12 @@ __all__ = ["dedup_files"]
 
 INDEX_QUERY_DOCS = 4096
 """Kept documents looked up in an ``--against`` index per batch."""
+
+ARENA_FILE = "texts.utf8"
+"""The text arena's file in the work directory (inputs other than plain JSONL)."""
+
+RESULT_NEUTRAL = frozenset({"memory_bytes"})
+"""Parameters that change no result: a run resumed with another value continues."""
 
 COLD_COMPILE_SECONDS = 15
 """About how long a first run compiles the default path's kernels on two busy cores (said once
@@ -103,12 +114,17 @@ def _archive_counts(sources: Sequence[Source]) -> dict[str, int]:
     }
 
 
+def _plain_lines(sources: Sequence[Source]) -> list[JSONLinesSource]:
+    """The plain (uncompressed) JSONL inputs, whose lines verification reads again in place."""
+    return [s for s in sources if isinstance(s, JSONLinesSource) and not s.is_compressed]
+
+
 def _text_store(sources: Sequence[Source], config: DedupConfig, work: Path) -> TextStore:
     """Plain JSONL lines are read again in place; anything else is copied to an arena file."""
-    lines = [s for s in sources if isinstance(s, JSONLinesSource) and not s.is_compressed]
+    lines = _plain_lines(sources)
     if len(lines) == len(sources):
         return JSONLineTexts(lines, config.sketch.normalize)
-    return TextArena(work / "texts.utf8")
+    return TextArena(work / ARENA_FILE)
 
 
 def dedup_files(
@@ -120,6 +136,7 @@ def dedup_files(
     show_progress: bool = False,
     against: LSHIndex | None = None,
     add_to_index: bool = False,
+    resume: bool = False,
 ) -> DedupResult:
     """Deduplicate files into ``output``: clusters, pairs, the kept corpus and a summary.
 
@@ -142,6 +159,11 @@ def dedup_files(
         Add the documents finally kept to ``against``, after the outputs are written; kept
         ids the index holds already stop the run before anything is written (nothing indexed
         is replaced).
+    resume
+        Continue from the finished stages an interrupted run of the same inputs and parameters
+        left in ``.OUTPUT.work`` beside the output (the reading and sketching pass, or
+        everything before the writing); the outputs are those of an uninterrupted run. Without
+        it, or without such stages, the run starts from the beginning.
 
     Raises
     ------
@@ -150,6 +172,9 @@ def dedup_files(
         with one id, an existing output directory (or, with ``overwrite``, one that is not an
         earlier output), or an output that is, holds or lies inside an input; the message
         names the file and line.
+    ParameterError
+        ``resume`` where the work directory holds the stages of a run with other inputs or
+        parameters (named), or with ``add_to_index``.
     """
     with compiling_notice(COLD_COMPILE_SECONDS, enabled=show_progress), compiling_ahead():
         return _dedup_files(
@@ -160,6 +185,7 @@ def dedup_files(
             show_progress=show_progress,
             against=against,
             add_to_index=add_to_index,
+            resume=resume,
         )
 
 
@@ -172,6 +198,7 @@ def _dedup_files(
     show_progress: bool,
     against: LSHIndex | None,
     add_to_index: bool,
+    resume: bool,
 ) -> DedupResult:
     """:func:`dedup_files`, its config given."""
     if against is not None and config.measure == "containment":
@@ -190,45 +217,35 @@ def _dedup_files(
             f"{table_format} inputs is {table_format}, compressed by its own format or not at "
             "all: drop --compress"
         )
-    total_bytes = sum(source.size for source in sources)
-    timings = Timings()
+    if resume and add_to_index:
+        raise ParameterError(
+            "a run that adds to an index (--add-to-index) cannot be resumed: its adds are not "
+            "checkpointed; drop --resume, or add the kept corpus later with neardup index add"
+        )
+    identity = {
+        "config": {k: v for k, v in config.to_dict().items() if k not in RESULT_NEUTRAL},
+        "inputs": input_identity(source.path for source in sources),
+        "against": against.info() if against is not None else None,
+    }
     inputs_given = [source.path for source in sources]
-    with AtomicDirectory(
-        output, kind="dedup", overwrite=overwrite, inputs=inputs_given
-    ) as directory:
-        work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
-        texts = _text_store(sources, config, work)
-        try:
-            with timings.stage("idf"):
-                idf = fit_idf(all_batches(sources, config.batch_bytes), config)
-            with (
-                timings.stage("read_sketch"),
-                Progress("sketch", total_bytes, enabled=show_progress) as bar,
-            ):
-                counts = [0] * len(sources)
-                batches = prefetched(all_batches(sources, config.batch_bytes, counts))
-                sketched = sketch_batches(
-                    batches, config, KeyColumns(work), texts, idf=idf, progress=bar
-                )
-                _check_unique_ids(sketched, sources, counts, texts)
-                if config.keep_by:
-                    values = keep_values(sources, config, sketched.num_docs)
-                    sketched = dataclasses.replace(sketched, keep_values=values)
-            result = find_duplicates(
-                sketched, config, timings, show_progress=show_progress, work_dir=work
-            )
-            index_matches: dict[int, list[Match]] | None = None
-            if against is not None:
-                with timings.stage("against_index"):
-                    result, index_matches = _drop_indexed(result, sketched, against, config)
-                    if add_to_index:  # before any output: refused, the run writes nothing
-                        _check_new_to(against, result)
-        finally:
-            if isinstance(texts, TextArena):
-                texts.close()
-            shutil.rmtree(work, ignore_errors=True)
+    atomic = AtomicDirectory(output, kind="dedup", overwrite=overwrite, inputs=inputs_given)
+    # the checkpoints go once the output is in place, not before
+    with WorkDirectory(Path(output), identity, resume=resume) as work, atomic as directory:
+        found: _Found | None = work.load("find")
+        if found is None:
+            found = _find(sources, config, work, show_progress, against, add_to_index)
+            work.save("find", found)
+            work.drop("sketch")
+        else:
+            _say_resumed("everything but the writing", show_progress)
+            _restore_passes(sources, found.passes)
+        crash_point("found")
+        result, timings = found.result, found.timings
         with timings.stage("write"):
-            written = _write_outputs(directory, result, sources, texts, config, index_matches)
+            written = _write_outputs(
+                directory, result, sources, found.line_spans, config, found.index_matches
+            )
+        crash_point("written")
         counted = result.summary.counts
         summary = dataclasses.replace(
             result.summary,
@@ -240,6 +257,7 @@ def _dedup_files(
             times=timings.report(counted.bytes),
             inputs=tuple(str(s.path) for s in sources),
             outputs={**written, "summary": "summary.json"},
+            resumed_after=work.resumed_after,
         )
         write_json(directory / "summary.json", summary.to_dict())
         if against is not None and add_to_index:
@@ -247,11 +265,149 @@ def _dedup_files(
     return dataclasses.replace(result, summary=summary)
 
 
+@dataclass(frozen=True)
+class _Sketch:
+    """The checkpoint of the first pass: :class:`Sketched` but its files, and the passes."""
+
+    arrays: dict[str, Any]
+    """The fields of :class:`Sketched` but ``keys`` and ``texts``."""
+    key_shape: tuple[int, int]
+    """The lookup keys' width and rows (their column files are kept with the checkpoint)."""
+    text_offsets: I64Array | None
+    """Where each text starts in the arena (kept with the checkpoint), if there is one."""
+    line_spans: tuple[NDArray[np.int32], I64Array] | None
+    """Where each text's JSONL line is, if the texts are read again from the inputs."""
+    passes: list[_Pass]
+    timings: Timings
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The checkpoint of everything before writing: the result, and what the writing needs."""
+
+    result: DedupResult
+    index_matches: dict[int, list[Match]] | None
+    line_spans: tuple[NDArray[np.int32], I64Array] | None
+    passes: list[_Pass]
+    timings: Timings
+
+
+_Pass = tuple[int, list[int], ArchiveStats | None]
+"""What a source learnt reading its records: bad records counted, their lines, archive stats."""
+
+
+def _say_resumed(done: str, show_progress: bool) -> None:
+    if show_progress:
+        print(f"neardup: resuming: {done} done by an interrupted run", file=sys.stderr)
+
+
+def _passes(sources: Sequence[Source]) -> list[_Pass]:
+    return [(s.num_bad, s.bad_lines, getattr(s, "stats", None)) for s in sources]
+
+
+def _restore_passes(sources: Sequence[Source], passes: list[_Pass]) -> None:
+    """Tell each source what its reading found, in the run a checkpoint was made of."""
+    for source, (num_bad, bad_lines, stats) in zip(sources, passes, strict=True):
+        source.num_bad, source.bad_lines = num_bad, bad_lines
+        if isinstance(source, WarcSource) and stats is not None:
+            source.stats = stats
+
+
+def _find(
+    sources: Sequence[Source],
+    config: DedupConfig,
+    work: WorkDirectory,
+    show_progress: bool,
+    against: LSHIndex | None,
+    add_to_index: bool,
+) -> _Found:
+    """Read and sketch the inputs (or take a checkpoint of that), then find the duplicates."""
+    sketched, timings = _sketch(sources, config, work, show_progress)
+    try:
+        crash_point("sketched")
+        result = find_duplicates(
+            sketched, config, timings, show_progress=show_progress, work_dir=work.scratch
+        )
+        index_matches: dict[int, list[Match]] | None = None
+        if against is not None:
+            with timings.stage("against_index"):
+                result, index_matches = _drop_indexed(result, sketched, against, config)
+                if add_to_index:  # before any output: refused, the run writes nothing
+                    _check_new_to(against, result)
+    finally:
+        if isinstance(sketched.texts, TextArena):
+            sketched.texts.close()
+    texts = sketched.texts
+    line_spans = texts.line_spans() if isinstance(texts, JSONLineTexts) else None
+    return _Found(result, index_matches, line_spans, _passes(sources), timings)
+
+
+def _sketch(
+    sources: Sequence[Source], config: DedupConfig, work: WorkDirectory, show_progress: bool
+) -> tuple[Sketched, Timings]:
+    """The first pass over the inputs, checkpointed; a resumed run takes its checkpoint."""
+    saved: _Sketch | None = work.load("sketch")
+    if saved is not None:
+        _say_resumed("reading and sketching", show_progress)
+        _restore_passes(sources, saved.passes)
+        texts: TextStore
+        if saved.text_offsets is not None:
+            texts = TextArena.of_file(work.scratch / ARENA_FILE, saved.text_offsets)
+        else:
+            assert saved.line_spans is not None
+            normalize = config.sketch.normalize
+            texts = JSONLineTexts.of_spans(_plain_lines(sources), normalize, saved.line_spans)
+        keys = KeyColumns.of_files(work.scratch, *saved.key_shape)
+        return Sketched(**saved.arrays, keys=keys, texts=texts), saved.timings
+    timings = Timings()
+    texts = _text_store(sources, config, work.scratch)
+    keys = KeyColumns(work.scratch)
+    try:
+        with timings.stage("idf"):
+            idf = fit_idf(all_batches(sources, config.batch_bytes), config)
+        total_bytes = sum(source.size for source in sources)
+        with (
+            timings.stage("read_sketch"),
+            Progress("sketch", total_bytes, enabled=show_progress) as bar,
+        ):
+            counts = [0] * len(sources)
+            batches = prefetched(all_batches(sources, config.batch_bytes, counts))
+            sketched = sketch_batches(batches, config, keys, texts, idf=idf, progress=bar)
+            _check_unique_ids(sketched, sources, counts, texts)
+            if config.keep_by:
+                values = keep_values(sources, config, sketched.num_docs)
+                sketched = dataclasses.replace(sketched, keep_values=values)
+    except BaseException:
+        keys.release()
+        if isinstance(texts, TextArena):
+            texts.close()
+        raise
+    files = keys.files()
+    arena = texts if isinstance(texts, TextArena) else None
+    if arena is not None:
+        files.append(arena.path)
+    arrays = {
+        f.name: getattr(sketched, f.name)
+        for f in dataclasses.fields(Sketched)
+        if f.name not in ("keys", "texts")
+    }
+    state = _Sketch(
+        arrays,
+        (keys.width, keys.num_rows),
+        arena.offsets if arena is not None else None,
+        texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
+        _passes(sources),
+        timings,
+    )
+    work.save("sketch", state, files)
+    return sketched, timings
+
+
 def _write_outputs(
     directory: Path,
     result: DedupResult,
     sources: Sequence[Source],
-    texts: TextStore,
+    line_spans: tuple[NDArray[np.int32], I64Array] | None,
     config: DedupConfig,
     index_matches: dict[int, list[Match]] | None,
 ) -> dict[str, str]:
@@ -268,7 +424,7 @@ def _write_outputs(
             result,
             directory,
             config,
-            texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
+            line_spans,
         )
         written = {"clusters": "clusters.jsonl"}
         write_clusters(

@@ -61,6 +61,18 @@ class TextArena:
         if self._file is not None:
             self._file.close()
             self._file = None
+        self._map_file()
+
+    @classmethod
+    def of_file(cls, path: Path, offsets: I64Array) -> TextArena:
+        """The finished arena a run left in ``path`` (its :attr:`offsets` given): a checkpoint's."""
+        arena = cls.__new__(cls)
+        arena.path, arena.offsets = path, offsets
+        arena._sizes, arena._file, arena._map = [], None, None
+        arena._map_file()
+        return arena
+
+    def _map_file(self) -> None:
         if self.offsets[-1] > 0:
             with self.path.open("rb") as f:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)

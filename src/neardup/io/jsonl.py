@@ -490,6 +490,18 @@ class JSONLineTexts:
             self._lines = np.concatenate([lines for _, lines in self._parts])
         self._parts = []
 
+    @classmethod
+    def of_spans(
+        cls,
+        sources: Sequence[JSONLinesSource],
+        normalize: NormalizeSpec,
+        spans: tuple[NDArray[np.int32], I64Array],
+    ) -> JSONLineTexts:
+        """The texts whose lines :meth:`line_spans` gave (a checkpoint's), in ``sources``."""
+        texts = cls(sources, normalize)
+        texts._source, texts._lines = spans
+        return texts
+
     @property
     def num_docs(self) -> int:
         """Documents held."""

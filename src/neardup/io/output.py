@@ -33,6 +33,7 @@ __all__ = [
     "OutputKind",
     "check_output",
     "fsync_file",
+    "lock_directory",
     "output_kind",
     "remove_abandoned",
     "start_writeback",
@@ -125,7 +126,7 @@ class AtomicDirectory:
                 f"cannot write in the output's directory: {exc.strerror}; choose another --output",
                 path=self.path.parent,
             ) from None
-        self._lock = _lock(self._tmp)
+        self._lock = lock_directory(self._tmp)
         return self._tmp
 
     def __exit__(
@@ -280,7 +281,7 @@ def _sibling_prefix(path: Path, kind: str, pid: int | None = None) -> str:
     return f".{path.name}.{kind}-{_HOST}-" + ("" if pid is None else f"{pid}-")
 
 
-def _lock(directory: Path) -> int | None:
+def lock_directory(directory: Path) -> int | None:
     """A descriptor of ``directory`` holding its exclusive lock (released on close).
 
     None on a file system without locks (the PID alone tells then); :class:`BlockingIOError`
@@ -319,7 +320,7 @@ def remove_abandoned(path: Path) -> list[Path]:
 def _remove_unlocked(directory: Path) -> bool:
     """Remove ``directory`` unless a live process holds its lock; whether it was removed."""
     try:
-        fd = _lock(directory)
+        fd = lock_directory(directory)
     except OSError:  # locked by a live run, or gone already
         return False
     try:

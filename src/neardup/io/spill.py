@@ -112,6 +112,20 @@ class KeyColumns:
         self._files = []
         return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
 
+    def files(self) -> list[Path]:
+        """The column files, complete (for a checkpoint: :meth:`of_files` reads them again)."""
+        for f in self._files:
+            f.close()
+        self._files = []
+        return [self._path(column) for column in range(self.width) if self.num_rows]
+
+    @classmethod
+    def of_files(cls, directory: Path, width: int, num_rows: int) -> KeyColumns:
+        """The keys in ``directory``'s column files, as :meth:`files` left them."""
+        keys = cls(directory)
+        keys.width, keys.num_rows = width, num_rows
+        return keys
+
     def release(self) -> None:
         """Forget every key: the column files leave the disk (no column is read after this)."""
         for f in self._files:
