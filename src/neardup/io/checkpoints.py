@@ -28,6 +28,7 @@ from typing import Any
 
 from neardup._version import __version__
 from neardup.errors import InputError, ParameterError
+from neardup.io.atomic import replaced_file
 from neardup.io.output import fsync_file, lock_directory
 
 __all__ = ["WorkDirectory", "input_identity"]
@@ -125,7 +126,8 @@ class WorkDirectory:
                 shutil.rmtree(child)
             else:
                 child.unlink()
-        _write_atomically(self.path / RUN_FILE, json.dumps(self.identity, indent=1).encode())
+        with replaced_file(self.path / RUN_FILE) as f:
+            f.write(json.dumps(self.identity, indent=1).encode())
 
     def _check_same_run(self) -> None:
         try:
@@ -195,16 +197,6 @@ def _link(source: Path, target: Path) -> None:
         os.link(source, target)
     except OSError:
         shutil.copyfile(source, target)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` whole, or what it held before (a crash leaves no half-file)."""
-    temporary = path.with_name(path.name + ".part")
-    with temporary.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)
 
 
 def _differences(earlier: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> list[str]:

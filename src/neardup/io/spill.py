@@ -107,16 +107,18 @@ class KeyColumns:
             return np.concatenate([block[:, column] for block in self._blocks])
         if self.num_rows == 0:
             return np.empty(0, dtype=np.uint64)
+        self._close_writers()
+        return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
+
+    def _close_writers(self) -> None:
+        """Close the column files appended to (their rows are complete on disk then)."""
         for f in self._files:
             f.close()
         self._files = []
-        return np.fromfile(self._path(column), dtype="<u8").astype(np.uint64, copy=False)
 
     def files(self) -> list[Path]:
         """The column files, complete (for a checkpoint: :meth:`of_files` reads them again)."""
-        for f in self._files:
-            f.close()
-        self._files = []
+        self._close_writers()
         return [self._path(column) for column in range(self.width) if self.num_rows]
 
     @classmethod
@@ -128,9 +130,7 @@ class KeyColumns:
 
     def release(self) -> None:
         """Forget every key: the column files leave the disk (no column is read after this)."""
-        for f in self._files:
-            f.close()
-        self._files = []
+        self._close_writers()
         self._blocks = []
         if self.directory is not None:
             for column in range(self.width):
