@@ -18,9 +18,12 @@ L2-normalised), projected by a fixed Gaussian matrix to 256 dimensions (float32)
    as +-1 floats, ``h = (256 - x.y) / 2`` by BLAS: exact), FAISS ``IndexBinaryFlat``
    (exact popcount scan), ``IndexBinaryMultiHash`` with ``h + 1`` tables of ``256 // (h + 1)``
    bits (exact by the pigeonhole principle), ``IndexBinaryHash`` (16 bits, 2 flips), neardup.
-3. **L2** on the projections scaled by 1/16 (norms near 1) at 0.45, and **L1** on the first 64
-   coordinates quantised to steps of 0.25 (integers in ``[0, C]``), the first ``--n-l1``
-   rows, at ``--l1-threshold`` (48 steps): brute force, scikit-learn radius queries, neardup.
+3. **L2** on the projections scaled by 1/16 (norms near 1) at 0.45, and **L1** on two kinds of
+   integer rows: the first 64 coordinates quantised to steps of 0.25 (a narrow range), the
+   first ``--n-l1`` rows, at ``--l1-threshold`` (48 steps); and the whole RFCs' word counts in
+   64 hashed bins (heavy-tailed, as the documents' lengths are; quick: the first 3,000) at
+   ``--l1-count-threshold`` (400 words): brute force, scikit-learn radius queries, and neardup
+   with each L1 family (Cauchy projections, the default; seed 002's unary code).
 4. **Jaccard** of word shingle sets at 0.95, 0.9, 0.8, 0.7 and 0.5: the exact prefix-filter
    join (the truth), neardup's MinHash LSH join (recall 0.95, the default, and 0.999), and on
    the paragraphs (word 3-shingles) datasketch ``MinHashLSH`` over the same shingle hashes (128
@@ -56,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -536,21 +540,19 @@ def l2_section(projected: np.ndarray, args: argparse.Namespace) -> None:
     print_table(f"L2 <= {t}, {n:,} vectors of {DIM} dims (norms near 1)", rows, nd_s)
 
 
-def l1_section(projected: np.ndarray, args: argparse.Namespace) -> None:
+def l1_section(counts: np.ndarray, t: float, title: str, args: argparse.Namespace) -> None:
+    """Both L1 families (Cauchy projections, the default, and seed 002's unary code) against
+    brute force and scikit-learn on the integer rows ``counts``."""
     from sklearn.neighbors import NearestNeighbors
 
-    raw = projected[: args.n_l1, :L1_DIMS]
-    counts = np.rint((raw - raw.min()) / L1_STEP).astype(np.int64)
     n, top = counts.shape[0], int(counts.max())
-    t = float(args.l1_threshold)
-    spec = JoinSpec(metric="l1", threshold=t)
-    vector_join(counts[:500], spec)  # compile
+    vector_join(counts[:500], JoinSpec(metric="l1", threshold=t))  # compile
 
     def brute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         firsts, seconds = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-        small = counts.astype(np.int16)
+        small = counts.astype(np.int32)
         for i in range(0, n, 64):
-            block = np.abs(small[i : i + 64, None, :] - small[None, i:, :]).sum(2, dtype=np.int32)
+            block = np.abs(small[i : i + 64, None, :] - small[None, i:, :]).sum(2, dtype=np.int64)
             a, b = np.nonzero(block <= t)
             a += i
             b += i
@@ -561,7 +563,16 @@ def l1_section(projected: np.ndarray, args: argparse.Namespace) -> None:
 
     brute_s, (first, second, values) = timed(brute, args.peer_repeat)
     truth = Truth(n, first, second, values)
-    nd_s, nd, notes = neardup_row(lambda: vector_join(counts, spec), args.repeat)
+    joins = {
+        family: neardup_row(
+            lambda family=family: vector_join(
+                counts, JoinSpec(metric="l1", threshold=t, family=family)
+            ),
+            args.repeat,
+        )
+        for family in ("cauchy", "unary")
+    }
+    base = joins["cauchy"][0]
 
     def sklearn() -> Any:
         model = NearestNeighbors(radius=t, metric="manhattan", algorithm="brute", n_jobs=-1)
@@ -572,11 +583,14 @@ def l1_section(projected: np.ndarray, args: argparse.Namespace) -> None:
     f, s = pair_keys(np.repeat(np.arange(n), sizes), np.concatenate(list(neighbours)), n)
     rows: list[Row] = [
         (
-            "neardup vector_join",
-            nd_s,
-            *truth.score(result_keys(nd, n), t, False),
-            f"{notes}; C = {top}",
-        ),
+            f"neardup vector_join, family {family}",
+            seconds,
+            *truth.score(result_keys(result, n), t, False),
+            f"{notes}; {result.info['bucket_pairs_skipped']:,} pairs of capped buckets skipped",
+        )
+        for family, (seconds, result, notes) in joins.items()
+    ]
+    rows += [
         (
             "exact brute force (NumPy blocks)",
             brute_s,
@@ -590,11 +604,18 @@ def l1_section(projected: np.ndarray, args: argparse.Namespace) -> None:
             "",
         ),
     ]
-    print_table(
-        f"L1 <= {t:g}, {n:,} vectors of {L1_DIMS} integers in [0, {top}] (steps of {L1_STEP})",
-        rows,
-        nd_s,
-    )
+    print_table(f"L1 <= {t:g}, {n:,} {title} in [0, {top:,}]", rows, base)
+
+
+def word_counts(texts: list[str], bins: int) -> np.ndarray:
+    """Each text's words (lower-cased, split at whitespace) counted into ``bins`` by CRC-32:
+    heavy-tailed, as the texts' lengths are."""
+    counts = np.zeros((len(texts), bins), dtype=np.int64)
+    for row, text in enumerate(texts):
+        words = text.lower().split()
+        hashed = np.fromiter((zlib.crc32(w.encode()) % bins for w in words), np.int64, len(words))
+        counts[row] = np.bincount(hashed, minlength=bins)
+    return counts
 
 
 # 4. Jaccard -------------------------------------------------------------------------------------
@@ -767,6 +788,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, help="vectors (paragraphs) [100,000; quick 20,000]")
     parser.add_argument("--n-l1", type=int, help="L1 vectors [10,000; quick 3,000]")
     parser.add_argument("--l1-threshold", type=float, default=48.0, help="L1 distance [48]")
+    parser.add_argument(
+        "--l1-count-threshold", type=float, default=400.0, help="L1 of word counts [400]"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of the fast methods")
     parser.add_argument("--peer-repeat", type=int, default=1, help="runs of the slow ones")
     parser.add_argument("--rfc", type=Path, default=rfc_archive())
@@ -798,7 +822,16 @@ def main() -> None:
         cli_section(vectors, work, args, cosine["truth"], min(COSINE))
     hamming_section(vectors, args)
     l2_section(projected, args)
-    l1_section(projected, args)
+    raw = projected[: args.n_l1, :L1_DIMS]
+    quantised = np.rint((raw - raw.min()) / L1_STEP).astype(np.int64)
+    l1_section(quantised, args.l1_threshold, f"vectors of {L1_DIMS} quantised projections", args)
+    documents = texts[:3000] if args.quick else texts
+    l1_section(
+        word_counts(documents, L1_DIMS),
+        args.l1_count_threshold,
+        f"RFCs as counts of their words in {L1_DIMS} hashed bins",
+        args,
+    )
 
     shingled = Shingler(ShingleSpec(k=3)).shingle_sets(used)
     crossover = {

@@ -15,8 +15,8 @@ this registry sits at the bottom of the house, below the specs that validate aga
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Literal
 
@@ -337,7 +337,10 @@ class Metric:
     family
         The :class:`~neardup.lsh.family.VectorHasher` (or set hasher) whose elementary hashes
         collide with a probability that falls with the distance; ``None`` where candidates come
-        from an exact filter only (edit distance).
+        from an exact filter only (edit distance). Where the metric has several, the default.
+    families
+        The families ``JoinSpec.family`` (``--family``) chooses between, by name, where the
+        metric has more than one (``family`` among them); empty otherwise.
     has_exact_join
         Whether ``JoinSpec.exact`` (an exact filter instead of LSH, no false negatives) applies.
     spark
@@ -355,6 +358,11 @@ class Metric:
     family: str | None
     has_exact_join: bool = False
     spark: bool = False
+    families: Mapping[str, str] = field(default_factory=dict)
+
+    def family_named(self, name: str | None) -> str | None:
+        """The family ``name`` of :attr:`families`; ``None``: the default, :attr:`family`."""
+        return self.family if name is None else self.families[name]
 
 
 METRICS: dict[str, Metric] = {
@@ -382,12 +390,16 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             name="l1",
-            summary="L1 distance of integer vectors in [0, C]; bit sampling of the unary code",
+            summary="L1 distance of integer vectors; Cauchy projections, or the unary code",
             measure="distance",
             low=0.0,
             high=None,
             input="counts",
-            family="neardup.lsh.bitsampling:UnaryBitSampler",
+            family="neardup.lsh.pstable:CauchyHasher",
+            families={
+                "cauchy": "neardup.lsh.pstable:CauchyHasher",
+                "unary": "neardup.lsh.bitsampling:UnaryBitSampler",
+            },
         ),
         Metric(
             name="l2",

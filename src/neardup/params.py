@@ -729,6 +729,10 @@ def candidate_family(sketch: SketchSpec, lsh: LSHSpec) -> str:
     return family
 
 
+def _metric_family(metric: str, family: str | None) -> str:
+    return f"{metric!r}" + (f" with family {family!r}" if family else "")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JoinSpec(_Spec):
     """How a similarity join finds close pairs: the metric, its threshold and the LSH family's.
@@ -752,11 +756,15 @@ class JoinSpec(_Spec):
         *b* (OR) and *r* (AND); given together, or neither to choose them.
     max_hashes
         The most elementary hashes ``num_bands * num_rows`` the chooser may use.
+    family
+        The metric's LSH family by name, where it has several (``l1``: ``"cauchy"``, 1-stable
+        projections into buckets, any range of values; ``"unary"``, seed 002's bit sampling of
+        the unary code of values in ``[0, C]``); ``None``: the metric's default (the first).
     bucket_width
-        ``l2`` only: the width *a* of the buckets each random line is cut into (seed 002);
-        ``None``: chosen from the threshold.
+        ``l2``, and ``l1`` by projections: the width *a* of the buckets each random line is
+        cut into (seed 002); ``None``: chosen from the threshold.
     max_value
-        ``l1`` only: the coordinates' range ``[0, C]`` of the unary code (seed 002); ``None``:
+        ``l1`` by the unary code only: the coordinates' range ``[0, C]`` (seed 002); ``None``:
         the largest coordinate of the data.
     qgram
         ``edit`` only: the length *q* of the q-grams that filter candidates.
@@ -777,6 +785,7 @@ class JoinSpec(_Spec):
     num_bands: int | None = None
     num_rows: int | None = None
     max_hashes: int = 1024
+    family: str | None = None
     bucket_width: float | None = None
     max_value: int | None = None
     qgram: int = 2
@@ -791,6 +800,7 @@ class JoinSpec(_Spec):
         "num_bands": optional_integer(1, 4096),
         "num_rows": optional_integer(1, 4096),
         "max_hashes": integer(1, 65536),
+        "family": Rule("None or a family's name", lambda v: v is None or isinstance(v, str)),
         "bucket_width": Rule(
             "None or a float > 0",
             lambda v: v is None or (real(0.0, math.inf, low_open=True, high_open=True).check(v)),
@@ -827,11 +837,30 @@ class JoinSpec(_Spec):
             raise ParameterError(
                 f"JoinSpec.exact applies to {' and '.join(exact)}; got metric {self.metric!r}."
             )
-        for name, owner in (("bucket_width", "l2"), ("max_value", "l1")):
-            if getattr(self, name) is not None and self.metric != owner:
+        if self.family is not None and self.family not in metric.families:
+            choices = {name: ", ".join(map(repr, m.families)) for name, m in METRICS.items()}
+            choice = [f"{name!r} ({names})" for name, names in choices.items() if names]
+            raise ParameterError(
+                f"JoinSpec.family chooses among the families of {' and '.join(choice)}; got "
+                f"{self.family!r} for metric {self.metric!r}."
+            )
+        family = self.family_name
+        for name, owners in (
+            ("bucket_width", (("l2", None), ("l1", "cauchy"))),
+            ("max_value", (("l1", "unary"),)),
+        ):
+            if getattr(self, name) is not None and (self.metric, family) not in owners:
+                where = " or ".join(_metric_family(m, f) for m, f in owners)
                 raise ParameterError(
-                    f"JoinSpec.{name} applies to metric {owner!r} only; got metric {self.metric!r}."
+                    f"JoinSpec.{name} applies to metric {where}; got metric "
+                    f"{_metric_family(self.metric, family)}."
                 )
+
+    @property
+    def family_name(self) -> str | None:
+        """The name of the family in use, where the metric has several (None otherwise)."""
+        families = METRICS[self.metric].families
+        return self.family or next(iter(families), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

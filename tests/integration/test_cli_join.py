@@ -84,18 +84,28 @@ def _data(metric: str, licence_tf: np.ndarray) -> tuple[np.ndarray, float]:
     return digits[:1000].astype(np.float32), 22.0
 
 
-@pytest.mark.parametrize("metric", ["cosine", "hamming", "l1", "l2"])
+@pytest.mark.parametrize(
+    ("metric", "options", "family"),
+    [
+        ("cosine", "", "HyperplaneHasher"),
+        ("hamming", "", "BitSampler"),
+        ("l1", "", "CauchyHasher"),
+        ("l1", "--family unary --max-value 16", "UnaryBitSampler"),
+        ("l2", "", "PStableHasher"),
+    ],
+)
 def test_join_of_a_npy_file_finds_close_pairs_only_and_reaches_the_predicted_recall(
-    metric: str, licence_tf: np.ndarray, tmp_path: Path
+    metric: str, options: str, family: str, licence_tf: np.ndarray, tmp_path: Path
 ) -> None:
     rows, threshold = _data(metric, licence_tf)
     np.save(tmp_path / "rows.npy", rows)
     done = run(
-        "join", "rows.npy", "--metric", metric, "--threshold", threshold, "-o", "out",
-        cwd=tmp_path,
+        "join", "rows.npy", "--metric", metric, "--threshold", threshold, *options.split(),
+        "-o", "out", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["family"] == family
     found = _pairs(tmp_path / "out")
     key = "similarity" if metric == "cosine" else "distance"
     truth = _truth(metric, rows, threshold)
@@ -330,6 +340,9 @@ IGNORED = [
     ("in.npy", "cosine", "--spark-conf a=b", "--spark-conf"),
     ("in.npy", "cosine", "--id-field id", "--id-field"),
     ("in.npy", "l2", "--max-value 3", "--max-value"),
+    ("in.npy", "l2", "--family unary", "--family"),
+    ("in.npy", "l1", "--max-value 3", "--max-value"),  # the C of the unary code
+    ("in.npy", "l1", "--family unary --bucket-width 2", "--bucket-width"),
     ("in.jsonl", "edit", "--bands 3 --rows 2", "--bands"),
     ("in.jsonl", "edit", "--recall 0.9", "--recall"),
     ("in.jsonl", "edit", "--seed 1", "--seed"),

@@ -25,6 +25,7 @@ from neardup import ShingleSpec, SketchSpec
 from neardup.errors import ParameterError
 from neardup.lsh import (
     BitSampler,
+    CauchyHasher,
     HyperplaneHasher,
     PStableHasher,
     UnaryBitSampler,
@@ -165,7 +166,7 @@ class Case:
         return np.asarray(p)
 
 
-@pytest.fixture(params=["cosine", "hamming", "l1", "l2"])
+@pytest.fixture(params=["cosine", "hamming", "l1", "l1-cauchy", "l2"])
 def case(
     request: pytest.FixtureRequest,
     tf_vectors: np.ndarray,
@@ -179,8 +180,11 @@ def case(
         spec = JoinSpec(metric="hamming", threshold=12, seed=5)
         return Case(BitSampler, spec, simhash_bits, 128, hamming)
     if request.param == "l1":
-        spec = JoinSpec(metric="l1", threshold=100, seed=5)
+        spec = JoinSpec(metric="l1", threshold=100, family="unary", seed=5)
         return Case(UnaryBitSampler, spec, digits, 64, l1, max_value=16)
+    if request.param == "l1-cauchy":
+        spec = JoinSpec(metric="l1", threshold=100, seed=5)
+        return Case(CauchyHasher, spec, digits, 64, l1)
     spec = JoinSpec(metric="l2", threshold=20.0, seed=5)
     return Case(PStableHasher, spec, digits.astype(np.float64), 64, l2)
 
@@ -299,7 +303,7 @@ def test_bit_sampler_keys_equal_the_reference(num_bands: int, num_rows: int) -> 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64])
 def test_unary_keys_equal_the_reference(num_bands: int, num_rows: int, dtype: type) -> None:
     x = np.random.default_rng(3).integers(0, 10, (6, 5)).astype(dtype)
-    spec = JoinSpec(metric="l1", threshold=3, max_value=9)
+    spec = JoinSpec(metric="l1", threshold=3, family="unary", max_value=9)
     hasher = UnaryBitSampler(spec, 5, num_bands=num_bands, num_rows=num_rows)
     coordinates, levels = hasher.coordinates.tolist(), hasher.levels.tolist()
     rows = x.tolist()
@@ -310,10 +314,20 @@ def test_unary_keys_equal_the_reference(num_bands: int, num_rows: int, dtype: ty
 
 
 @pytest.mark.parametrize(("num_bands", "num_rows"), [(3, 4), (2, 9)])
-def test_pstable_keys_equal_the_reference(num_bands: int, num_rows: int) -> None:
-    x = np.random.default_rng(4).standard_normal((6, 7)) * 3
-    spec = JoinSpec(metric="l2", threshold=0.5)
-    hasher = PStableHasher(spec, 7, num_bands=num_bands, num_rows=num_rows)
+@pytest.mark.parametrize(
+    ("family", "spec", "x"),
+    [
+        (PStableHasher, JoinSpec(metric="l2", threshold=0.5),
+         np.random.default_rng(4).standard_normal((6, 7)) * 3),
+        (CauchyHasher, JoinSpec(metric="l1", threshold=0.5),
+         np.random.default_rng(4).integers(0, 500, (6, 7))),
+    ],
+    ids=["gaussian", "cauchy"],
+)  # fmt: skip
+def test_pstable_keys_equal_the_reference(
+    num_bands: int, num_rows: int, family: type[PStableHasher], spec: JoinSpec, x: np.ndarray
+) -> None:
+    hasher = family(spec, 7, num_bands=num_bands, num_rows=num_rows)
     lines, offsets = hasher.lines.tolist(), hasher.offsets.tolist()
     rows = x.tolist()
 
@@ -375,7 +389,7 @@ def test_zero_vector_hashes_to_zero_bits_in_every_band() -> None:
 
 def test_unary_code_memory_does_not_depend_on_the_range() -> None:
     # C = 2^31 - 1: the code would be 8.6e9 bits a coordinate; only the samples are kept.
-    spec = JoinSpec(metric="l1", threshold=10, max_value=2**31 - 1)
+    spec = JoinSpec(metric="l1", threshold=10, family="unary", max_value=2**31 - 1)
     hasher = UnaryBitSampler(spec, 4, num_bands=8, num_rows=2)
     x = np.array([[0, 2**31 - 1, 5, 10**9], [0, 2**31 - 1, 5, 10**9], [1, 0, 0, 0]])
     keys = hasher.keys(x)
@@ -385,9 +399,9 @@ def test_unary_code_memory_does_not_depend_on_the_range() -> None:
 
 
 def test_spec_max_value_wins_over_the_data_range() -> None:
-    spec = JoinSpec(metric="l1", threshold=3, max_value=20)
+    spec = JoinSpec(metric="l1", threshold=3, family="unary", max_value=20)
     assert UnaryBitSampler(spec, 3, num_bands=1, num_rows=1, max_value=9).max_value == 20
-    plain = JoinSpec(metric="l1", threshold=3)
+    plain = JoinSpec(metric="l1", threshold=3, family="unary")
     assert UnaryBitSampler(plain, 3, num_bands=1, num_rows=1, max_value=9).max_value == 9
     assert UnaryBitSampler.collision_probability(6, plain, 3, 9) == pytest.approx(1 - 6 / 27)
 
@@ -412,7 +426,9 @@ def test_no_items_give_no_keys() -> None:
 # --- validation ----------------------------------------------------------------------------
 
 HAMMING = JoinSpec(metric="hamming", threshold=3)
-L1 = JoinSpec(metric="l1", threshold=3, max_value=9)
+L1 = JoinSpec(metric="l1", threshold=3, family="unary", max_value=9)
+L1_UNBOUNDED = JoinSpec(metric="l1", threshold=3, family="unary")
+L1_CAUCHY = JoinSpec(metric="l1", threshold=3)
 L2 = JoinSpec(metric="l2", threshold=1.0)
 
 
@@ -441,6 +457,10 @@ L2 = JoinSpec(metric="l2", threshold=1.0)
          r"got -2 at row 0, column 2"),
         (lambda: UnaryBitSampler(L1, 3, num_bands=2, num_rows=2), np.zeros((1, 3)),
          r"integer coordinates in \[0, 9\]; got dtype float64 \(shift by the minimum"),
+        (lambda: CauchyHasher(L1_CAUCHY, 2, num_bands=2, num_rows=2),
+         np.array([[0.0, np.nan]]), r"finite coordinates; got nan at row 0, column 1"),
+        (lambda: CauchyHasher(L1_CAUCHY, 2, num_bands=2, num_rows=2),
+         np.array([["a", "b"]]), r"integer or float vectors; got dtype <U1"),
     ],
 )  # fmt: skip
 def test_invalid_vectors_are_refused(
@@ -468,7 +488,7 @@ def test_an_error_names_the_row_in_a_later_chunk() -> None:
         (lambda: HyperplaneHasher(JoinSpec(), 0, num_bands=2, num_rows=2), "dim must be an int"),
         (lambda: BitSampler(HAMMING, 8, num_bands=0, num_rows=2), "num_bands must be an int"),
         (lambda: PStableHasher(L2, 8, num_bands=2, num_rows=0), "num_rows must be an int"),
-        (lambda: UnaryBitSampler(JoinSpec(metric="l1", threshold=3), 3, num_bands=1, num_rows=1),
+        (lambda: UnaryBitSampler(L1_UNBOUNDED, 3, num_bands=1, num_rows=1),
          "needs the coordinates' range C"),
     ],
 )  # fmt: skip
@@ -483,6 +503,7 @@ def test_invalid_families_are_refused(make: Callable[[], AmplifiedHasher], match
         (HyperplaneHasher, JoinSpec(), 1.5, r"cosine similarity must be in"),
         (BitSampler, HAMMING, 9.0, r"Hamming distance must be in \[0, 8\]; got 9.0"),
         (UnaryBitSampler, L1, -1.0, r"L1 distance must be in \[0, 72\]"),
+        (CauchyHasher, L1_CAUCHY, -1.0, r"L1 distance must be in \[0, inf\]"),
         (PStableHasher, L2, float("nan"), r"Euclidean distance must be in \[0, inf\]"),
     ],
 )
@@ -502,6 +523,7 @@ def test_collision_probabilities_are_vectorised_and_monotone() -> None:
     for family, spec, top in [
         (BitSampler, HAMMING, 8),
         (UnaryBitSampler, L1, 72),
+        (CauchyHasher, L1_CAUCHY, 50),
         (PStableHasher, L2, 50),
     ]:
         p = np.asarray(family.collision_probability(grid * top, spec, 8))

@@ -112,7 +112,8 @@ SCOPES: dict[str, Scope] = {
     "num_rows": Scope(lsh=True),
     "max_bucket_size": Scope(lsh=True),
     "seed": Scope(lsh=True),
-    "bucket_width": Scope(metrics=("l2",)),
+    "family": Scope(metrics=tuple(name for name, m in METRICS.items() if m.families)),
+    "bucket_width": Scope(metrics=("l2", "l1")),
     "max_value": Scope(metrics=("l1",)),
     "qgram": Scope(metrics=("edit",)),
     "memory_gb": Scope(engines=("local",), lsh=True),
@@ -222,8 +223,23 @@ Examples:
     help="LSH buckets larger than this pair each item with the ones before it only; a warning "
     "and summary.json's bucket_pairs_skipped count the pairs left out [default: 1000].",
 )
-@click.option("--bucket-width", type=float, help="l2: bucket width a [default: from threshold].")
-@click.option("--max-value", type=int, help="l1: coordinates lie in [0, C] [default: data max].")
+@click.option(
+    "--family",
+    type=click.Choice(sorted({name for m in METRICS.values() for name in m.families})),
+    help="l1: Cauchy projections into buckets (any range of counts) or seed 002's bit "
+    "sampling of the unary code (counts in [0, C]; loses recall where a few counts are much "
+    "larger than the rest) [default: cauchy].",
+)
+@click.option(
+    "--bucket-width",
+    type=float,
+    help="l2, and l1 by cauchy: bucket width a [default: 4 times the threshold].",
+)
+@click.option(
+    "--max-value",
+    type=int,
+    help="l1 by unary: coordinates lie in [0, C] [default: data max].",
+)
 @click.option("--qgram", type=int, help="edit: q-gram length of the filter [default: 2].")
 @click.option("--seed", type=int, help="Seed of the family's random draws [default: 42].")
 @click.option(
@@ -268,7 +284,7 @@ def join_command(
 ) -> None:
     """Find all pairs of INPUT's items within --threshold under --metric (a similarity join).
 
-    INPUT: .npy (2-D: numbers for cosine and l2, read as float32; integers in [0, C] for l1;
+    INPUT: .npy (2-D: numbers for cosine and l2, read as float32; non-negative integers for l1;
     0/1 uint8 or bool bits for hamming; row i has id i), Parquet with --vector-field, item
     sets as JSONL, CSV or Parquet (--items-field, or --entity-field and --item-field rows), or
     strings (--text-field) for edit, or a web archive (.warc/.arc, .gz) for jaccard, containment

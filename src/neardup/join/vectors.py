@@ -1,9 +1,9 @@
 """Similarity joins and an in-memory index over vectors: LSH candidates, exact verification.
 
 Where it sits: vectors (float rows, integer counts, packed bits) → the metric's LSH family
-(:data:`neardup.kinds.METRICS`: random hyperplanes, bit sampling, unary bit sampling, p-stable
-projections) amplified into band keys (:mod:`neardup.lsh.amplify`) → pairs sharing a band's
-key (:func:`neardup.lsh.banding.banded_pairs`) → exact values
+(:data:`neardup.kinds.METRICS`: random hyperplanes, bit sampling, Cauchy projections or unary
+bit sampling, p-stable projections) amplified into band keys (:mod:`neardup.lsh.amplify`) →
+pairs sharing a band's key (:func:`neardup.lsh.banding.banded_pairs`) → exact values
 (:func:`neardup.join.distances.pair_values`) → the pairs within the threshold
 (:class:`~neardup.join.result.JoinResult`).
 
@@ -13,7 +13,8 @@ memory and answers batches of queries with the same families and the same exact 
 Input, by metric (the family's own input):
 
 * ``cosine``, ``l2``: real rows ``(n, dim)`` (floats, or integers read as floats), finite.
-* ``l1``: integer rows ``(n, dim)`` in ``[0, C]``, ``C`` = ``max_value``.
+* ``l1``: non-negative integer rows ``(n, dim)``; by the unary code, in ``[0, C]``, ``C`` =
+  ``max_value``.
 * ``hamming``: bit strings packed 64 to a ``uint64`` word, ``(n, ceil(dim / 64))``, bit ``j``
   is bit ``j % 64`` (least significant first) of word ``j // 64``; bits past ``dim`` zero.
 
@@ -74,7 +75,7 @@ def _vector_metric(spec: JoinSpec, owner: str) -> type[VectorHasher]:
             f"{owner} joins vectors: JoinSpec.metric must be one of "
             f"{', '.join(map(repr, VECTOR_METRICS))}; got {spec.metric!r}."
         )
-    family = METRICS[spec.metric].family
+    family = METRICS[spec.metric].family_named(spec.family)
     assert family is not None
     cls: type[VectorHasher] = load(family)
     return cls
@@ -174,12 +175,17 @@ def _check_reachable(spec: JoinSpec, dim: int, max_value: int | None) -> None:
         )
 
 
-def _max_value(spec: JoinSpec, max_value: int | None, owner: str) -> int | None:
-    """``C`` for ``l1`` from the spec or the argument (which must agree); None otherwise."""
+def _max_value(
+    spec: JoinSpec, family: type[VectorHasher], max_value: int | None, owner: str
+) -> int | None:
+    """``C`` for the unary code from the spec or the argument (which must agree); else None."""
     if max_value is None:
         return spec.max_value
-    if spec.metric != "l1":
-        raise ParameterError(f"{owner} max_value applies to metric 'l1' only.")
+    if not family.needs_max_value:
+        raise ParameterError(
+            f"{owner} max_value applies to metric 'l1' with family 'unary' only (the C of its "
+            f"code); got metric {spec.metric!r} with {family.__name__}."
+        )
     if not isinstance(max_value, int) or max_value < 1:
         raise ParameterError(f"{owner} max_value must be an int >= 1; got {max_value!r}.")
     if spec.max_value is not None and spec.max_value != max_value:
@@ -230,8 +236,9 @@ def vector_join(
         The number of bits of ``hamming`` rows (required there); elsewhere, if given, the
         number of columns.
     max_value
-        ``l1``'s ``C`` when ``spec.max_value`` is ``None`` (they must agree when both are
-        given); neither: the largest count in the data.
+        The unary code's ``C`` (``l1`` with ``spec.family="unary"``) when ``spec.max_value``
+        is ``None`` (they must agree when both are given); neither: the largest count in the
+        data.
     chunk_rows
         Rows checked and hashed at once; the result does not depend on it.
     work_dir
@@ -254,7 +261,7 @@ def vector_join(
         candidates and close pairs expected from the sample, see
         :func:`~neardup.join.banded.predict`), ``num_zero_vectors`` (and
         ``first_zero_vector``, where there is one) for ``cosine``, and ``max_value`` for
-        ``l1``.
+        ``l1`` by the unary code.
 
     Raises
     ------
@@ -337,7 +344,7 @@ def vector_stream(
     rows, dim = _matrix(spec.metric, data, dim, owner)
     if not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ParameterError(f"vector_join chunk_rows must be an int >= 1; got {chunk_rows!r}.")
-    limit = _max_value(spec, max_value, owner)
+    limit = _max_value(spec, family, max_value, owner)
     n = rows.shape[0]
     cosine = spec.metric == "cosine"
     active = np.ones(n, dtype=bool) if cosine else None
@@ -382,7 +389,7 @@ def vector_stream(
         **prediction,
         "pairs": round(total * float(close.mean())) if close.shape[0] else 0,
     }
-    if spec.metric == "l1":
+    if family.needs_max_value:
         info["max_value"] = limit
     return banded_stream(
         spec,
@@ -457,7 +464,8 @@ class VectorIndex:
     dim
         The vectors' dimension (bits for ``hamming``).
     max_value
-        ``l1``'s ``C`` when ``spec.max_value`` is ``None``: one of them is required.
+        The unary code's ``C`` (``l1`` with ``spec.family="unary"``) when ``spec.max_value`` is
+        ``None``: one of them is required there.
 
     Notes
     -----
@@ -485,11 +493,12 @@ class VectorIndex:
         family = _vector_metric(spec, "VectorIndex")
         if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
             raise ParameterError(f"VectorIndex dim must be an int >= 1; got {dim!r}.")
-        limit = _max_value(spec, max_value, "VectorIndex")
-        if spec.metric == "l1" and limit is None:
+        limit = _max_value(spec, family, max_value, "VectorIndex")
+        if family.needs_max_value and limit is None:
             raise ParameterError(
-                "VectorIndex for 'l1' needs max_value (or JoinSpec.max_value): the C of the "
-                "unary code, the largest count any vector may hold."
+                "VectorIndex for 'l1' with family 'unary' needs max_value (or "
+                "JoinSpec.max_value): the C of the unary code, the largest count any vector may "
+                "hold."
             )
         self.spec = spec
         self.dim = dim

@@ -1,7 +1,8 @@
 """Locality-sensitive hashing: banding, the families over vectors, and amplification.
 
 Banding of MinHash signatures into candidate pairs (MMDS §3.4); the families over vectors for
-cosine, Hamming, L1 and L2 (seed 002); AND and OR amplification and its choice (MMDS §3.6).
+cosine, Hamming, L1 and L2 (seed 002, and Cauchy projections for L1); AND and OR amplification
+and its choice (MMDS §3.6).
 """
 
 from neardup.lsh.amplify import Amplification, Sensitivity, choose_amplification
@@ -15,11 +16,12 @@ from neardup.lsh.banding import (
 )
 from neardup.lsh.bitsampling import BitSampler, UnaryBitSampler, pack_bits, unpack_bits
 from neardup.lsh.hyperplanes import HyperplaneHasher
-from neardup.lsh.pstable import PStableHasher, bucket_width
+from neardup.lsh.pstable import CauchyHasher, PStableHasher, bucket_width
 
 __all__ = [
     "Amplification",
     "BitSampler",
+    "CauchyHasher",
     "HyperplaneHasher",
     "PStableHasher",
     "Sensitivity",

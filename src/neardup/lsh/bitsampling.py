@@ -154,7 +154,7 @@ class UnaryBitSampler(AmplifiedHasher):
     Parameters
     ----------
     spec
-        A :class:`~neardup.params.JoinSpec` with ``metric="l1"``.
+        A :class:`~neardup.params.JoinSpec` with ``metric="l1"`` and ``family="unary"``.
     dim
         The coordinates of every vector.
     num_bands, num_rows
@@ -181,7 +181,7 @@ class UnaryBitSampler(AmplifiedHasher):
 
     Examples
     --------
-    >>> spec = JoinSpec(metric="l1", threshold=4, max_value=16)
+    >>> spec = JoinSpec(metric="l1", threshold=4, family="unary", max_value=16)
     >>> sampler = UnaryBitSampler(spec, 3, num_bands=2, num_rows=4)
     >>> sampler.keys(np.array([[0, 16, 3], [0, 16, 3]])).shape
     (2, 2)
@@ -190,6 +190,7 @@ class UnaryBitSampler(AmplifiedHasher):
     """
 
     metric = "l1"
+    needs_max_value = True
     _tag: ClassVar[int] = 103
 
     def __init__(

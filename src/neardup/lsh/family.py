@@ -40,6 +40,8 @@ class VectorHasher(ABC):
     """
 
     metric: str
+    needs_max_value: ClassVar[bool] = False
+    """Whether the family hashes values in ``[0, C]`` only, and so needs ``C``."""
 
     def __init__(
         self,
