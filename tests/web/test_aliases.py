@@ -11,6 +11,7 @@ from neardup.errors import ParameterError
 from neardup.web.aliases import (
     TRACKING_PARAMETERS,
     AliasParameters,
+    PathCrumb,
     canonical_urls,
     learn_alias_parameters,
 )
@@ -152,3 +153,55 @@ def test_bad_arguments() -> None:
         learn_alias_parameters([], np.zeros(0, dtype=np.uint64), min_support=0)
     with pytest.raises(ParameterError, match="min_share"):
         learn_alias_parameters([], np.zeros(0, dtype=np.uint64), min_share=0.0)
+
+
+def test_seed_003s_cookie_crumbs_in_the_path_are_learned_and_dropped() -> None:
+    # Seed 003, "Cookie crumbs": "Some sites create some session and/or user id that becomes
+    # part of the URL", "Crawler comes many times to the same page with a different cookie
+    # crumb", with the example http://www.crutchfield.com/S-fXyiE5bZS43/ and
+    # http://www.crutchfield.com/S-LcNLKgc7bMg/.
+    crumbs = ["S-fXyiE5bZS43", "S-LcNLKgc7bMg", "S-q7RvT2mWx9A"]
+    pages = {"": "home", "speakers": "speakers", "cables/hdmi": "hdmi cables"}
+    urls, contents = [], []
+    for crumb in crumbs:
+        for path, content in pages.items():
+            urls.append(f"http://www.crutchfield.com/{crumb}/{path}")
+            contents.append(content)
+    # Beside it, ids in the path that name different pages (commits) are not crumbs.
+    for sha, content in [("3f9a1c2e7b", "fix"), ("a81b6d04c3", "feature"), ("77c0de5f1a", "docs")]:
+        urls.append(f"https://git.example/commit/{sha}")
+        contents.append(content)
+    aliases = learn_alias_parameters(urls, _fingerprints(contents))
+    crumb = PathCrumb("www.crutchfield.com", 0, "S-*")
+    assert aliases.crumbs == {crumb}
+    assert aliases.crumb_evidence[crumb] == (3, 0)  # one group per page, each the same page
+    assert aliases.crumb_evidence[PathCrumb("git.example", 1, "*")] == (0, 1)
+    canonical = canonical_urls(urls, aliases)
+    assert canonical[:3] == [
+        "https://www.crutchfield.com/",
+        "https://www.crutchfield.com/speakers",
+        "https://www.crutchfield.com/cables/hdmi",
+    ]
+    assert canonical[:9] == canonical[:3] * 3
+    assert canonical[9:] == [
+        f"https://git.example/commit/{sha}" for sha in ("3f9a1c2e7b", "a81b6d04c3", "77c0de5f1a")
+    ]
+    assert str(crumb) == "www.crutchfield.com/S-*/ (segment 1)"
+
+
+def test_a_path_crumb_is_learned_beside_a_session_parameter_and_needs_support() -> None:
+    urls = [
+        f"http://shop.example/s/{s}/item?sid={s}&id={i}"
+        for s in ("ab12cd34ef", "zz98yy76xx")
+        for i in (1, 2)
+    ]
+    contents = ["item 1", "item 2"] * 2
+    aliases = learn_alias_parameters(urls, _fingerprints(contents))
+    assert "sid" in aliases.names
+    assert aliases.crumbs == {PathCrumb("shop.example", 1, "*")}
+    assert set(canonical_urls(urls, aliases)) == {
+        "https://shop.example/s/item?id=1",
+        "https://shop.example/s/item?id=2",
+    }
+    one_group = learn_alias_parameters(urls[:2], _fingerprints(contents[:2]))
+    assert one_group.crumbs == frozenset()  # no two values of the segment: no evidence

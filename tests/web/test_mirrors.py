@@ -17,7 +17,7 @@ import pytest
 
 from neardup.web.job import mirrors_files
 from tests.integration.conftest import NEARDUP, run
-from tests.web.sitegen import Crawl, build_crawl
+from tests.web.sitegen import Crawl, CrawlWriter, build_crawl, load_docs
 
 
 @pytest.fixture
@@ -164,3 +164,22 @@ def test_cli_table_without_url_field_is_a_clear_error(tmp_path: Path) -> None:
     assert "pages.jsonl: a table of pages needs --url-field" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_pages_under_cookie_crumbs_in_the_path_are_aliases(tmp_path: Path) -> None:
+    # Seed 003's crutchfield.com: the same pages crawled again under a new session id in the
+    # path each visit. Real documentation pages, three visits.
+    pages = dict(sorted(load_docs()["six"].items())[:4])
+    path = tmp_path / "crumbs.warc.gz"
+    writer = CrawlWriter(path)
+    for visit in ("S-fXyiE5bZS43", "S-LcNLKgc7bMg", "S-q7RvT2mWx9A"):
+        for name, html in pages.items():
+            writer.page(f"http://www.shop.example/{visit}/docs/{name}", html.encode())
+    writer.close()
+    summary = mirrors_files([path], tmp_path / "out")
+    assert summary["path_crumbs"] == ["www.shop.example/S-*/ (segment 1)"]
+    records = _jsonl(tmp_path / "out" / "pages.jsonl")
+    assert len(records) == 12
+    assert sum(r["reason"] is None for r in records) == 4  # one page per canonical URL
+    assert {r["reason"] for r in records} == {None, "alias"}
+    assert _jsonl(tmp_path / "out" / "hosts.jsonl") == [{"host": "www.shop.example", "pages": 4}]

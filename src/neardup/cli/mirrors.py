@@ -120,6 +120,8 @@ def mirrors_command(
     click.echo(f"  pages represented   : {reasons}")
     if summary["alias_parameters"]:
         click.echo(f"  alias parameters    : {', '.join(summary['alias_parameters'])}")
+    if summary["path_crumbs"]:
+        click.echo(f"  path crumbs         : {', '.join(summary['path_crumbs'])}")
     click.echo(
         f"  link graph          : {graph['nodes_before']:,} -> {graph['nodes']:,} nodes, "
         f"{graph['edges_before']:,} -> {graph['edges']:,} links in {graph['rounds']} rounds"

@@ -1,15 +1,19 @@
-"""URL aliases: the query parameters that do not change the page, learned from the crawl.
+"""URL aliases: the query parameters and path segments that do not change the page.
 
 Seed 003's "cookie crumbs": a site puts a session or user id into its URLs, and a crawler
 fetches the same page again and again under new URLs. Tracking parameters (``utm_source``,
 ``fbclid``) do the same. A parameter is an *alias parameter* when pages whose URLs differ only
-in its value have the same content; :func:`learn_alias_parameters` finds them from the URLs and
-the content fingerprints of a crawl, and :func:`canonical_urls` drops them, so pages under
-aliased URLs share one canonical URL.
+in its value have the same content. The seed's own example carries the crumb in the path,
+``http://www.crutchfield.com/S-fXyiE5bZS43/`` and ``.../S-LcNLKgc7bMg/``: a *path crumb* is a
+segment, at one position of one host's paths and of one shape (:func:`segment_shape`:
+``S-*``), whose value varies while the page does not. :func:`learn_alias_parameters` finds
+both from the URLs and the content fingerprints of a crawl, and :func:`canonical_urls` drops
+them, so pages under aliased URLs share one canonical URL.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -24,8 +28,10 @@ from neardup.text.urls import normalize_url
 __all__ = [
     "TRACKING_PARAMETERS",
     "AliasParameters",
+    "PathCrumb",
     "canonical_urls",
     "learn_alias_parameters",
+    "segment_shape",
 ]
 
 TRACKING_PARAMETERS = frozenset(
@@ -67,6 +73,54 @@ case-insensitively."""
 
 _ABSENT = "\x00absent"
 
+_TOKEN = re.compile(r"[A-Za-z0-9]{8,}")
+"""A run of letters and digits long enough to be an id (one when it holds both)."""
+
+
+def segment_shape(segment: str) -> str:
+    """A path segment with each id-like token replaced by ``*``.
+
+    A token is a run of 8 or more ASCII letters and digits holding at least one of each
+    (``fXyiE5bZS43``, a hex digest): the random part of a session id. Words, numbers and dates
+    are left as they are, so a segment without a token is its own shape and is never taken
+    for a crumb.
+
+    Examples
+    --------
+    >>> segment_shape("S-fXyiE5bZS43"), segment_shape("sess_9f86d081884c7d65")
+    ('S-*', 'sess_*')
+    >>> segment_shape("documentation"), segment_shape("20261129"), segment_shape("v1.2.3")
+    ('documentation', '20261129', 'v1.2.3')
+    """
+
+    def token(match: re.Match[str]) -> str:
+        run = match.group()
+        is_id = any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+        return "*" if is_id else run
+
+    return _TOKEN.sub(token, segment)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PathCrumb:
+    """Path segments that carry a session id on one host.
+
+    The ``position``-th segment of the host's paths (from 0) when its :func:`segment_shape` is
+    ``shape``.
+
+    Examples
+    --------
+    >>> str(PathCrumb("www.crutchfield.com", 0, "S-*"))
+    'www.crutchfield.com/S-*/ (segment 1)'
+    """
+
+    host: str
+    position: int
+    shape: str
+
+    def __str__(self) -> str:
+        return f"{self.host}/{'*/' * self.position}{self.shape}/ (segment {self.position + 1})"
+
 
 @dataclass(frozen=True, slots=True)
 class AliasParameters:
@@ -84,14 +138,22 @@ class AliasParameters:
         content stayed the same (``same``) or changed (``changed``), as counted in the last
         learning round that examined it (with the alias parameters found before it dropped). A
         known name whose evidence shows it changes content is left out of ``names``.
+    crumbs
+        The path crumbs :func:`canonical_urls` drops.
+    crumb_evidence
+        For each host, position and shape seen varying: ``(same, changed)`` as for a
+        parameter, the groups of pages whose URLs were equal but for that segment's value.
     """
 
     names: frozenset[str]
     evidence: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    crumbs: frozenset[PathCrumb] = frozenset()
+    crumb_evidence: Mapping[PathCrumb, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", frozenset(name.lower() for name in self.names))
         object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
+        object.__setattr__(self, "crumb_evidence", MappingProxyType(dict(self.crumb_evidence)))
 
 
 def learn_alias_parameters(
@@ -102,7 +164,7 @@ def learn_alias_parameters(
     min_share: float = 0.9,
     known: Collection[str] = TRACKING_PARAMETERS,
 ) -> AliasParameters:
-    """Find the query parameters whose value varies while the page does not.
+    """Find the query parameters and path crumbs whose value varies while the page does not.
 
     For each parameter name ``p`` (compared lower case, after :func:`normalize_url`), the pages
     are grouped by their URL without ``p`` (a page without ``p`` counts as one more value, so
@@ -116,6 +178,12 @@ def learn_alias_parameters(
     Learning repeats with the parameters found so far dropped: two session parameters that vary
     together (``?sid=..&uid=..`` new on every visit) only show up as groups once the other is
     gone. It stops when a round adds nothing.
+
+    Then, with the alias parameters dropped, path crumbs: for each host, segment position and
+    shape (:func:`segment_shape`) of a segment holding an id-like token, the pages are grouped
+    by their URL with that segment replaced by its shape; a group where the segment takes two
+    values or more is *same* or *changed* evidence as above, and the rule is the same
+    (``min_support`` groups, ``min_share`` of them). No segment is known in advance.
 
     Content is compared by exact fingerprint. Pages that change a little between visits (seed
     003: "page is slightly modified") count as changed; pass the fingerprint of each page's
@@ -198,11 +266,23 @@ def learn_alias_parameters(
                 for name, _ in page[1]
                 if name.startswith(prefix) and name not in refuted
             }
-    return AliasParameters(names=frozenset(names), evidence=evidence)
+    alias_names = frozenset(names)
+    crumb_evidence = _crumb_evidence([_drop(page, alias_names) for page in parsed], content)
+    crumbs = {
+        crumb
+        for crumb, (same, changed) in crumb_evidence.items()
+        if same >= min_support and same >= min_share * (same + changed)
+    }
+    return AliasParameters(
+        names=frozenset(names),
+        evidence=evidence,
+        crumbs=frozenset(crumbs),
+        crumb_evidence=crumb_evidence,
+    )
 
 
 def canonical_urls(urls: Sequence[str], parameters: AliasParameters) -> list[str]:
-    """The URLs normalised with the alias parameters dropped, ``http`` read as ``https``.
+    """The URLs normalised, alias parameters and path crumbs dropped, ``http`` read as ``https``.
 
     The plain and the secure URL of one host and path are one page here (as crawlers' SURT
     keys have it), though :func:`normalize_url` keeps them apart.
@@ -220,7 +300,69 @@ def canonical_urls(urls: Sequence[str], parameters: AliasParameters) -> list[str
         One canonical URL per input URL.
     """
     names = parameters.names
-    return [_secure(normalize_url(url, drop_params=names)) for url in urls]
+    urls = [_secure(normalize_url(url, drop_params=names)) for url in urls]
+    if not parameters.crumbs:
+        return urls
+    crumbs: dict[str, set[tuple[int, str]]] = {}
+    for crumb in parameters.crumbs:
+        crumbs.setdefault(crumb.host, set()).add((crumb.position, crumb.shape))
+    return [_without_crumbs(url, crumbs) for url in urls]
+
+
+def _without_crumbs(url: str, crumbs: Mapping[str, set[tuple[int, str]]]) -> str:
+    """``url`` with the segments that are crumbs of its host dropped."""
+    origin, path, query = _path_parts(url)
+    of_host = crumbs.get(origin.partition("://")[2])
+    if not of_host:
+        return url
+    segments = path.split("/")[1:]
+    kept = [s for i, s in enumerate(segments) if (i, segment_shape(s)) not in of_host]
+    if len(kept) == len(segments):
+        return url
+    return origin + "/" + "/".join(kept) + (f"?{query}" if query else "")
+
+
+def _path_parts(url: str) -> tuple[str, str, str]:
+    """A normalised absolute URL as ``(scheme://host, /path, query)``."""
+    base, _, query = url.partition("?")
+    scheme, sep, rest = base.partition("://")
+    host, slash, path = rest.partition("/")
+    return scheme + sep + host, "/" + path if slash else "/", query
+
+
+def _drop(page: tuple[str, list[tuple[str, str]]], names: frozenset[str]) -> str:
+    """A page split by :func:`_split`, whole again without the parameters ``names`` match."""
+    prefixes = tuple(name[:-1] for name in names if name.endswith("*"))
+    base, params = page
+    kept = [piece for name, piece in params if not _known(name, names, prefixes)]
+    return base + ("?" + "&".join(kept) if kept else "")
+
+
+def _crumb_evidence(urls: Sequence[str], content: I64Array) -> dict[PathCrumb, tuple[int, int]]:
+    """``(same, changed)`` group counts per host, segment position and shape."""
+    groups: dict[tuple[PathCrumb, str], dict[str, set[int]]] = {}
+    for page, url in enumerate(urls):
+        origin, path, query = _path_parts(url)
+        host = origin.partition("://")[2]
+        segments = path.split("/")[1:]
+        shapes = [segment_shape(segment) for segment in segments]
+        for position, (segment, shape) in enumerate(zip(segments, shapes, strict=True)):
+            if shape == segment:
+                continue
+            rest = "/".join([*segments[:position], shape, *segments[position + 1 :]])
+            key = (PathCrumb(host, position, shape), f"{origin}/{rest}?{query}")
+            groups.setdefault(key, {}).setdefault(segment, set()).add(int(content[page]))
+    evidence: dict[PathCrumb, tuple[int, int]] = {}
+    for (crumb, _), values in groups.items():
+        if len(values) < 2:
+            continue
+        same, changed = evidence.get(crumb, (0, 0))
+        if len(set().union(*values.values())) == 1:
+            same += 1
+        else:
+            changed += 1
+        evidence[crumb] = (same, changed)
+    return evidence
 
 
 def _secure(url: str) -> str:

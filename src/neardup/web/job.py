@@ -48,6 +48,7 @@ class MirrorReport:
     canonical: list[str]
     hosts: list[str]
     alias_parameters: list[str]
+    path_crumbs: list[str]
     mirrors: list[MirrorPair]
     clusters: PageClusters
     graph: LinkGraph
@@ -106,6 +107,7 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
         canonical,
         hosts,
         sorted(name for name in aliases.names if name in aliases.evidence),
+        [str(crumb) for crumb in sorted(aliases.crumbs)],
         mirrors,
         clusters,
         graph,
@@ -220,7 +222,7 @@ def _summary(
             },
         },
         timings_s=stage_timings({"read": read_seconds, **report.timings}),
-        details={"alias_parameters": report.alias_parameters},
+        details={"alias_parameters": report.alias_parameters, "path_crumbs": report.path_crumbs},
     ).to_dict()
 
 
