@@ -19,7 +19,8 @@ from sklearn.datasets import load_digits
 from neardup.errors import InputError, NeardupWarning, ParameterError, StoreError
 from neardup.join.vectors import VectorIndex, vector_join
 from neardup.kinds import METRICS, load
-from neardup.lsh.amplify import Amplification
+from neardup.lsh import BitSampler
+from neardup.lsh.amplify import Amplification, Sensitivity
 from neardup.params import JoinSpec
 from tests.conftest import read_rfcs
 
@@ -452,6 +453,49 @@ def test_probe_stops_after_2L_entries_and_still_finds_planted_duplicates(
     assert twins <= found
     # The probe's matches are a subset of the full query's.
     assert found <= set(zip(full.query.tolist(), full.item.tolist(), strict=True))
+
+
+def test_seed_002s_probe_tables_keep_their_guarantee_on_real_bit_strings(
+    licence_bits: np.ndarray,
+) -> None:
+    # Seed 002, "Analysis": "Set k = log n / log(1/P2), so that P2^k = 1/n"; "Over all L
+    # tables, the expected number of far points that collide with q is at most L"; "By Markov
+    # inequality, the number of far, colliding points is at most 2L with probability at least
+    # 1/2"; "Set L = n^rho, then the probability of a near point colliding is at least 1 - 1/e".
+    n, near, far = licence_bits.shape[0], 8, 24  # r = 8 bits, c = 3
+    family = Sensitivity(near, far, 1 - near / TF_DIM, 1 - far / TF_DIM)
+    num_bands, num_rows = Amplification.near_neighbour(n, family).as_bands()
+    rho = math.log(1 / family.p1) / math.log(1 / family.p2)
+    assert family.p2**num_rows <= 1 / n
+    assert num_bands >= n**rho
+    spec = JoinSpec(metric="hamming", threshold=far, num_bands=num_bands, num_rows=num_rows)
+    # Queries: 400 stored licences with 4 of their bits flipped, each near its original.
+    rng = np.random.default_rng(11)
+    originals = rng.choice(n, 400, replace=False)
+    bits = np.unpackbits(licence_bits.view(np.uint8), axis=1, bitorder="little")[:, :TF_DIM]
+    flipped = bits[originals].copy()
+    for row in flipped:
+        row[rng.choice(TF_DIM, near // 2, replace=False)] ^= 1
+    queries = pack(flipped)
+    keys = BitSampler(spec, TF_DIM, num_bands=num_bands, num_rows=num_rows).keys(licence_bits)
+    query_keys = BitSampler(spec, TF_DIM, num_bands=num_bands, num_rows=num_rows).keys(queries)
+    shared = query_keys[:, None, :] == keys[None, :, :]  # (query, item, band)
+    distances = (flipped[:, None, :] != bits[None, :, :]).sum(axis=-1)
+    # Near points collide: each original shares a band with its query, 1 - 1/e at least.
+    assert shared[np.arange(400), originals].any(axis=1).mean() >= 1 - 1 / math.e
+    # Few far points collide: at most L far entries a query on average (duplicates counted),
+    # more than 2L for at most half of the queries.
+    far_entries = (shared & (distances >= far)[:, :, None]).sum(axis=(1, 2))
+    assert far_entries.mean() <= num_bands
+    assert (far_entries > 2 * num_bands).mean() <= 1 / 2
+    # The probe: at most 2L entries taken, an item within cr answered with probability at
+    # least 1/2 - 1/e (here every query is).
+    with VectorIndex(spec, TF_DIM) as index:
+        index.add(licence_bits)
+        found = index.query(queries, probe_limit=True)
+    assert found.num_checked.max() <= 2 * num_bands
+    assert np.unique(found.query).shape[0] / 400 >= 1 / 2 - 1 / math.e
+    assert np.all(found.values <= far)
 
 
 def test_index_refuses_what_it_cannot_take() -> None:

@@ -737,6 +737,7 @@ class VectorIndex:
         all the entries, the near item among them: the answer then holds an item within
         ``c r``, with probability at least ``1 - 1/e - 1/2 = 1/2 - 1/e ≈ 0.13`` (several
         indexes with other seeds raise it). The walk costs ``O(L log n + L dim)`` a query.
+        :meth:`~neardup.lsh.amplify.Amplification.near_neighbour` gives these bands.
         """
         self._open()
         if not isinstance(probe_limit, bool):

@@ -149,6 +149,50 @@ class Amplification:
         """LSH banding (MMDS §3.4): an AND of ``num_rows`` within a band, an OR of the bands."""
         return cls((("and", num_rows), ("or", num_bands)))
 
+    @classmethod
+    def near_neighbour(cls, num_items: int, sensitivity: Sensitivity) -> Amplification:
+        """Seed 002's tables for a near-neighbour probe over ``num_items`` stored items.
+
+        ``k = ceil(log n / log(1/P2))`` rows a band, so that an item at ``d2`` or beyond
+        shares one band's key with a query with probability at most ``P2^k <= 1/n``, and at
+        most ``L`` far entries are met in expectation over ``L`` bands; ``L = ceil(P1^-k)``
+        bands, the seed's ``L = n^ρ`` (``ρ = log(1/P1) / log(1/P2)``; ``P1^-k >= n^ρ`` once
+        ``k`` is rounded up), so that an item within ``d1`` shares some band with probability
+        at least ``1 - (1 - P1^k)^L >= 1 - 1/e``. Probing at most ``2L`` entries
+        (:meth:`neardup.join.vectors.VectorIndex.query` with ``probe_limit=True``) then
+        answers with an item within ``d2`` with probability at least ``1/2 - 1/e`` when one
+        within ``d1`` is stored.
+
+        Parameters
+        ----------
+        num_items
+            *n*, at least 2.
+        sensitivity
+            The family's ``(d1, d2, P1, P2)``, with ``0 < P2 < P1``.
+
+        Examples
+        --------
+        Bit sampling of 256-bit strings, near at 8 bits and far at 24 (``c = 3``), 2,310
+        items: ``P1 = 31/32``, ``P2 = 29/32``, ``ρ = 0.322``.
+
+        >>> tables = Amplification.near_neighbour(2310, Sensitivity(8, 24, 31 / 32, 29 / 32))
+        >>> tables.as_bands()
+        (13, 79)
+        """
+        if not is_count(num_items) or num_items < 2:
+            raise ParameterError(
+                f"Amplification.near_neighbour num_items must be an int >= 2; got {num_items!r}."
+            )
+        p1, p2 = sensitivity.p1, sensitivity.p2
+        if not 0.0 < p2 < p1:
+            raise ParameterError(
+                "Amplification.near_neighbour needs 0 < P2 < P1 (far items collide less than "
+                f"near ones); got P1 = {p1!r}, P2 = {p2!r}."
+            )
+        num_rows = math.ceil(math.log(num_items) / -math.log(p2))
+        num_bands = math.ceil(p1**-num_rows)
+        return cls.bands(num_bands, num_rows)
+
     def then(self, other: Amplification) -> Amplification:
         """The construction ``self`` followed by ``other``, applied to the family it made."""
         return Amplification(self.steps + other.steps)
