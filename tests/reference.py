@@ -296,21 +296,38 @@ def lead_byte_minhash_signature(
     return out
 
 
+def _oph_bin_of(h: int, num_bins: int) -> int:
+    return ((h >> 32) * num_bins) >> 32
+
+
+def oph_bins(hashes: Sequence[int], key: Sequence[int], num_bins: int) -> list[int | None]:
+    """One-permutation hashing's bins, element by element: each its least hash, or None."""
+    bins: list[int | None] = [None] * num_bins
+    for x in hashes:
+        h = fmix64(((x ^ key[0]) * key[1]) & MASK)
+        b = _oph_bin_of(h, num_bins)
+        current = bins[b]
+        if current is None or h < current:
+            bins[b] = h
+    return bins
+
+
+def oph_estimate_without_densification(a: list[int | None], b: list[int | None]) -> float:
+    """Seed 000: "empty != non-empty for comparing vectors, but empty vs. empty doesn't count
+    at all": the equal bins over the bins not empty in both."""
+    counted = [(x, y) for x, y in zip(a, b, strict=True) if x is not None or y is not None]
+    return sum(x == y for x, y in counted) / len(counted) if counted else math.nan
+
+
 def oph_signature(
     hashes: Sequence[int], key: Sequence[int], densify_key: int, num_bins: int
 ) -> list[int]:
     """One-permutation hashing with optimal densification, element by element."""
 
     def bin_of(h: int) -> int:
-        return ((h >> 32) * num_bins) >> 32
+        return _oph_bin_of(h, num_bins)
 
-    bins: list[int | None] = [None] * num_bins
-    for x in hashes:
-        h = fmix64(((x ^ key[0]) * key[1]) & MASK)
-        b = bin_of(h)
-        current = bins[b]
-        if current is None or h < current:
-            bins[b] = h
+    bins = oph_bins(hashes, key, num_bins)
     if not hashes:
         return [MASK] * num_bins
     out = []

@@ -61,6 +61,17 @@ def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
     first, second = np.triu_indices(len(batch))
     equal = (sigs.values[first] == sigs.values[second]).sum(axis=1) / bins
     assert sketcher.agreement_of_sets(sets, first, second).tolist() == equal.tolist()
+    # Seed 000's estimate from the bins before densification.
+    key = sketcher.key.tolist()
+    rows = [
+        reference.oph_bins(reference.shingle_fingerprints(t, SHINGLE), key, bins) for t in batch
+    ]
+    seed_000 = [
+        reference.oph_estimate_without_densification(rows[a], rows[b])
+        for a, b in zip(first.tolist(), second.tolist(), strict=True)
+    ]
+    got = sketcher.estimate_without_densification(sets, first, second)
+    np.testing.assert_array_equal(got, np.array(seed_000))
 
 
 @pytest.mark.parametrize("kind", sorted(SKETCHERS))

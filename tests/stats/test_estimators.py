@@ -21,6 +21,7 @@ from neardup import (
     estimate_jaccard,
     make_sketcher,
 )
+from neardup.sketch.oph import OPHSketcher
 from tests import reference
 from tests.conftest import NUM_PERM, read_rfcs, shared
 
@@ -123,11 +124,9 @@ def test_oph_is_at_least_as_accurate_as_minhash(
     assert rmse["oph"] <= 1.1 * rmse["minhash"], rmse
 
 
-def test_oph_densification_is_unbiased_on_short_documents(
-    licenses: list[dict[str, object]],
-) -> None:
-    # Real short licence texts (fewer shingles than bins: most bins start empty), each paired
-    # with itself minus a stretch of words: exact Jaccard spans the middle of the range.
+def _short_pairs(licenses: list[dict[str, object]]) -> list[tuple[str, str, float]]:
+    """Real short licence texts (fewer shingles than bins: most bins start empty), each paired
+    with itself minus a stretch of words: exact Jaccard spans the middle of the range."""
     shingler = Shingler()
     texts = [str(r["text"]) for r in licenses]
     sizes = shingler.shingle_sets(texts).sizes()
@@ -138,6 +137,13 @@ def test_oph_densification_is_unbiased_on_short_documents(
         cut = len(words) // 3
         edited = " ".join(words[:cut] + words[2 * cut :])
         pairs.append((text, edited, _exact_jaccard(text, edited)))
+    return pairs
+
+
+def test_oph_densification_is_unbiased_on_short_documents(
+    licenses: list[dict[str, object]],
+) -> None:
+    pairs = _short_pairs(licenses)
     seeds = 300
     runs = np.stack([_estimates(pairs, "oph", seed) for seed in range(seeds)])
     exact = np.array([j for _, _, j in pairs])
@@ -150,6 +156,33 @@ def test_oph_densification_is_unbiased_on_short_documents(
     assert np.all(spread <= 3 * sigma), spread / sigma
     error = runs.mean(axis=0) - exact
     assert np.all(np.abs(error) <= 4 * spread / math.sqrt(seeds)), error / spread
+
+
+def test_seed_000s_oph_estimate_without_densification_is_unbiased_and_tighter_on_short_texts(
+    licenses: list[dict[str, object]],
+) -> None:
+    # Seed 000: "Some of the bins may end up empty with short (<2000 feature) documents, but
+    # empty != non-empty for comparing vectors, but empty vs. empty doesn't count at all. The
+    # proof of approximation still works."
+    pairs = _short_pairs(licenses)
+    sets = Shingler().shingle_sets([t for a, b, _ in pairs for t in (a, b)])
+    first = np.arange(0, 2 * len(pairs), 2, dtype=np.int64)
+    seeds = 300
+    runs = {"seed 000": [], "densified": []}
+    for seed in range(seeds):
+        sketcher = OPHSketcher(SketchSpec(kind="oph", num_perm=NUM_PERM, seed=seed))
+        runs["seed 000"].append(sketcher.estimate_without_densification(sets, first, first + 1))
+        runs["densified"].append(sketcher.agreement_of_sets(sets, first, first + 1))
+    exact = np.array([j for _, _, j in pairs])
+    undensified = np.stack(runs["seed 000"])
+    spread = undensified.std(axis=0, ddof=1)
+    error = undensified.mean(axis=0) - exact
+    assert np.all(np.abs(error) <= 4 * spread / math.sqrt(seeds)), error / spread
+    # On short texts it uses only the filled bins, which hold every shingle nearly alone: its
+    # error is smaller than the densified rows' (RMSE measured 0.033 against 0.049; each RMSE
+    # from 6,000 errors is known to about 1%).
+    rmse = {name: float(np.sqrt(np.mean((np.stack(r) - exact) ** 2))) for name, r in runs.items()}
+    assert rmse["seed 000"] <= 0.8 * rmse["densified"], rmse
 
 
 @pytest.mark.slow

@@ -106,12 +106,8 @@ def _densify(row, ranks, index_bits, densify_key, best, filled, is_filled):  # t
 
 
 @njit(cache=True, nogil=True)
-def _oph_row(hashes, start, stop, key, densify_key, ranks, index_bits, row, scratch):  # type: ignore[no-untyped-def]
-    """The OPH signature of the shingle fingerprints ``hashes[start:stop]`` into ``row``.
-
-    See :func:`oph_signatures`; ``scratch`` is :func:`_densify`'s ``(best, filled,
-    is_filled)``.
-    """
+def _oph_bins(hashes, start, stop, key, row):  # type: ignore[no-untyped-def]
+    """Each bin's least hash of the fingerprints ``hashes[start:stop]``; EMPTY where none fell."""
     num_bins = row.shape[0]
     for i in range(num_bins):
         row[i] = EMPTY
@@ -119,6 +115,16 @@ def _oph_row(hashes, start, stop, key, densify_key, ranks, index_bits, row, scra
         h = fmix64((hashes[s] ^ key[0]) * key[1])
         j = _bin_of(h, num_bins)
         row[j] = min(row[j], h)
+
+
+@njit(cache=True, nogil=True)
+def _oph_row(hashes, start, stop, key, densify_key, ranks, index_bits, row, scratch):  # type: ignore[no-untyped-def]
+    """The OPH signature of the shingle fingerprints ``hashes[start:stop]`` into ``row``.
+
+    See :func:`oph_signatures`; ``scratch`` is :func:`_densify`'s ``(best, filled,
+    is_filled)``.
+    """
+    _oph_bins(hashes, start, stop, key, row)
     if stop > start:
         best, filled, is_filled = scratch
         _densify(row, ranks, index_bits, densify_key, best, filled, is_filled)
@@ -161,6 +167,31 @@ def oph_agreement_of_sets(  # type: ignore[no-untyped-def]
         for i in range(num_bins):
             count += row_a[i] == row_b[i]
         out[p] = count
+
+
+@njit(cache=True, nogil=True)
+def oph_bin_agreement_of_sets(  # type: ignore[no-untyped-def]
+    hashes, offsets, first, second, key, num_bins, matches, counted, lo, hi
+):
+    """The bins of sets ``first[p]`` and ``second[p]`` compared without densification.
+
+    ``counted[p]``: the bins not empty in both; ``matches[p]``: those among them equal (an
+    empty bin never equals a filled one). For the pairs ``lo .. hi - 1``.
+    """
+    row_a = np.empty(num_bins, dtype=np.uint64)
+    row_b = np.empty(num_bins, dtype=np.uint64)
+    for p in range(lo, hi):
+        x, y = first[p], second[p]
+        _oph_bins(hashes, offsets[x], offsets[x + 1], key, row_a)
+        _oph_bins(hashes, offsets[y], offsets[y + 1], key, row_b)
+        equal = 0
+        filled = 0
+        for i in range(num_bins):
+            if row_a[i] != EMPTY or row_b[i] != EMPTY:
+                filled += 1
+                equal += row_a[i] == row_b[i]
+        matches[p] = equal
+        counted[p] = filled
 
 
 @njit(cache=True, nogil=True)

@@ -7,7 +7,12 @@ from functools import partial
 import numpy as np
 
 from neardup._kernels.compiling import read_only
-from neardup._kernels.oph import oph_agreement_of_sets, oph_rank_table, oph_signatures
+from neardup._kernels.oph import (
+    oph_agreement_of_sets,
+    oph_bin_agreement_of_sets,
+    oph_rank_table,
+    oph_signatures,
+)
 from neardup._parallel import SCRATCH_BLOCK, in_blocks
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
@@ -70,6 +75,45 @@ class OPHSketcher(TextSketcher):
         in_blocks(run, first.shape[0], max_block=SCRATCH_BLOCK)
         fraction: F64Array = counts / self.width
         return fraction
+
+    def estimate_without_densification(
+        self, sets: ShingleSets, first: I64Array, second: I64Array
+    ) -> F64Array:
+        """Seed 000's estimate of the Jaccard similarity of each pair, from bins left empty.
+
+        "Some of the bins may end up empty with short (<2000 feature) documents, but empty !=
+        non-empty for comparing vectors, but empty vs. empty doesn't count at all" (seed 000):
+        ``matches / (num_perm - bins empty in both)``, the estimator of Li, Owen and Zhang
+        (2012), unbiased given that some bin is filled. :meth:`agreement_of_sets` (what the
+        batch job reports) estimates from densified rows instead, whose bins are all filled, so
+        that the rows can be banded. NaN for two empty sets.
+
+        Examples
+        --------
+        Two sets of 4 words sharing 3 (Jaccard 3/5) fill 5 of 64 bins; the densified rows copy
+        those 5 into the other 59:
+
+        >>> from neardup import ShingleSpec, Shingler
+        >>> sketcher = OPHSketcher(SketchSpec(kind="oph", num_perm=64, seed=1))
+        >>> sets = Shingler(ShingleSpec(k=1)).shingle_sets(["a b c d", "a b c e", ""])
+        >>> pairs = np.array([0, 0, 2]), np.array([0, 1, 2])
+        >>> sketcher.estimate_without_densification(sets, *pairs).round(3).tolist()
+        [1.0, 0.6, nan]
+        >>> sketcher.agreement_of_sets(sets, np.array([0]), np.array([1])).tolist()
+        [0.484375]
+        """
+        first = np.ascontiguousarray(first, dtype=np.int64)
+        second = np.ascontiguousarray(second, dtype=np.int64)
+        matches = np.empty(first.shape[0], dtype=np.int64)
+        counted = np.empty(first.shape[0], dtype=np.int64)
+        run = partial(
+            oph_bin_agreement_of_sets, sets.hashes, sets.offsets, first, second, self.key,
+            self.width, matches, counted,
+        )  # fmt: skip
+        in_blocks(run, first.shape[0], max_block=SCRATCH_BLOCK)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            estimate: F64Array = matches / counted
+        return estimate
 
     def _fill(
         self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
