@@ -63,16 +63,21 @@ def first_seen(rows: list[tuple[str, str, float]]) -> list[str]:
 # --- the ratings option ---------------------------------------------------------------------
 
 
-def test_parse_ratings_reads_the_three_forms() -> None:
-    assert parse_ratings("set") == ("set", None)
-    assert parse_ratings("set:3") == ("set", 3.0)
-    assert parse_ratings("set:-1.5") == ("set", -1.5)
-    assert parse_ratings("bag") == ("bag", None)
+def test_parse_ratings_reads_the_four_forms() -> None:
+    assert parse_ratings("set") == ("set", None, None)
+    assert parse_ratings("set:3") == ("set", 3.0, None)
+    assert parse_ratings("set:-1.5") == ("set", -1.5, None)
+    assert parse_ratings("likes:4:2.5") == ("likes", 4.0, 2.5)
+    assert parse_ratings("bag") == ("bag", None, None)
 
 
-@pytest.mark.parametrize("bad", ["sets", "set:", "set:x", "set:nan", "bag:2", "", "SET"])
+@pytest.mark.parametrize(
+    "bad",
+    ["sets", "set:", "set:x", "set:nan", "bag:2", "", "SET", "likes:4", "likes:2:4", "likes:3:3",
+     "likes:x:1", "likes:4:-inf", "set:4:2"],
+)  # fmt: skip
 def test_parse_ratings_refuses_anything_else(bad: str) -> None:
-    with pytest.raises(ParameterError, match=r"ratings must be 'set', 'set:<min>' .* or 'bag'"):
+    with pytest.raises(ParameterError, match=r"ratings must be 'set', 'set:<min>', .* or 'bag'"):
         parse_ratings(bad)
 
 
@@ -106,6 +111,36 @@ def test_set_min_keeps_the_items_rated_at_least_min(minimum: float | None) -> No
     assert as_sets([got.sets.set_of(i) for i in range(len(got))]) == list(expected.values())
     if minimum == 4.5:
         assert any(not s for s in expected.values())  # entities left empty are kept
+
+
+def test_likes_puts_liked_and_hated_elements_in_the_sets() -> None:
+    # MMDS §3.1.3: "imagine two set elements for each movie, 'liked' and 'hated.' If a customer
+    # rated a movie highly, put the 'liked' for that movie in the customer's set. If they gave
+    # a low rating to a movie, put 'hated' for that movie in their set."
+    rows = random_ratings(4)
+    got = sets_from_rows(make_rows(rows), "likes:4:2")
+    expected: dict[str, set[tuple[str, str]]] = {e: set() for e in first_seen(rows)}
+    for entity, item, rating in rows:
+        if rating >= 4:
+            expected[entity].add(("liked", item))
+        elif rating <= 2:
+            expected[entity].add(("hated", item))
+    assert list(got.ids) == list(expected)
+    entities = list(expected)
+    for i in range(len(entities)):
+        members = got.sets.set_of(i)
+        assert len(members) == len(expected[entities[i]])
+        assert np.all(np.diff(members.astype(np.float64)) > 0)  # sorted, distinct
+        for j in range(i + 1, len(entities)):
+            a, b = expected[entities[i]], expected[entities[j]]
+            shared = np.intersect1d(members, got.sets.set_of(j)).size
+            assert shared == len(
+                a & b
+            )  # the same movie liked by one and hated by the other differs
+    # Liked elements are the items themselves (what set:4 keeps); hated ones are others.
+    liked = sets_from_rows(make_rows(rows), "set:4")
+    for i in range(len(entities)):
+        assert np.isin(liked.sets.set_of(i), got.sets.set_of(i)).all()
 
 
 def test_bag_jaccard_of_the_expansions_is_the_weighted_jaccard() -> None:

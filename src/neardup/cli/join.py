@@ -193,8 +193,9 @@ Examples:
 @click.option("--rating-field", help="Item sets from rows: the column of the rating.")
 @click.option(
     "--ratings",
-    help="With --rating-field: set:N keeps the items rated at least N; bag counts an item as "
-    "often as its whole-number rating (MMDS 3.1.3).",
+    help="With --rating-field: set:N keeps the items rated at least N; likes:HIGH:LOW makes "
+    "an item rated at least HIGH a 'liked' element and one rated at most LOW a 'hated' one; "
+    "bag counts an item as often as its whole-number rating (MMDS 3.1.3).",
 )
 @click.option("--text-field", help="edit: the field holding each string [default: text].")
 @html_extract_option(

@@ -3,7 +3,7 @@
 Two ways of making item sets beyond reading them (:mod:`neardup.io.itemsets`):
 
 * :func:`sets_from_rows` groups ``(entity, item[, rating])`` rows into one set per entity,
-  turning ratings into sets or bags (MMDS §3.1.3);
+  turning ratings into sets, sets of "liked" and "hated" items, or bags (MMDS §3.1.3);
 * :func:`imprecise_features` turns real vectors into sets of grid cells, so that close values
   share features (seed 000, "imprecise features as quantized neighborhoods").
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from functools import partial
-from typing import Literal, overload
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,42 +42,71 @@ from neardup.text.shingle import ShingleSets
 
 __all__ = ["bag_similarity", "imprecise_features", "parse_ratings", "sets_from_rows"]
 
-RatingMode = Literal["set", "bag"]
+RatingMode = Literal["set", "likes", "bag"]
 
 _IMPRECISE_TAG = 0x1A9C
 """Mixed into the seed of the grid shifts (never change it: features depend on it)."""
 
-_RATINGS = re.compile(r"(set)(?::(.+))?|(bag)")
+_RATINGS = re.compile(r"(set)(?::([^:]+))?|(bag)|(likes):([^:]+):([^:]+)")
+_HATED = np.uint64(0x9E3779B97F4A7C15)
+"""An item rated low is the element "hated" of it: its hash XOR this (never change it)."""
+
+
+class Ratings(NamedTuple):
+    """How ratings become set elements (:func:`parse_ratings`)."""
+
+    mode: RatingMode
+    high: float | None
+    """``set``: the least rating kept; ``likes``: the least rating that is "liked"."""
+    low: float | None
+    """``likes``: the highest rating that is "hated"."""
+
+
 _MAX_GRIDS = 1024
 
 
-def parse_ratings(ratings: str) -> tuple[RatingMode, float | None]:
-    """The mode and the least rating kept of a ``ratings`` option.
+def parse_ratings(ratings: str) -> Ratings:
+    """The mode and the thresholds of a ``ratings`` option.
 
     ``"set"``: every rated item; ``"set:<min>"``: the items rated at least ``min`` (MMDS §3.1.3,
-    "ignore low-rated customer/movie pairs"); ``"bag"``: item ``i`` ``n`` times for an integer
-    rating ``n >= 0``.
+    "ignore low-rated customer/movie pairs"); ``"likes:<high>:<low>"``: the element "liked i"
+    for item ``i`` rated at least ``high``, "hated i" for one rated at most ``low`` (``low <
+    high``), the ratings between left out (MMDS §3.1.3, "imagine two set elements for each
+    movie, 'liked' and 'hated'"); ``"bag"``: item ``i`` ``n`` times for an integer rating
+    ``n >= 0``.
 
     Examples
     --------
     >>> parse_ratings("set:3.5"), parse_ratings("bag")
-    (('set', 3.5), ('bag', None))
+    (Ratings(mode='set', high=3.5, low=None), Ratings(mode='bag', high=None, low=None))
+    >>> tuple(parse_ratings("likes:4:2"))
+    ('likes', 4.0, 2.0)
     """
     match = _RATINGS.fullmatch(ratings) if isinstance(ratings, str) else None
-    minimum = None
-    if match is not None and match.group(2) is not None:
-        try:
-            minimum = float(match.group(2))
-        except ValueError:
-            match = None
-        else:
-            if not math.isfinite(minimum):
+    numbers: list[float] = []
+    if match is not None:
+        for text in (match.group(2), match.group(5), match.group(6)):
+            try:
+                value = float(text) if text is not None else None
+            except ValueError:
+                value = None
+            if text is not None and (value is None or not math.isfinite(value)):
                 match = None
+                break
+            if value is not None:
+                numbers.append(value)
+    if match is not None and match.group(4) and not numbers[1] < numbers[0]:
+        match = None
     if match is None:
         raise ParameterError(
-            f"ratings must be 'set', 'set:<min>' (a finite number) or 'bag'; got {ratings!r}."
+            "ratings must be 'set', 'set:<min>', 'likes:<high>:<low>' (finite numbers, low < "
+            f"high) or 'bag'; got {ratings!r}."
         )
-    return ("bag", None) if match.group(3) else ("set", minimum)
+    if match.group(3):
+        return Ratings("bag", None, None)
+    if match.group(4):
+        return Ratings("likes", numbers[0], numbers[1])
+    return Ratings("set", numbers[0] if numbers else None, None)
 
 
 def sets_from_rows(rows: ItemRows, ratings: str = "set") -> ItemSets:
@@ -88,9 +117,10 @@ def sets_from_rows(rows: ItemRows, ratings: str = "set") -> ItemSets:
     rows
         The rows, as :func:`neardup.io.itemsets.read_item_rows` reads them.
     ratings
-        ``"set"``, ``"set:<min>"`` or ``"bag"`` (:func:`parse_ratings`); the last two need a
-        rating field. A bag is expanded into a set whose Jaccard similarity is the weighted
-        Jaccard of the bags (module docstring).
+        ``"set"``, ``"set:<min>"``, ``"likes:<high>:<low>"`` or ``"bag"``
+        (:func:`parse_ratings`); all but ``"set"`` need a rating field. A bag is expanded
+        into a set whose Jaccard similarity is the weighted Jaccard of the bags (module
+        docstring).
 
     Returns
     -------
@@ -126,7 +156,7 @@ def sets_from_rows(rows: ItemRows, ratings: str = "set") -> ItemSets:
     >>> w, bag_similarity(w)
     (0.5, 0.3333333333333333)
     """
-    mode, minimum = parse_ratings(ratings)
+    mode, high, low = parse_ratings(ratings)
     num_sets = len(rows.entity_ids)
     if rows.ratings is None:
         if ratings != "set":
@@ -139,8 +169,18 @@ def sets_from_rows(rows: ItemRows, ratings: str = "set") -> ItemSets:
     entities, items, values = rows.entities[order], rows.items[order], rows.ratings[order]
     _check_single_ratings(rows, order)
     if mode == "set":
-        keep = values >= minimum if minimum is not None else np.ones(values.shape[0], dtype=bool)
+        keep = values >= high if high is not None else np.ones(values.shape[0], dtype=bool)
         return ItemSets(ids=rows.entity_ids, sets=_sorted_sets(entities, items, keep, num_sets))
+    if mode == "likes":
+        assert high is not None
+        assert low is not None
+        hated = values <= low
+        keep = (values >= high) | hated
+        elements = np.where(hated, items ^ _HATED, items)[keep]
+        by_element = np.lexsort((elements, entities[keep]))  # each entity's elements sorted
+        whole = np.ones(by_element.shape[0], dtype=bool)
+        sets = _sorted_sets(entities[keep][by_element], elements[by_element], whole, num_sets)
+        return ItemSets(ids=rows.entity_ids, sets=sets)
     counts = np.rint(values)
     bad = (counts != values) | (values < 0)
     if bad.any():
