@@ -17,7 +17,7 @@ import pytest
 
 from neardup.web.job import mirrors_files
 from tests.integration.conftest import NEARDUP, run
-from tests.web.sitegen import Crawl, CrawlWriter, build_crawl, load_docs
+from tests.web.sitegen import Crawl, CrawlWriter, banner, build_crawl, load_docs
 
 
 @pytest.fixture
@@ -183,3 +183,35 @@ def test_pages_under_cookie_crumbs_in_the_path_are_aliases(tmp_path: Path) -> No
     assert sum(r["reason"] is None for r in records) == 4  # one page per canonical URL
     assert {r["reason"] for r in records} == {None, "alias"}
     assert _jsonl(tmp_path / "out" / "hosts.jsonl") == [{"host": "www.shop.example", "pages": 4}]
+
+
+def test_a_host_mirroring_a_site_in_one_directory_beside_its_own_pages(tmp_path: Path) -> None:
+    # Seed 002's mirrors are collections with the same internal structure; here the collection
+    # is a directory: docs.example serves click's 27 documentation pages under /click/ and
+    # jinja2's 17 under /jinja/; www.tools.example mirrors /click/ under /mirror/click/ (with
+    # its own banner) beside 14 pages of its own, so 66% of the smaller host is a copy, below
+    # the 0.8 a whole host needs.
+    docs = load_docs()
+    path = tmp_path / "crawl.warc.gz"
+    writer = CrawlWriter(path)
+    for name, html in sorted(docs["click"].items()):
+        writer.page(f"https://docs.example/click/{name}", html.encode())
+        mirrored = banner(html, "Mirrored by tools.example for our users.")
+        writer.page(f"https://www.tools.example/mirror/click/{name}", mirrored.encode())
+    for name, html in sorted(docs["jinja2"].items()):
+        writer.page(f"https://docs.example/jinja/{name}", html.encode())
+    for name, html in sorted(docs["itsdangerous"].items()):
+        writer.page(f"https://www.tools.example/{name}", html.encode())
+    writer.close()
+    mirrors_files([path], tmp_path / "out")
+    (found,) = _jsonl(tmp_path / "out" / "mirrors.jsonl")
+    assert (found["a"], found["b"], found["kind"]) == ("docs.example", "www.tools.example", "full")
+    assert found["prefixes"] == ["/click/", "/mirror/click/"]
+    assert found["shared_pages"] == 27
+    pages = {str(r["url"]): r for r in _jsonl(tmp_path / "out" / "pages.jsonl")}
+    assert pages["https://www.tools.example/mirror/click/api.html"]["reason"] == "mirror"
+    own = [r for url, r in pages.items() if "tools.example" in url and "/mirror/" not in url]
+    assert len(own) == 14
+    # The host's own pages are not in the mirrored part: none joins as a mirror page (its
+    # licence page is a near copy of click's, both BSD licences, and joins as such).
+    assert {str(r["reason"]) for r in own} == {"None", "near"}

@@ -3,7 +3,8 @@
 Output directory (written atomically):
 
 - ``hosts.jsonl``: ``{"host", "pages"}``, pages counted by canonical URL;
-- ``mirrors.jsonl``: ``{"a", "b", "kind", "similarity", "shared_pages", "url_similarity"}``
+- ``mirrors.jsonl``: ``{"a", "b", "kind", "similarity", "shared_pages", "url_similarity",
+  "prefixes"}``
   (:class:`~neardup.web.mirrors.MirrorPair`);
 - ``pages.jsonl``: ``{"url", "host", "representative", "reason"}`` for every page crawled
   (:mod:`neardup.web.pages`);
@@ -100,7 +101,9 @@ def analyse_crawl(crawl: Crawl, spec: MirrorSpec, threshold: float = 0.8) -> Mir
         (first[copies.first[near]], first[copies.second[near]]),
         mirrors,
     )
-    graph = contract_links(canonical, links, clusters.representative, mirrors)
+    # Only whole hosts fold into one another; a mirrored directory's pages fold as copies.
+    whole_hosts = [m for m in mirrors if m.prefixes is None]
+    graph = contract_links(canonical, links, clusters.representative, whole_hosts)
     timings["graph"] = time.perf_counter() - start
     return MirrorReport(
         crawl,

@@ -15,6 +15,13 @@ Seed 002's method, in two steps:
    coverage is below ``min_coverage`` (the smaller holds a subset of its pages), a **stale**
    mirror when at least ``stale_share`` of the shared pages were edited (Jaccard with the copy
    below ``unchanged``), else a **full** mirror.
+3. **Directories.** A host may mirror another under one directory beside pages of its own (a
+   documentation site under ``/mirror/click/``): seed 002's mirrors are collections with the
+   same internal structure, and here the collection is a directory. When the hosts fail the
+   check, each copied page of the smaller host and its best copy are cut at their longest
+   common trailing path (``/mirror/click/api`` and ``/api`` give ``/mirror/click/`` and
+   ``/``); the most common pair of directories is checked as two hosts would be, over the
+   pages under them, and a pair that passes is reported with its ``prefixes``.
 
 A host's pages are its distinct canonical URLs (:mod:`neardup.web.aliases`): a page crawled
 under several aliases counts once.
@@ -45,7 +52,9 @@ class MirrorPair:
     ``similarity`` is the mean, over the smaller host's pages, of each page's Jaccard with its
     best copy on the other host (0 for a page with none); ``shared_pages`` the number of the
     smaller host's pages with a copy; ``url_similarity`` the Jaccard of the two hosts'
-    URL-shingle sets.
+    URL-shingle sets. ``prefixes``: for a mirror of one directory by another, the two path
+    prefixes (of ``a``, then of ``b``), the counts and similarity being those of the pages
+    under them; ``None`` for whole hosts.
     """
 
     a: str
@@ -54,6 +63,7 @@ class MirrorPair:
     similarity: float
     shared_pages: int
     url_similarity: float
+    prefixes: tuple[str, str] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``mirrors.jsonl`` record."""
@@ -64,7 +74,15 @@ class MirrorPair:
             "similarity": round(self.similarity, 6),
             "shared_pages": self.shared_pages,
             "url_similarity": round(self.url_similarity, 6),
+            "prefixes": list(self.prefixes) if self.prefixes else None,
         }
+
+    def holds(self, host: str, url: str) -> bool:
+        """Whether the page ``url`` of ``host`` is in the mirrored part (its directory)."""
+        if self.prefixes is None:
+            return True
+        prefix = self.prefixes[0] if host == self.a else self.prefixes[1]
+        return _under(_path(url), prefix)
 
 
 def page_copies(
@@ -123,60 +141,170 @@ def find_mirrors(
         host_of[copies.first] != host_of[copies.second]
     )
     first, second, jaccard = copies.first[keep], copies.second[keep], copies.values[keep]
-    # Each page's best copy on each other host: (page, host) -> the best Jaccard.
+    # Each page's best copy on each other host: (page, host) -> the best Jaccard, and its page.
     page = np.concatenate([first, second])
+    partner = np.concatenate([second, first])
     other = np.concatenate([host_of[second], host_of[first]])
     best = np.concatenate([jaccard, jaccard])
-    order = np.lexsort((-best, other, page))
-    page, other, best = page[order], other[order], best[order]
+    order = np.lexsort((partner, -best, other, page))
+    page, partner, other, best = page[order], partner[order], other[order], best[order]
     head = np.ones(page.shape[0], dtype=bool)
     head[1:] = (page[1:] != page[:-1]) | (other[1:] != other[:-1])
-    page, other, best = page[head], other[head], best[head]
+    copies_of = _Copies(page[head], partner[head], other[head], best[head], host_of, pages)
     host_sets = _host_url_sets(host_of, urls, num_hosts)
-    candidates = _candidate_hosts(host_of[page], other, host_sets, spec)
+    candidates = _candidate_hosts(host_of[copies_of.page], copies_of.other, host_sets, spec)
+    paths = [_path(url) for url in urls]
     found = []
     for a, b in candidates:
-        pair = _check(a, b, host_of, page, other, best, pages, spec)
-        if pair is not None:
+        checked = copies_of.check(a, b, spec) or copies_of.check_directories(a, b, paths, spec)
+        if checked is not None:
             url_similarity = jaccard_of_sets(host_sets.set_of(a), host_sets.set_of(b))
+            kind, similarity, shared, prefixes = checked
             found.append(
                 MirrorPair(
                     str(host_names[a]),
                     str(host_names[b]),
-                    pair[0],
-                    pair[1],
-                    pair[2],
+                    kind,
+                    similarity,
+                    shared,
                     url_similarity,
+                    prefixes,
                 )
             )
     return sorted(found, key=lambda m: (m.a, m.b))
 
 
-def _check(
-    a: int,
-    b: int,
-    host_of: I64Array,
-    page: I64Array,
-    other: I64Array,
+Checked = tuple[str, float, int, tuple[str, str] | None]
+"""``(kind, similarity, shared pages, prefixes)`` of a mirror pair found."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Copies:
+    """Each page's best copy on each other host: parallel arrays, one row per (page, host)."""
+
+    page: I64Array
+    partner: I64Array
+    other: I64Array
+    best: F64Array
+    host_of: I64Array
+    pages: I64Array
+
+    def check(self, a: int, b: int, spec: MirrorSpec) -> Checked | None:
+        """The thorough check of hosts ``a`` and ``b`` over all their pages."""
+        a_to_b = (self.host_of[self.page] == a) & (self.other == b)
+        b_to_a = (self.host_of[self.page] == b) & (self.other == a)
+        judged = _judge(a_to_b, b_to_a, self.pages[a], self.pages[b], self.best, spec)
+        return None if judged is None else (*judged, None)
+
+    def check_directories(
+        self, a: int, b: int, paths: Sequence[str], spec: MirrorSpec
+    ) -> Checked | None:
+        """The check over the pages under the pair of directories most copies share."""
+        a_to_b = (self.host_of[self.page] == a) & (self.other == b)
+        b_to_a = (self.host_of[self.page] == b) & (self.other == a)
+        cut: dict[tuple[str, str], list[str]] = {}
+        for row in np.flatnonzero(a_to_b | b_to_a).tolist():
+            x, y = self.page[row], self.partner[row]
+            if self.host_of[x] == b:
+                x, y = y, x
+            key = _directories(paths[x], paths[y])
+            cut.setdefault(key, []).append(paths[x][len(key[0]) :])
+        if not cut:
+            return None
+        prefix_a, prefix_b = min(cut, key=lambda key: (-len(cut[key]), key))
+        # The copies' common leading directories belong to the mirrored directory on both.
+        shared_dirs = _common_directories(cut[prefix_a, prefix_b])
+        prefix_a, prefix_b = prefix_a + shared_dirs, prefix_b + shared_dirs
+        prefixes = (prefix_a, prefix_b)
+        if prefixes == ("/", "/"):
+            return None  # the whole hosts, already checked
+        under = np.array([_under(path, prefix_a) for path in paths], dtype=bool)
+        under_b = np.array([_under(path, prefix_b) for path in paths], dtype=bool)
+        on_a = self.host_of == a
+        on_b = self.host_of == b
+        under &= on_a
+        under |= under_b & on_b
+        inside = under[self.page] & under[self.partner]
+        judged = _judge(
+            a_to_b & inside,
+            b_to_a & inside,
+            int(np.count_nonzero(under & on_a)),
+            int(np.count_nonzero(under & on_b)),
+            self.best,
+            spec,
+        )
+        return None if judged is None else (*judged, prefixes)
+
+
+def _judge(
+    a_to_b: np.ndarray,
+    b_to_a: np.ndarray,
+    pages_a: int,
+    pages_b: int,
     best: F64Array,
-    pages: I64Array,
     spec: MirrorSpec,
 ) -> tuple[str, float, int] | None:
-    """The thorough check of hosts ``a`` and ``b``: ``(kind, similarity, shared)`` or None."""
-    a_to_b = (host_of[page] == a) & (other == b)
-    b_to_a = (host_of[page] == b) & (other == a)
-    small, large, small_to_large, large_to_small = a, b, a_to_b, b_to_a
-    if pages[b] < pages[a]:
-        small, large, small_to_large, large_to_small = b, a, b_to_a, a_to_b
+    """``(kind, similarity, shared)`` of two page collections, or None if not mirrors.
+
+    ``a_to_b`` marks the rows of the copies of ``a``'s pages in ``b`` (and ``b_to_a`` the other
+    way); ``pages_a`` and ``pages_b`` count the collections' pages.
+    """
+    small_to_large, large_to_small, small, large = a_to_b, b_to_a, pages_a, pages_b
+    if pages_b < pages_a:
+        small_to_large, large_to_small, small, large = b_to_a, a_to_b, pages_b, pages_a
     shared = int(np.count_nonzero(small_to_large))
-    if shared < spec.min_pages or shared < spec.min_coverage * pages[small]:
+    if shared < spec.min_pages or shared < spec.min_coverage * small:
         return None
-    similarity = float(best[small_to_large].sum()) / float(pages[small])
-    if np.count_nonzero(large_to_small) < spec.min_coverage * pages[large]:
+    similarity = float(best[small_to_large].sum()) / float(small)
+    if np.count_nonzero(large_to_small) < spec.min_coverage * large:
         return "partial", similarity, shared
     edited = int(np.count_nonzero(best[small_to_large] < spec.unchanged))
     kind = "stale" if edited >= spec.stale_share * shared else "full"
     return kind, similarity, shared
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Whether ``path`` lies in the directory ``prefix`` (``/a/`` holds ``/a``, its index)."""
+    return path.startswith(prefix) or path == prefix[:-1]
+
+
+def _path(url: str) -> str:
+    """The path of a canonical URL, from its first ``/`` after the host, without the query."""
+    rest = url.partition("://")[2]
+    return "/" + rest.partition("/")[2].partition("?")[0]
+
+
+def _common_directories(rests: Sequence[str]) -> str:
+    """The leading directories (``"a/b/"``) all of ``rests`` lie in.
+
+    A rest without a directory (``"click"``: the canonical URL of ``click/index.html``) may be
+    the directory itself.
+    """
+    parts = [rest.split("/")[:-1] for rest in rests if "/" in rest]
+    common: list[str] = []
+    for segments in zip(*parts, strict=False):
+        if len(set(segments)) != 1 or not segments[0]:
+            break
+        common.append(segments[0])
+    while common:
+        directory = "".join(f"{segment}/" for segment in common)
+        if all(rest.startswith(directory) or rest == directory[:-1] for rest in rests):
+            return directory
+        common.pop()
+    return ""
+
+
+def _directories(path_a: str, path_b: str) -> tuple[str, str]:
+    """The two paths less their longest common trailing segments, as directory prefixes."""
+    a, b = path_a.strip("/").split("/"), path_b.strip("/").split("/")
+    common = 0
+    while common < min(len(a), len(b)) and a[len(a) - 1 - common] == b[len(b) - 1 - common]:
+        common += 1
+    head_a, head_b = a[: len(a) - common], b[: len(b) - common]
+    return (
+        "/" + "".join(f"{s}/" for s in head_a if s),
+        "/" + "".join(f"{s}/" for s in head_b if s),
+    )
 
 
 def _host_url_sets(host_of: I64Array, urls: Sequence[str], num_hosts: int) -> ShingleSets:

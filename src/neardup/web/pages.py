@@ -73,17 +73,24 @@ def cluster_pages(
     chosen = np.empty(int(labels.max()) + 1 if n else 0, dtype=np.int64)
     chosen[sorted_labels[starts]] = order[starts]
     representative = chosen[labels]
-    mirror_hosts = {(m.a, m.b) for m in mirrors} | {(m.b, m.a) for m in mirrors}
+    mirror_of = {(m.a, m.b): m for m in mirrors} | {(m.b, m.a): m for m in mirrors}
     reasons: list[str | None] = []
     for page, rep in enumerate(representative.tolist()):
         if rep == page:
             reasons.append(None)
         elif by_url[page] == by_url[rep]:
             reasons.append("alias")
-        elif (hosts[page], hosts[rep]) in mirror_hosts:
+        elif _mirrored(mirror_of.get((hosts[page], hosts[rep])), page, rep, hosts, canonical):
             reasons.append("mirror")
         elif has_text[page] and fingerprints[page] == fingerprints[rep]:
             reasons.append("exact")
         else:
             reasons.append("near")
     return PageClusters(representative.astype(np.int64), reasons)
+
+
+def _mirrored(
+    pair: MirrorPair | None, page: int, rep: int, hosts: Sequence[str], canonical: Sequence[str]
+) -> bool:
+    """Whether both pages lie in the mirrored part of a mirror pair of their hosts."""
+    return pair is not None and all(pair.holds(hosts[i], canonical[i]) for i in (page, rep))
