@@ -18,10 +18,11 @@ Seed 002's method, in two steps:
 3. **Directories.** A host may mirror another under one directory beside pages of its own (a
    documentation site under ``/mirror/click/``): seed 002's mirrors are collections with the
    same internal structure, and here the collection is a directory. When the hosts fail the
-   check, each copied page of the smaller host and its best copy are cut at their longest
-   common trailing path (``/mirror/click/api`` and ``/api`` give ``/mirror/click/`` and
-   ``/``); the most common pair of directories is checked as two hosts would be, over the
-   pages under them, and a pair that passes is reported with its ``prefixes``.
+   check, each copied page and its best copy are cut at their longest common trailing path
+   (``/mirror/click/api`` and ``/click/api`` give ``/mirror/`` and ``/``); the most common
+   pair of cuts, narrowed to the directories all its copies lie in (``/mirror/click/`` and
+   ``/click/``), is checked as two hosts would be, over the pages under them, and a pair that
+   passes is reported with its ``prefixes``.
 
 A host's pages are its distinct canonical URLs (:mod:`neardup.web.aliases`): a page crawled
 under several aliases counts once.
@@ -189,10 +190,14 @@ class _Copies:
     host_of: I64Array
     pages: I64Array
 
+    def between(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the copies of ``a``'s pages on ``b``, and of ``b``'s on ``a``."""
+        on = self.host_of[self.page]
+        return (on == a) & (self.other == b), (on == b) & (self.other == a)
+
     def check(self, a: int, b: int, spec: MirrorSpec) -> Checked | None:
         """The thorough check of hosts ``a`` and ``b`` over all their pages."""
-        a_to_b = (self.host_of[self.page] == a) & (self.other == b)
-        b_to_a = (self.host_of[self.page] == b) & (self.other == a)
+        a_to_b, b_to_a = self.between(a, b)
         judged = _judge(a_to_b, b_to_a, self.pages[a], self.pages[b], self.best, spec)
         return None if judged is None else (*judged, None)
 
@@ -200,8 +205,7 @@ class _Copies:
         self, a: int, b: int, paths: Sequence[str], spec: MirrorSpec
     ) -> Checked | None:
         """The check over the pages under the pair of directories most copies share."""
-        a_to_b = (self.host_of[self.page] == a) & (self.other == b)
-        b_to_a = (self.host_of[self.page] == b) & (self.other == a)
+        a_to_b, b_to_a = self.between(a, b)
         cut: dict[tuple[str, str], list[str]] = {}
         for row in np.flatnonzero(a_to_b | b_to_a).tolist():
             x, y = self.page[row], self.partner[row]
