@@ -36,6 +36,7 @@ INVALID: dict[str, list[Any]] = {
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
     "a tuple of 'FIELD'": ["quality", ("",), ("a", "a:min"), (1,), None],
     "None, 'jieba' or 'tiktoken:NAME'": ["spacy", "tiktoken", "tiktoken:", "jieba:x", 7, ""],
+    "None, a stop-word language": ["klingon", "words:", "words: ", "English", 7, ""],
 }
 
 

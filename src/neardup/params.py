@@ -215,6 +215,27 @@ STEM_LANGUAGES = (
 Porter stemmer, ``english`` its Snowball successor)."""
 
 
+STOPWORDS_FORMS = (
+    f"None, a stop-word language ({', '.join(map(repr, STOPWORD_LANGUAGES))}), or 'words:' "
+    "and the words"
+)
+"""What a stop-word field may be, as its messages say it."""
+
+STOPWORD_LIST_PREFIX = "words:"
+"""A stop-word field naming its own words: ``"words:a for the"`` (recorded as given)."""
+
+
+def _is_stopwords(value: Any) -> bool:
+    """None, a language with a list, or ``"words:"`` and at least one word."""
+    if value is None or value in STOPWORD_LANGUAGES:
+        return True
+    return (
+        isinstance(value, str)
+        and value.startswith(STOPWORD_LIST_PREFIX)
+        and bool(value[len(STOPWORD_LIST_PREFIX) :].split())
+    )
+
+
 def optional_language(languages: tuple[str, ...]) -> Rule:
     """None, or one of ``languages``."""
     listed = ", ".join(repr(v) for v in languages)
@@ -259,9 +280,12 @@ class NormalizeSpec(_Spec):
     strip_punctuation
         Treat Unicode punctuation (general category P*) as whitespace.
     stopwords
-        A language of :data:`STOPWORD_LANGUAGES`: drop its stop words (seed 004), or None. A
-        word is dropped when it equals a listed word after NFKC and case folding; with
-        punctuation kept, ``"it,"`` is not ``"it"`` (strip punctuation to drop those too).
+        A language of :data:`STOPWORD_LANGUAGES`, or ``"words:"`` followed by the words
+        themselves, whitespace-separated (a list of the user's or the corpus's own, MMDS §3.2.4:
+        "there is no set number of the most frequent words that should be considered stop
+        words"): drop those stop words (seed 004), or None. A word is dropped when it equals a
+        listed word after NFKC and case folding; with punctuation kept, ``"it,"`` is not
+        ``"it"`` (strip punctuation to drop those too).
     stem
         A language of :data:`STEM_LANGUAGES`: replace each word by its Snowball stem (seed
         004; needs PyStemmer, ``pip install 'neardup[web]'``), or None. Stop words are dropped
@@ -295,7 +319,7 @@ class NormalizeSpec(_Spec):
         "nfkc": boolean(),
         "casefold": boolean(),
         "strip_punctuation": boolean(),
-        "stopwords": optional_language(STOPWORD_LANGUAGES),
+        "stopwords": Rule(STOPWORDS_FORMS, _is_stopwords),
         "stem": optional_language(STEM_LANGUAGES),
         "tokenizer": Rule(TOKENIZER_FORMS, _is_tokenizer),
     }
@@ -336,8 +360,9 @@ class ShingleSpec(_Spec):
         start at a stop word (MMDS §3.8.6: ``k=3`` is a stop word and the next two words; news
         pages whose ads differ keep the article's shingles, since ads have few stop words).
     stopwords
-        The stop-word language of ``unit="stopword"`` (:data:`STOPWORD_LANGUAGES`; None picks
-        ``"english"``, recorded either way); only with that unit. A field of its own rather than
+        The stop words of ``unit="stopword"``: a language (:data:`STOPWORD_LANGUAGES`; None
+        picks ``"english"``, recorded either way) or ``"words:"`` and the words, as
+        :attr:`NormalizeSpec.stopwords`; only with that unit. A field of its own rather than
         :attr:`NormalizeSpec.stopwords`, which *drops* stop words: the two cannot be combined.
     fingerprint
         ``"nd64"``: FNV-1a + fmix64 token hashes combined by a rolling polynomial (the default,
@@ -368,7 +393,7 @@ class ShingleSpec(_Spec):
             "None or a hex string of 17 digits starting 0x1 (a degree-64 polynomial)",
             lambda v: v is None or _is_polynomial(v),
         ),
-        "stopwords": optional_language(STOPWORD_LANGUAGES),
+        "stopwords": Rule(STOPWORDS_FORMS, _is_stopwords),
     }
 
     def __post_init__(self) -> None:

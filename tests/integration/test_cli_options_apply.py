@@ -117,3 +117,23 @@ def test_an_option_that_does_not_apply_is_refused(
     assert lines[0].startswith("error: ")
     assert option in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "in.warc.gz"]
+
+
+def test_stopwords_from_a_file_are_recorded_with_the_run(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE
+    from tests.integration.conftest import run
+
+    (tmp_path / "stop.txt").write_text("the\nof or\nthe\n", encoding="utf-8")
+    done = run(
+        "dedup", SAMPLE, "--shingle", "stopword:3", "--stopwords", "@stop.txt", "-o", "out",
+        "-q", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    shingle = summary["params"]["sketch"]["shingle"]
+    assert (shingle["unit"], shingle["stopwords"]) == ("stopword", "words:the of or")
+    for value, message in [("klingon", "neither a language"), ("@missing.txt", "cannot read")]:
+        refused = run("dedup", SAMPLE, "--stopwords", value, "-o", "x", cwd=tmp_path)
+        assert refused.returncode == 2
+        assert message in refused.stderr
+        assert "--stopwords" in refused.stderr

@@ -190,6 +190,57 @@ def test_stop_word_shingles_equal_plain_python(licence_texts: list[str]) -> None
     assert sets.sizes()[-1] == 6  # le, est, sur, la, et, le (dans, la: too near the end)
 
 
+def test_mmds_stop_word_shingles_with_the_books_own_stop_words() -> None:
+    # MMDS Example 3.5: "Here, we have italicized all the likely stop words, although there is
+    # no set number of the most frequent words that should be considered stop words." The
+    # italicised words as the user's own list give the nine shingles; a list of "the" alone,
+    # the one shingle starting at it.
+    italicised = ShingleSpec(unit="stopword", k=3, stopwords="words:A for the that have it is to")
+    sets = Shingler(italicised).shingle_sets([SUDZO, "Buy Sudzo."])
+    listed = Shingler(ShingleSpec(k=3)).shingle_sets(SUDZO_SHINGLES)
+    assert sets.set_of(0).tolist() == sorted(listed.hashes.tolist())
+    assert sets.sizes().tolist() == [9, 0]
+    only_the = Shingler(ShingleSpec(unit="stopword", k=3, stopwords="words:the"))
+    expected = Shingler(ShingleSpec(k=3)).shingle_sets(["the Sudzo Corporation"]).hashes
+    assert only_the.shingle_sets([SUDZO]).set_of(0).tolist() == expected.tolist()
+
+
+def test_a_corpus_derived_list_equals_plain_python(licence_texts: list[str]) -> None:
+    words = lexicon.frequent_words(licence_texts, 40)
+    counts: dict[str, int] = {}
+    for text in licence_texts:
+        for word in text.casefold().split():
+            counts[word] = counts.get(word, 0) + 1
+    assert list(words) == sorted(counts, key=lambda w: (-counts[w], w))[:40]
+    assert {"the", "of", "or", "to"} <= set(words)  # licences' own stop words
+    value = "words:" + " ".join(words)
+    # Stop-word shingles start at the corpus's words; as a NormalizeSpec list they are dropped.
+    spec = ShingleSpec(unit="stopword", k=3, stopwords=value)
+    texts = licence_texts[:60]
+    sets = Shingler(spec).shingle_sets(texts)
+    stops = set(words)
+    for doc, text in enumerate(texts):
+        toks = reference.tokens(text, ShingleSpec())
+        hashes = reference.shingle_fingerprints(text, ShingleSpec(k=3))
+        assert sets.set_of(doc).tolist() == sorted(
+            {h for i, h in enumerate(hashes) if toks[i] in stops}
+        )
+    dropped = _rewritten(texts, NormalizeSpec(stopwords=value))
+    for text, out in zip(texts, dropped, strict=True):
+        assert out.split() == [w for w in reference.normalize(text).split() if w not in stops]
+    assert ShingleSpec.from_dict(spec.to_dict()) == spec  # the list is recorded as given
+
+
+@pytest.mark.parametrize("bad", ["words:", "words:   ", "klingon", "words"])
+def test_a_stop_word_field_names_a_language_or_its_words(bad: str) -> None:
+    with pytest.raises(ParameterError, match="'words:' and the words"):
+        NormalizeSpec(stopwords=bad)
+    with pytest.raises(ParameterError, match="'words:' and the words"):
+        ShingleSpec(unit="stopword", stopwords=bad)
+    with pytest.raises(ParameterError, match="num_words must be an int >= 1"):
+        lexicon.frequent_words(["a b"], 0)
+
+
 def test_stop_word_shingles_with_stems() -> None:
     norm = NormalizeSpec(stem="english")
     got = Shingler(ShingleSpec(unit="stopword", k=3), norm).shingle_sets(["He does like apples"])

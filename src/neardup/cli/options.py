@@ -16,6 +16,7 @@ from neardup.params import (
     FEATURE_PRESETS,
     STEM_LANGUAGES,
     STOPWORD_LANGUAGES,
+    STOPWORD_LIST_PREFIX,
     DedupConfig,
     HtmlExtract,
     ShingleSpec,
@@ -175,11 +176,12 @@ sketch_options = _stack(
     ),
     click.option(
         "--stopwords",
-        type=click.Choice(list(STOPWORD_LANGUAGES)),
-        metavar="LANG",
-        help="Stop words of this language (Snowball lists): dropped from the text, or with "
-        "--shingle stopword:K the words stop-word shingles start at [default: none; english "
-        f"for stop-word shingles]. One of: {', '.join(STOPWORD_LANGUAGES)}.",
+        metavar="LANG|@FILE",
+        callback=lambda _ctx, _param, value: stopwords_option(value),
+        help="Stop words of this language (Snowball lists), or the words of FILE (whitespace-"
+        "separated, recorded with the signatures): dropped from the text, or with --shingle "
+        "stopword:K the words stop-word shingles start at [default: none; english for "
+        f"stop-word shingles]. LANG is one of: {', '.join(STOPWORD_LANGUAGES)}.",
     ),
     click.option(
         "--stem",
@@ -475,6 +477,26 @@ def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> No
     data["lsh"]["family"] = "containment"
     if flags.get("keep") is None:
         data["keep"] = "longest"
+
+
+def stopwords_option(value: str | None) -> str | None:
+    """``--stopwords``: a language as it is, ``@FILE`` as ``"words:"`` and the file's words."""
+    if value is None or value in STOPWORD_LANGUAGES:
+        return value
+    if not value.startswith("@"):
+        raise click.BadParameter(
+            f"{value!r} is neither a language with a stop-word list "
+            f"({', '.join(STOPWORD_LANGUAGES)}) nor @FILE, a file of stop words",
+            param_hint="--stopwords",
+        )
+    path = Path(value[1:])
+    try:
+        words = path.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc}", param_hint="--stopwords") from exc
+    if not words:
+        raise click.BadParameter(f"{path} holds no words", param_hint="--stopwords")
+    return STOPWORD_LIST_PREFIX + " ".join(dict.fromkeys(words))
 
 
 def _apply_word_options(sketch: dict[str, Any], flags: dict[str, Any]) -> None:

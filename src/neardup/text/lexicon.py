@@ -20,6 +20,8 @@ the kernels read as the same words get the same tokens.
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from collections.abc import Iterable
 from functools import cache, partial
 from importlib import resources
 from typing import Any
@@ -31,9 +33,22 @@ from neardup._kernels import lexicon as kernels
 from neardup._parallel import in_blocks
 from neardup._types import Batch, I64Array, U8Array, U64Array
 from neardup.errors import MissingExtraError, ParameterError
-from neardup.params import STEM_LANGUAGES, STOPWORD_LANGUAGES, NormalizeSpec
+from neardup.params import (
+    STEM_LANGUAGES,
+    STOPWORD_LANGUAGES,
+    STOPWORD_LIST_PREFIX,
+    NormalizeSpec,
+)
 
-__all__ = ["Lexicon", "WordSpans", "spaced_words", "stem_words", "stopword_list", "word_spans"]
+__all__ = [
+    "Lexicon",
+    "WordSpans",
+    "frequent_words",
+    "spaced_words",
+    "stem_words",
+    "stopword_list",
+    "word_spans",
+]
 
 MAX_VOCABULARY = 4_000_000
 """Distinct words a :class:`Lexicon` keeps stems of across batches (about 100 MB at most); past
@@ -42,13 +57,20 @@ it, the words of a batch not among them are stemmed for that batch only."""
 
 @cache
 def stopword_list(language: str) -> tuple[str, ...]:
-    """The Snowball stop words of ``language``, as listed (lower case, in the list's order).
+    """The stop words a stop-word field names.
+
+    The Snowball list of a language, as listed (lower case, in the list's order), or the words
+    of a ``"words:..."`` list, as given.
 
     Examples
     --------
     >>> stopword_list("english")[:5]
     ('i', 'me', 'my', 'myself', 'we')
+    >>> stopword_list("words:a for the")
+    ('a', 'for', 'the')
     """
+    if language.startswith(STOPWORD_LIST_PREFIX):
+        return tuple(language[len(STOPWORD_LIST_PREFIX) :].split())
     if language not in STOPWORD_LANGUAGES:
         raise ParameterError(
             f"no stop-word list for {language!r}; valid languages: {', '.join(STOPWORD_LANGUAGES)}."
@@ -57,6 +79,27 @@ def stopword_list(language: str) -> tuple[str, ...]:
         resources.files("neardup.text").joinpath("stopwords", f"{language}.txt").read_text("utf-8")
     )
     return tuple(word for word in data.split() if word)
+
+
+def frequent_words(texts: Iterable[str], num_words: int) -> tuple[str, ...]:
+    """The ``num_words`` most frequent words of ``texts``: a corpus's own stop-word list.
+
+    MMDS §3.2.4: "there is no set number of the most frequent words that should be considered
+    stop words". Words are split at whitespace and case-folded; ties go to the word first in
+    code-point order. Pass them as ``"words:" + " ".join(words)`` to
+    :attr:`~neardup.params.ShingleSpec.stopwords` (or ``--stopwords @FILE``, one a line). One
+    pass over the texts in Python: a sample of the corpus is enough.
+
+    Examples
+    --------
+    >>> frequent_words(["the cat and the hat", "The end"], 2)
+    ('the', 'and')
+    """
+    if isinstance(num_words, bool) or not isinstance(num_words, int) or num_words < 1:
+        raise ParameterError(f"frequent_words num_words must be an int >= 1; got {num_words!r}.")
+    counts = Counter(word for text in texts for word in text.casefold().split())
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return tuple(word for word, _ in ranked[:num_words])
 
 
 def _stemmer(language: str) -> Any:
