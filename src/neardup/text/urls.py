@@ -31,6 +31,7 @@ __all__ = [
     "normalize_url",
     "positional_bigrams",
     "url_host",
+    "url_parts",
     "url_shingles",
     "url_tokens",
 ]
@@ -164,6 +165,20 @@ def normalize_url(url: str, *, drop_params: Collection[str] = frozenset()) -> st
     if scheme or parts.netloc or url.startswith("//"):
         head += "//" + netloc
     return head + path + (f"?{query}" if query else "")
+
+
+def url_parts(url: str) -> tuple[str, str, str]:
+    """A normalised absolute URL (:func:`normalize_url`) as ``(scheme://host, /path, query)``.
+
+    Examples
+    --------
+    >>> url_parts("https://example.org/a/b?x=1"), url_parts("https://example.org")
+    (('https://example.org', '/a/b', 'x=1'), ('https://example.org', '/', ''))
+    """
+    base, _, query = url.partition("?")
+    scheme, sep, rest = base.partition("://")
+    host, slash, path = rest.partition("/")
+    return scheme + sep + host, "/" + path if slash else "/", query
 
 
 def url_host(url: str) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 
 from neardup._types import I64Array, U64Array
 from neardup.errors import ParameterError
-from neardup.text.urls import normalize_url
+from neardup.text.urls import normalize_url, url_parts
 
 __all__ = [
     "TRACKING_PARAMETERS",
@@ -311,7 +311,7 @@ def canonical_urls(urls: Sequence[str], parameters: AliasParameters) -> list[str
 
 def _without_crumbs(url: str, crumbs: Mapping[str, set[tuple[int, str]]]) -> str:
     """``url`` with the segments that are crumbs of its host dropped."""
-    origin, path, query = _path_parts(url)
+    origin, path, query = url_parts(url)
     of_host = crumbs.get(origin.partition("://")[2])
     if not of_host:
         return url
@@ -320,14 +320,6 @@ def _without_crumbs(url: str, crumbs: Mapping[str, set[tuple[int, str]]]) -> str
     if len(kept) == len(segments):
         return url
     return origin + "/" + "/".join(kept) + (f"?{query}" if query else "")
-
-
-def _path_parts(url: str) -> tuple[str, str, str]:
-    """A normalised absolute URL as ``(scheme://host, /path, query)``."""
-    base, _, query = url.partition("?")
-    scheme, sep, rest = base.partition("://")
-    host, slash, path = rest.partition("/")
-    return scheme + sep + host, "/" + path if slash else "/", query
 
 
 def _drop(page: tuple[str, list[tuple[str, str]]], names: frozenset[str]) -> str:
@@ -342,7 +334,7 @@ def _crumb_evidence(urls: Sequence[str], content: I64Array) -> dict[PathCrumb, t
     """``(same, changed)`` group counts per host, segment position and shape."""
     groups: dict[tuple[PathCrumb, str], dict[str, set[int]]] = {}
     for page, url in enumerate(urls):
-        origin, path, query = _path_parts(url)
+        origin, path, query = url_parts(url)
         host = origin.partition("://")[2]
         segments = path.split("/")[1:]
         shapes = [segment_shape(segment) for segment in segments]

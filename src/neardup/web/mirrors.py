@@ -40,7 +40,7 @@ from neardup.join import JoinResult, similarity_join
 from neardup.params import JoinSpec, MirrorSpec
 from neardup.text import Shingler
 from neardup.text.shingle import ShingleSets
-from neardup.text.urls import url_shingles
+from neardup.text.urls import url_parts, url_shingles
 from neardup.verify import jaccard_of_sets
 
 __all__ = ["MirrorPair", "find_mirrors", "page_copies"]
@@ -83,7 +83,7 @@ class MirrorPair:
         if self.prefixes is None:
             return True
         prefix = self.prefixes[0] if host == self.a else self.prefixes[1]
-        return _under(_path(url), prefix)
+        return _under(url_parts(url)[1], prefix)
 
 
 def page_copies(
@@ -154,7 +154,7 @@ def find_mirrors(
     copies_of = _Copies(page[head], partner[head], other[head], best[head], host_of, pages)
     host_sets = _host_url_sets(host_of, urls, num_hosts)
     candidates = _candidate_hosts(host_of[copies_of.page], copies_of.other, host_sets, spec)
-    paths = [_path(url) for url in urls]
+    paths = [url_parts(url)[1] for url in urls]
     found = []
     for a, b in candidates:
         checked = copies_of.check(a, b, spec) or copies_of.check_directories(a, b, paths, spec)
@@ -270,12 +270,6 @@ def _judge(
 def _under(path: str, prefix: str) -> bool:
     """Whether ``path`` lies in the directory ``prefix`` (``/a/`` holds ``/a``, its index)."""
     return path.startswith(prefix) or path == prefix[:-1]
-
-
-def _path(url: str) -> str:
-    """The path of a canonical URL, from its first ``/`` after the host, without the query."""
-    rest = url.partition("://")[2]
-    return "/" + rest.partition("/")[2].partition("?")[0]
 
 
 def _common_directories(rests: Sequence[str]) -> str:
