@@ -1,11 +1,13 @@
-"""p-stable projections into buckets (seed 002, "LSH for L2"): LSH for Euclidean distance.
+"""p-stable projections into buckets (seed 002, "LSH for L2"): LSH for L2 and for L1 distance.
 
-Candidates for the ``l2`` join (:data:`neardup.kinds.METRICS`). An elementary hash projects a
+Candidates for the ``l2`` join, and for ``l1`` by its default family
+(:data:`neardup.kinds.METRICS`). An elementary hash projects a
 vector onto a random line, shifts it by a random offset and cuts the line into buckets of
 width ``w``: ``h(x) = floor((a · x + b) / w)`` with ``a ~ N(0, I)`` and ``b ~ U[0, w)``
 (Datar, Immorlica, Indyk and Mirrokni 2004). The Gaussian is 2-stable: ``a · x - a · y`` is
 distributed as ``|x - y|_2`` times a standard normal, so the chance of a shared bucket depends
-on the distance only. ``num_rows`` bucket numbers make a band, mixed into one key
+on the distance only; the Cauchy distribution is 1-stable, and does the same for L1
+(:class:`CauchyHasher`). ``num_rows`` bucket numbers make a band, mixed into one key
 (:class:`~neardup.lsh.family.AmplifiedHasher`).
 """
 
