@@ -152,13 +152,20 @@ class PStableHasher(AmplifiedHasher):
         ...     np.array([0.0, 0.5, 1.0, 2.0]), spec, 8)]
         [1.0, 0.6095, 0.3687, 0.1954]
         """
-        c = cls._domain(value, 0.0, math.inf, "Euclidean distance")
-        width = bucket_width(spec)
+        c = cls._domain(value, 0.0, math.inf, cls._distance)
         with np.errstate(divide="ignore", invalid="ignore"):
-            u = width / c
-            p = _erf(u / math.sqrt(2.0)) - math.sqrt(2.0 / math.pi) / u * -np.expm1(-u * u / 2)
-        p = np.where(c == 0.0, 1.0, p)
+            p = np.where(c == 0.0, 1.0, cls._probability(bucket_width(spec) / c))
         return float(p) if p.ndim == 0 else p
+
+    _distance: ClassVar[str] = "Euclidean distance"
+
+    @staticmethod
+    def _probability(u: F64Array) -> F64Array:
+        """One line's collision probability at ``u = w / c > 0`` (the Gaussian's)."""
+        p: F64Array = _erf(u / math.sqrt(2.0)) - math.sqrt(2.0 / math.pi) / u * -np.expm1(
+            -u * u / 2
+        )
+        return p
 
     def _lines(self, dim: int) -> F64Array:
         """``a`` of each elementary hash: rows of independent standard normals (2-stable)."""
@@ -235,13 +242,15 @@ class CauchyHasher(PStableHasher):
         ...     np.array([0.0, 1.0, 4.0, 16.0]), spec, 8)]
         [1.0, 0.6186, 0.2794, 0.0788]
         """
-        c = cls._domain(value, 0.0, math.inf, "L1 distance")
-        width = bucket_width(spec)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = width / c
-            p = 2.0 / math.pi * np.arctan(u) - np.log1p(u * u) / (math.pi * u)
-        p = np.where(c == 0.0, 1.0, p)
-        return float(p) if p.ndim == 0 else p
+        return super().collision_probability(value, spec, dim, max_value)
+
+    _distance: ClassVar[str] = "L1 distance"
+
+    @staticmethod
+    def _probability(u: F64Array) -> F64Array:
+        """One line's collision probability at ``u = w / c > 0`` (the Cauchy's)."""
+        p: F64Array = 2.0 / math.pi * np.arctan(u) - np.log1p(u * u) / (math.pi * u)
+        return p
 
     def _lines(self, dim: int) -> F64Array:
         """``a`` of each elementary hash: rows of independent standard Cauchy draws (1-stable)."""
