@@ -65,6 +65,15 @@ class Ratings(NamedTuple):
 _MAX_GRIDS = 1024
 
 
+def _finite(text: str) -> float | None:
+    """``text`` as a finite float, or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def parse_ratings(ratings: str) -> Ratings:
     """The mode and the thresholds of a ``ratings`` option.
 
@@ -83,28 +92,18 @@ def parse_ratings(ratings: str) -> Ratings:
     ('likes', 4.0, 2.0)
     """
     match = _RATINGS.fullmatch(ratings) if isinstance(ratings, str) else None
-    numbers: list[float] = []
-    if match is not None:
-        for text in (match.group(2), match.group(5), match.group(6)):
-            try:
-                value = float(text) if text is not None else None
-            except ValueError:
-                value = None
-            if text is not None and (value is None or not math.isfinite(value)):
-                match = None
-                break
-            if value is not None:
-                numbers.append(value)
-    if match is not None and match.group(4) and not numbers[1] < numbers[0]:
-        match = None
-    if match is None:
+    texts = match.group(2, 5, 6) if match is not None else ()
+    parsed = [_finite(text) for text in texts if text is not None]
+    numbers = [value for value in parsed if value is not None]
+    likes = match is not None and match.group(4) is not None
+    if match is None or len(numbers) < len(parsed) or (likes and not numbers[1] < numbers[0]):
         raise ParameterError(
             "ratings must be 'set', 'set:<min>', 'likes:<high>:<low>' (finite numbers, low < "
             f"high) or 'bag'; got {ratings!r}."
         )
     if match.group(3):
         return Ratings("bag", None, None)
-    if match.group(4):
+    if likes:
         return Ratings("likes", numbers[0], numbers[1])
     return Ratings("set", numbers[0] if numbers else None, None)
 
