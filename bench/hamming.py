@@ -111,14 +111,10 @@ def flip_order(
     diff = (queries[q_truth] ^ values[r_truth]) >> shift
     moved = diff != 0
     total = sum(comb(t, i) for i in range(1, H + 1))
-    every = sum(comb(64, i) for i in range(H + 1))
     ranks = []
     sample = rng.permutation(np.flatnonzero(moved))[:2000]
     for q, d in zip(q_truth[sample].tolist(), diff[sample].tolist(), strict=True):
-        header = np.full(64, 1e-9)  # VOSH over the header: the other bits' sets are left out
-        header[:t] = p[q, 64 - t :]
-        masks = vosh_masks(header, H, every)
-        masks = masks[(masks >> np.uint64(t)) == 0]
+        masks = vosh_masks(p[q, 64 - t :], H, total + 1)  # VOSH over the header bits only
         ranks.append(int(np.flatnonzero(masks == d)[0]))
     vosh = np.array(ranks)
     uniform = rng.integers(1, total + 1, size=vosh.shape[0])

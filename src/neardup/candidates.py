@@ -14,7 +14,7 @@ bottomk-pairs  documents sharing two of their ``L`` smallest hashes, ``L`` the l
                ``P(Binomial(L, t) >= 2) >= 0.95``
 features       Broder's feature filter: at least ``min_shared`` common supershingles of the
                preset (megashingles when ``min_shared >= 2``)
-hamming        fingerprints at most ``h`` bits apart (block-permuted tables)
+hamming        fingerprints at most ``h`` bits apart (block-permuted tables, or PSM)
 prefix         exact: every pair whose shingle sets reach the Jaccard threshold, by length,
                prefix, position and suffix filtering over the sets themselves (MMDS §3.9); the
                signatures find nothing (``keys`` are empty), :meth:`PrefixFilter.set_pairs` does
@@ -256,6 +256,8 @@ class HammingPairs(CandidateScheme):
             active=active,
             num_blocks=self.lsh.hamming_blocks,
             max_bucket_size=self.lsh.max_bucket_size,
+            search=self.lsh.search,
+            budget=self.lsh.psm_budget,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -266,7 +268,9 @@ class HammingPairs(CandidateScheme):
             "scheme": "hamming",
             "bits": bits,
             "max_distance": h,
+            "search": self.lsh.search,
             "num_blocks": self.lsh.hamming_blocks or "chosen from the number of fingerprints",
+            "psm_budget": self.lsh.psm_budget,
             "candidate_probability_at_threshold": within,
             "label": f"SimHash within {h} of {bits} bits",
         }

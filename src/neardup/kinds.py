@@ -215,6 +215,7 @@ SKETCH_KINDS: dict[str, SketchKind] = {
             options=("simhash_bits", "weighting", "projection"),
             tag=9,
             uses_idf=True,
+            index=True,
         ),
         SketchKind(
             name="canonical",
@@ -238,7 +239,8 @@ ESTIMATED_KINDS = tuple(kind for kind in SKETCH_KINDS if kind != "canonical")
 all but the canonical form, whose one fingerprint is equal or not."""
 
 INDEX_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.index)
-"""Sketch kinds an index accepts: those whose slots agree with probability J."""
+"""Sketch kinds an index accepts: those whose slots agree with probability J (LSH bands), and
+SimHash (fingerprints within h bits)."""
 
 
 def estimated_kinds(names: Collection[str]) -> list[str]:
@@ -300,9 +302,9 @@ FAMILIES: dict[str, CandidateFamily] = {
         ),
         CandidateFamily(
             name="hamming",
-            summary="fingerprints at most h bits apart, by block-permuted tables",
+            summary="fingerprints at most h bits apart, by block-permuted tables or PSM",
             scheme="neardup.candidates:HammingPairs",
-            options=("hamming", "hamming_blocks"),
+            options=("hamming", "hamming_blocks", "search", "psm_budget"),
         ),
     )
 }

@@ -1,7 +1,8 @@
 """What both indexes share: the :class:`Match` a query answers with, and the checks on ids.
 
-:class:`~neardup.index.LSHIndex` (MinHash/OPH signatures, LSH bands, SQLite) and
-:class:`~neardup.hamming.HammingIndex` (SimHash fingerprints, block-permuted tables) speak one
+:class:`~neardup.index.LSHIndex` (MinHash/OPH signatures in LSH bands, or SimHash
+fingerprints; SQLite) and :class:`~neardup.hamming.HammingIndex` (SimHash fingerprints in
+memory) speak one
 vocabulary: ``add``, ``upsert``, ``delete``, ``get``, ``query``, ``query_signatures`` and
 ``info``. A query answers with a list of :class:`Match`, best first, and a batch of ids is
 refused, whole, by the same errors (:func:`check_ids`, :func:`ids_exist`). This module sits
@@ -28,21 +29,34 @@ class Match:
     id
         The stored document's id.
     similarity
-        How similar it is to the query, estimated from the sketches; 1.0 at best. For an
-        :class:`~neardup.index.LSHIndex` the estimated Jaccard similarity: the fraction of
-        signature slots that agree (1.0 for the same normalised text). For a
-        :class:`~neardup.hamming.HammingIndex` the estimated cosine ``cos(π distance / bits)``
+        How similar it is to the query, estimated from the sketches; 1.0 at best. For MinHash
+        signatures the estimated Jaccard similarity: the fraction of signature slots that agree
+        (1.0 for the same normalised text). For SimHash fingerprints (a
+        :class:`~neardup.hamming.HammingIndex`, or an :class:`~neardup.index.LSHIndex` of
+        ``kind="simhash"``) the estimated cosine ``cos(π distance / bits)``
         (Charikar; what ``--verify signature`` compares with a SimHash threshold): 1.0 at
         distance 0, 0.989 at 3 bits of 64, 0.0 at half the bits.
     distance
-        The bits between the query's SimHash fingerprint and the stored one (a
-        :class:`~neardup.hamming.HammingIndex`); ``None`` for an
-        :class:`~neardup.index.LSHIndex`, whose signatures have no distance.
+        The bits between the query's SimHash fingerprint and the stored one; ``None`` for
+        MinHash signatures, which have no distance.
     """
 
     id: str
     similarity: float
     distance: int | None = None
+
+    def to_dict(self) -> dict[str, str | float | int]:
+        """The match as the CLI and the service print it: ``distance`` only where there is one.
+
+        Examples
+        --------
+        >>> Match("a", 0.9).to_dict(), Match("b", 1.0, 0).to_dict()
+        ({'id': 'a', 'similarity': 0.9}, {'id': 'b', 'similarity': 1.0, 'distance': 0})
+        """
+        found: dict[str, str | float | int] = {"id": self.id, "similarity": self.similarity}
+        if self.distance is not None:
+            found["distance"] = self.distance
+        return found
 
 
 def check_ids(ids: Sequence[str]) -> None:

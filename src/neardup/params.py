@@ -44,6 +44,11 @@ VerifyMode = Literal["exact", "signature", "none"]
 KeepRule = Literal["first", "longest"]
 KeepDirection = Literal["max", "min"]
 PairsMode = Literal["all", "spanning", "none"]
+Search = Literal["tables", "psm"]
+"""How fingerprints within ``h`` bits are found: block-permuted tables (exact, ``C(G, g)``
+copies), or PSM (one copy; exact with every flip set, approximate with a budget)."""
+PSM_MAX_FLIPS = 8
+"""The most bits of a 64-bit word PSM flips (:data:`neardup._kernels.vosh.MAX_SET_BITS`)."""
 ClusterMode = Literal["components", "center"]
 Compression = Literal["none", "gzip", "zstd"]
 InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]
@@ -665,6 +670,13 @@ class LSHSpec(_Spec):
         Blocks ``G > h`` of the block-permuted tables that find them (``C(G, G - h)`` tables);
         ``None`` chooses ``G`` from the number of fingerprints
         (:func:`neardup.hamming.choose_blocks`).
+    search
+        How fingerprints within ``h`` bits are found: ``"tables"`` (block-permuted tables,
+        exact, ``C(G, G - h)`` copies) or ``"psm"`` (seed 004's probabilistic SimHash matching:
+        one sorted copy, its header buckets visited in the order of likely bit flips).
+    psm_budget
+        PSM's header buckets per query and 64-bit word, its own included; ``None`` visits every
+        bucket within ``h`` header bits (exact). ``docs/simhash.md`` measures the trade.
     """
 
     family: str | None = None
@@ -677,6 +689,8 @@ class LSHSpec(_Spec):
     max_bucket_size: int = 1000
     hamming: int = 7
     hamming_blocks: int | None = None
+    search: Search = "tables"
+    psm_budget: int | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "family": Rule(
@@ -691,6 +705,8 @@ class LSHSpec(_Spec):
         "max_bucket_size": integer(2, 2**31 - 1),
         "hamming": integer(0, 32),
         "hamming_blocks": optional_integer(2, 64),
+        "search": one_of("tables", "psm"),
+        "psm_budget": optional_integer(1, 2**31 - 1),
     }
 
     def __post_init__(self) -> None:
@@ -752,6 +768,19 @@ def candidate_family(sketch: SketchSpec, lsh: LSHSpec) -> str:
             f"{' or '.join(map(repr, kind.families))}."
         )
     return family
+
+
+def check_psm_radius(bits: int, hamming: int) -> None:
+    """Refuse a radius PSM cannot search: more than :data:`PSM_MAX_FLIPS` bits of a word.
+
+    Two 64-bit words are searched within ``h // 2`` bits each (pigeonhole).
+    """
+    per_word = hamming if bits == 64 else hamming // 2
+    if per_word > PSM_MAX_FLIPS:
+        raise ParameterError(
+            f"--search psm flips at most {PSM_MAX_FLIPS} bits of a 64-bit word; --hamming "
+            f"{hamming} of {bits} bits needs {per_word}: lower --hamming, or use --search tables."
+        )
 
 
 def _metric_family(metric: str, family: str | None) -> str:
@@ -1152,6 +1181,8 @@ class DedupConfig(_Spec):
         family = candidate_family(self.sketch, self.lsh)
         if self.lsh.family is None:
             object.__setattr__(self, "lsh", replace(self.lsh, family=family))
+        if family == "hamming" and self.lsh.search == "psm":
+            check_psm_radius(self.sketch.simhash_bits, self.lsh.hamming)
         if family == "containment":
             self._check_containment()
         if self.keep_by and self.keep != "first":

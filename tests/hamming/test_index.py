@@ -20,7 +20,7 @@ from neardup.errors import (
     StoreError,
 )
 from neardup.hamming import index as index_module
-from neardup.hamming.pairs import Search
+from neardup.params import Search
 from tests import reference
 
 SPEC = SketchSpec(kind="simhash", shingle=ShingleSpec(k=1))

@@ -66,6 +66,27 @@ def test_near_pairs_link_what_brute_force_links(seed: int, words: int, h: int, n
     assert np.array_equal(labels[truth_first], labels[truth_second])
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    words=st.sampled_from([1, 2]),
+    h=st.integers(0, 5),
+    n=st.integers(2, 120),
+)
+def test_psm_without_a_budget_pairs_what_the_tables_pair(
+    seed: int, words: int, h: int, n: int
+) -> None:
+    """``dedup --search psm``: every header flip set within h bits, so the same candidates."""
+    rows = _planted(seed, n, words, h)
+    tables = near_pairs(rows, h)
+    psm = near_pairs(rows, h, search="psm")
+    assert psm.first.tolist() == tables.first.tolist()
+    assert psm.second.tolist() == tables.second.tolist()
+    some = near_pairs(rows, h, search="psm", budget=2)  # own bucket and one flip: a subset
+    codes = set(zip(tables.first.tolist(), tables.second.tolist(), strict=True))
+    assert set(zip(some.first.tolist(), some.second.tolist(), strict=True)) <= codes
+
+
 def test_a_large_group_of_equal_fingerprints_is_paired_linearly() -> None:
     rows = np.zeros((50, 1), dtype=np.uint64)
     rows[40:] = 3  # two bits from 0

@@ -220,3 +220,10 @@ def test_bad_search_parameters_are_refused() -> None:
         index.query(np.arange(2, dtype=np.uint64), np.full((3, 64), 0.1))
     with pytest.raises(ParameterError, match="header_bits"):
         PSMIndex(np.arange(10, dtype=np.uint64), header_bits=33)
+
+
+def test_the_specs_know_how_many_bits_psm_flips() -> None:
+    from neardup._kernels.vosh import MAX_SET_BITS
+    from neardup.params import PSM_MAX_FLIPS
+
+    assert PSM_MAX_FLIPS == MAX_SET_BITS

@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from neardup.index import LSHIndex
+from neardup.index.lsh_index import FLIP_FIT_DOCUMENTS
+from neardup.params import LSHSpec, SketchSpec
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 BATCH = 25
@@ -21,13 +23,14 @@ BATCH = 25
 WRITER = f"""
 import sys
 from neardup.index import LSHIndex
-path, prefix = sys.argv[1], sys.argv[2]
+path, prefix, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
 words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron".split()
 with LSHIndex.open(path) as index:
     for batch in range(10_000):
-        ids = [f"{{prefix}}-{{batch}}-{{i}}" for i in range({BATCH})]
+        size = first if batch == 0 else {BATCH}
+        ids = [f"{{prefix}}-{{batch}}-{{i}}" for i in range(size)]
         texts = [" ".join(words[(batch + i + j) % 15] + str(batch * 31 + i) for j in range(40))
-                 for i in range({BATCH})]
+                 for i in range(size)]
         index.add(ids, texts)
         print(batch, flush=True)
 """
@@ -35,15 +38,25 @@ with LSHIndex.open(path) as index:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
-def test_acknowledged_batches_survive_sigkill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["minhash", "simhash-psm"])
+def test_acknowledged_batches_survive_sigkill(tmp_path: Path, kind: str) -> None:
+    """For PSM too, whose first large batch also commits the flip model fitted on it."""
     path = tmp_path / "crash.ndx"
-    LSHIndex.open(path).close()
+    first = BATCH
+    if kind == "minhash":
+        LSHIndex.open(path).close()
+    else:
+        lsh = LSHSpec(family="hamming", hamming=3, search="psm", psm_budget=8)
+        LSHIndex.open(path, sketch=SketchSpec(kind="simhash"), lsh=lsh).close()
+        first = FLIP_FIT_DOCUMENTS  # a whole number of batches
     rng = np.random.default_rng(11)
     acknowledged: dict[str, list[int]] = {}
     for round_ in range(6):
         prefix = f"r{round_}"
         child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), prefix], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", WRITER, str(path), prefix, str(first if round_ == 0 else BATCH)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert child.stdout is not None
         acks = [int(child.stdout.readline())]  # wait until the writer is really writing
@@ -56,6 +69,8 @@ def test_acknowledged_batches_survive_sigkill(tmp_path: Path) -> None:
 
         with LSHIndex.open(path) as index:
             assert index.verify_integrity() == []
+            if kind != "minhash":  # the model is in the file exactly when its batch is
+                assert (index.flips is not None) == (index.get("r0-0-0") is not None)
             for name, batches in acknowledged.items():
                 for batch in batches:
                     assert index.get(f"{name}-{batch}-0") is not None

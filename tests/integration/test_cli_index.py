@@ -233,7 +233,12 @@ OPTION_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
         {},
         "--sketch: 'bottomk' is not one of 'oph',",
     ),
-    (["index", "create", "{new}", "--method", "simhash"], {}, "No such option '--method'"),
+    (["index", "create", "{new}", "--method", "simhash", "--weighting", "tfidf"], {}, "TF-IDF"),
+    (
+        ["index", "create", "{new}", "--method", "simhash", "--search", "psm", "--hamming", "9"],
+        {},
+        "--search psm flips at most 8 bits",
+    ),
     (["index", "create", "{new}", "--threshold", "0"], {}, "--threshold must"),
     (["index", "create", "{new}", "--num-perm", "0"], {}, "--num-perm must"),
     (["serve", "{path}", "--max-batch", "0"], {"NEARDUP_TOKENS": "t"}, "--max-batch must be >= 1"),
@@ -258,9 +263,10 @@ def test_index_create_lists_only_what_an_index_can_be_built_with() -> None:
     listed = {name for param in create.params for name in param.opts}
     sketch = next(param for param in create.params if param.name == "sketch_kind")
     assert list(sketch.type.choices) == list(INDEX_KINDS)
-    for refused in ("--method", "--family", "--bbits", "--preset", "--hamming", "--simhash-bits"):
+    for refused in ("--family", "--bbits", "--preset", "--idf-low"):
         assert refused not in listed  # the index would refuse each of them
     assert {"--shingle", "--num-perm", "--threshold", "--bands", "--rows"} <= listed
+    assert {"--method", "--hamming", "--simhash-bits", "--search", "--psm-budget"} <= listed
 
 
 @pytest.mark.parametrize(("args", "env", "message"), OPTION_ERRORS)
@@ -438,6 +444,46 @@ def test_an_interrupted_add_says_what_was_committed_and_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert f"skipped {committed:,} already in the index" in resumed.stdout
     assert count_documents(index) == len(records)
+
+
+@pytest.mark.subprocess
+def test_a_psm_index_killed_during_add_keeps_whole_batches_and_answers_with_distances(
+    tmp_path: Path, licenses: list[dict[str, object]]
+) -> None:
+    """``kill -9`` of ``index add`` on a PSM index: whole committed batches, the flip model
+    with its batch, ``index check`` sound; the resumed add completes and queries find copies."""
+    index = make_index(
+        tmp_path / "p.ndx", "--method", "simhash", "--hamming", "3", "--search", "psm",
+        "--psm-budget", "8",
+    )  # fmt: skip
+    records = _corpus(licenses, 4)
+    path = write_jsonl(tmp_path / "in.jsonl", records)
+    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"}
+    args = [str(NEARDUP), "index", "add", str(index), str(path), "--batch-size", "1200", "-q"]
+    child = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        if count_documents(index) > 0:
+            break
+        time.sleep(0.02)
+    assert child.poll() is None, "the add finished before it could be killed"
+    child.send_signal(signal.SIGKILL)
+    child.communicate(timeout=120)
+    committed = count_documents(index)
+    assert committed > 0
+    assert committed % 1200 == 0
+    checked = neardup("index", "check", index)
+    assert checked.returncode == 0, checked.stderr
+    with LSHIndex.open(index, create=False) as opened:
+        assert opened.flips is not None  # fitted on the first batch, committed with it
+    resumed = neardup("index", "add", index, path, "--batch-size", "1200", "--skip-existing")
+    assert resumed.returncode == 0, resumed.stderr
+    assert count_documents(index) == len(records)
+    record = records[-1]
+    found = neardup("index", "query", index, "--text", str(record["text"]), "--top-k", "1")
+    [match] = json.loads(found.stdout)["matches"]
+    assert match["distance"] == 0
+    assert match["similarity"] == 1.0
 
 
 def test_a_query_below_the_index_threshold_warns_with_the_recall(

@@ -212,3 +212,26 @@ def test_containment_queries_find_the_documents_holding_a_text(tmp_path: Path) -
         refused = http.post("/v1/query", json={"texts": [BASE], "measure": "containment"})
         assert refused.status_code == 400
         assert "keeps no containment sample" in refused.json()["error"]["message"]
+
+
+def test_a_psm_simhash_index_is_served_with_distances(
+    tmp_path: Path, licenses: list[dict[str, object]]
+) -> None:
+    """``neardup serve`` over ``index create --method simhash --search psm``: adds, queries and
+    checks answer with the bits apart, and the flip model fitted on the first large batch."""
+    path = tmp_path / "psm.ndx"
+    created = run("index", "create", str(path), "--method", "simhash", "--search", "psm",
+                  "--hamming", "3", "--psm-budget", "8")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    docs = [{"id": str(r["id"]), "text": str(r["text"])} for r in licenses[:1200]]
+    with serve_here(path, max_batch=2000, max_body_mb=64) as app, app.client() as http:
+        assert http.post("/v1/documents", json={"documents": docs}).status_code == 201
+        (result,) = http.post("/v1/query", json={"texts": [docs[7]["text"]]}).json()["results"]
+        assert result["matches"][0] == {"id": docs[7]["id"], "similarity": 1.0, "distance": 0}
+        checked = http.post("/v1/check", json={"documents": [{"id": "x", "text": docs[9]["text"]}]})
+        (answer,) = checked.json()["results"]
+        assert not answer["inserted"]
+        assert answer["matches"][0]["distance"] == 0
+    with LSHIndex.open(path, create=False) as index:
+        assert index.flips is not None
+        assert len(index) == 1200

@@ -188,18 +188,20 @@ def vosh_pop(order, odds, ranked, bits, keys, packs, masks, sizes, n):  # type: 
 
 @njit(cache=True, nogil=True)
 def vosh_masks(probabilities, max_bits, budget, recall, out):  # type: ignore[no-untyped-def]
-    """The first flip sets over all 64 bits (the empty set first) as masks; return how many.
+    """The first flip sets of ``n <= 64`` bits (the empty set first) as masks; return how many.
 
-    Bit ``i`` flips with ``probabilities[i]``. At most ``budget`` sets; with ``recall < 1``,
-    stop as soon as the sets emitted hold that share of the probability of all sets of at most
-    ``max_bits`` bits (the model's chance that a near copy's flip set is among them).
+    Bit ``i`` flips with ``probabilities[i]``, ``i < n``. At most ``budget`` sets; with
+    ``recall < 1``, stop as soon as the sets emitted hold that share of the probability of all
+    sets of at most ``max_bits`` bits (the model's chance that a near copy's flip set is among
+    them).
     """
-    bits = np.empty(64, dtype=np.uint64)
-    for i in range(64):
+    num_bits = probabilities.shape[0]
+    bits = np.empty(num_bits, dtype=np.uint64)
+    for i in range(num_bits):
         bits[i] = uint64(1) << uint64(i)
-    max_bits = min(max_bits, 64)
-    ranked = ranks_needed(64, max_bits, budget, recall)
-    order, odds = np.empty(64, np.int64), np.empty(64, np.float64)
+    max_bits = min(max_bits, num_bits)
+    ranked = ranks_needed(num_bits, max_bits, budget, recall)
+    order, odds = np.empty(num_bits, np.int64), np.empty(num_bits, np.float64)
     rank_bits(probabilities, ranked, order, odds)
     cap = heap_capacity(max_bits, budget)
     keys, packs = np.empty(cap, np.float64), np.empty(cap, np.uint64)

@@ -34,6 +34,8 @@ NOT_FOR_COMPARE = frozenset(
         "family",
         "hamming",
         "hamming_blocks",
+        "search",
+        "psm_budget",
         "threshold",
         "bands",
         "rows",

@@ -48,6 +48,7 @@ __all__ = ["index_group"]
     epilog="""\b
 Example:
   neardup index create seen.ndx --threshold 0.8
+  neardup index create pages.ndx --method simhash --hamming 3 --search psm
   neardup index add seen.ndx crawl-2026-11.jsonl.gz
   neardup index query seen.ndx --text "some page text" --top-k 3
   neardup index info seen.ndx""",
@@ -147,7 +148,7 @@ def create_command(path: Path, containment_sample: int | None, **flags: Any) -> 
         click.echo(json.dumps(index.info(), indent=2))
 
 
-narrow_sketch_options(create_command, INDEX_KINDS, ("bands",))
+narrow_sketch_options(create_command, INDEX_KINDS, ("bands", "hamming"))
 
 
 @index_group.command(
@@ -324,10 +325,7 @@ def query_command(
                 [t for _, t in batch], threshold=threshold, top_k=top_k, measure=measure
             )
             for (doc_id, _), matches in zip(batch, found, strict=True):
-                line = {
-                    "query": doc_id,
-                    "matches": [{"id": m.id, "similarity": m.similarity} for m in matches],
-                }
+                line = {"query": doc_id, "matches": [m.to_dict() for m in matches]}
                 click.echo(json.dumps(line, ensure_ascii=False))
 
 

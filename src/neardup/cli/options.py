@@ -245,6 +245,19 @@ sketch_options = _stack(
         help="SimHash: blocks G of the permuted tables [default: chosen from the corpus size].",
     ),
     click.option(
+        "--search",
+        type=click.Choice(["tables", "psm"]),
+        help="SimHash: find fingerprints within --hamming bits by block-permuted tables (exact) "
+        "or by PSM (seed 004: one sorted copy, header buckets in the order of likely bit flips; "
+        "a quarter of the memory) [default: tables]. See docs/simhash.md.",
+    ),
+    click.option(
+        "--psm-budget",
+        type=int,
+        help="SimHash with --search psm: header buckets visited per query (and 64-bit word), "
+        "its own included [default: all within --hamming bits, an exact search].",
+    ),
+    click.option(
         "--simhash-bits",
         type=click.Choice(["64", "128"]),
         help="SimHash fingerprint bits [default: 64].",
@@ -302,6 +315,8 @@ _FLAG_PLACES = [
     ("idf_high", ("sketch", "idf_high")),
     ("hamming", ("lsh", "hamming")),
     ("hamming_blocks", ("lsh", "hamming_blocks")),
+    ("search", ("lsh", "search")),
+    ("psm_budget", ("lsh", "psm_budget")),
     ("threshold", ("lsh", "threshold")),
     ("bands", ("lsh", "num_bands")),
     ("rows", ("lsh", "num_rows")),
@@ -605,7 +620,8 @@ def narrow_sketch_options(
     """Leave ``command`` only the sketch options that ``kinds`` or ``families`` use.
 
     :data:`sketch_options` offers every kind's options; a command that can use only some kinds
-    and families (an index: banded MinHash slots) lists only what it would not refuse:
+    and families (an index: banded MinHash slots, SimHash fingerprints within h bits) lists only
+    what it would not refuse:
     ``--sketch`` with those kinds, and the options the registry gives them
     (:class:`~neardup.kinds.SketchKind` and :class:`~neardup.kinds.CandidateFamily`).
     """
@@ -614,8 +630,8 @@ def narrow_sketch_options(
     unused = {_FLAG_OF_FIELD.get(o, o) for o in {*_owned(SKETCH_KINDS), *_owned(FAMILIES)} - used}
     if "simhash" not in kinds:
         unused.add("method")
-    if len(families) < 2:
-        unused.add("family")
+    if all(len(set(SKETCH_KINDS[k].families) & set(families)) < 2 for k in kinds):
+        unused.add("family")  # each kind has one family to choose
     command.params = [param for param in command.params if param.name not in unused]
     for param in command.params:
         if param.name == "sketch_kind" and isinstance(param, click.Option):

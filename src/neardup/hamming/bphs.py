@@ -27,6 +27,7 @@ from neardup.errors import ParameterError
 
 __all__ = [
     "BPHSDesign",
+    "BlockLayout",
     "BlockPermutedIndex",
     "bphs_batch_query",
     "bphs_tables",
@@ -196,6 +197,62 @@ def _blocks(num_blocks: int) -> list[tuple[int, int]]:
     return out
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class BlockLayout:
+    """Where each table of a BPHS design moves the blocks of a fingerprint.
+
+    Table ``t`` moves its ``g`` leading blocks (the ``t``-th choice of
+    ``itertools.combinations``) to the top and the others after them, in order; its header is
+    the top ``64 - prefix_shifts[t]`` bits of the permuted value. Row ``t`` of ``sources``,
+    ``shifts`` and ``masks`` says, slot by slot, where a block starts, where it goes and how
+    wide it is; ``lower_masks[t]`` holds the permuted bits of the non-leading blocks before the
+    last leading one (see :func:`~neardup._kernels.hamming.table_matches`).
+
+    Examples
+    --------
+    >>> layout = BlockLayout.of(BPHSDesign(num_blocks=4, leading_blocks=1))
+    >>> [hex(int(v)) for v in layout.permute(np.array([0x1111_2222_3333_4444], np.uint64), 2)]
+    ['0x3333111122224444']
+    """
+
+    sources: U64Array
+    shifts: U64Array
+    masks: U64Array
+    lower_masks: U64Array
+    prefix_shifts: U64Array
+
+    @classmethod
+    def of(cls, design: BPHSDesign) -> BlockLayout:
+        """The layout of ``design``'s ``C(G, g)`` tables."""
+        num_blocks, leading = design.num_blocks, design.leading_blocks
+        blocks = _blocks(num_blocks)
+        heads = list(combinations(range(num_blocks), leading))
+        shape = (len(heads), num_blocks)
+        sources, shifts = np.empty(shape, np.uint64), np.empty(shape, np.uint64)
+        masks, lower_masks = np.empty(shape, np.uint64), np.zeros(shape, np.uint64)
+        prefix_shifts = np.empty(len(heads), np.uint64)
+        for t, head in enumerate(heads):
+            order = [*head, *(b for b in range(num_blocks) if b not in head)]
+            widths = [blocks[b][1] for b in order]
+            tops = BITS - np.cumsum(widths)
+            sources[t] = [blocks[b][0] for b in order]
+            shifts[t] = tops
+            masks[t] = [(1 << width) - 1 for width in widths]
+            lower = [slot for slot, b in enumerate(order) if b < head[-1] and b not in head]
+            lower_masks[t, lower] = masks[t, lower] << shifts[t, lower]
+            prefix_shifts[t] = tops[leading - 1]
+        return cls(sources, shifts, masks, lower_masks, prefix_shifts)
+
+    def permute(self, values: U64Array, table: int) -> U64Array:
+        """``values`` with their blocks moved as table ``table`` moves them."""
+        values = np.ascontiguousarray(values, dtype=np.uint64)
+        out = np.empty_like(values)
+        run = partial(kernels.permute_blocks, values, self.sources[table], self.shifts[table],
+                      self.masks[table], out)  # fmt: skip
+        in_blocks(run, values.shape[0])
+        return out
+
+
 class BlockPermutedIndex:
     """An in-memory BPHS index of 64-bit fingerprints (e.g. SimHashes).
 
@@ -244,38 +301,14 @@ class BlockPermutedIndex:
         values = np.ascontiguousarray(values, dtype=np.uint64)
         if values.ndim != 1:
             raise ParameterError(f"values must be a 1-d array of uint64; got shape {values.shape}.")
-        blocks = _blocks(num_blocks)
-        heads = list(combinations(range(num_blocks), leading))
-        shape = (len(heads), num_blocks)
-        self._sources = np.empty(shape, np.uint64)
-        self._shifts = np.empty(shape, np.uint64)
-        self._masks = np.empty(shape, np.uint64)
-        self._lower_masks = np.zeros(shape, np.uint64)
-        self._prefix_shifts = np.empty(len(heads), np.uint64)
-        self._tables = np.empty((len(heads), values.shape[0]), np.uint64)
-        self._rows = np.empty((len(heads), values.shape[0]), np.int64)
-        for t, head in enumerate(heads):
-            order = [*head, *(b for b in range(num_blocks) if b not in head)]
-            widths = [blocks[b][1] for b in order]
-            tops = BITS - np.cumsum(widths)
-            self._sources[t] = [blocks[b][0] for b in order]
-            self._shifts[t] = tops
-            self._masks[t] = [(1 << width) - 1 for width in widths]
-            # The non-leading blocks before the last leading one, where they sit permuted.
-            lower = [slot for slot, b in enumerate(order) if b < head[-1] and b not in head]
-            self._lower_masks[t, lower] = self._masks[t, lower] << self._shifts[t, lower]
-            self._prefix_shifts[t] = tops[leading - 1]
-            permuted = self._permute(values, t)
+        self.layout = BlockLayout.of(self.design)
+        self._tables = np.empty((self.num_tables, values.shape[0]), np.uint64)
+        self._rows = np.empty((self.num_tables, values.shape[0]), np.int64)
+        for t in range(self.num_tables):
+            permuted = self.layout.permute(values, t)
             rows = np.argsort(permuted, kind="stable")
             self._tables[t] = permuted[rows]
             self._rows[t] = rows
-
-    def _permute(self, values: U64Array, table: int) -> U64Array:
-        out = np.empty_like(values)
-        run = partial(kernels.permute_blocks, values, self._sources[table], self._shifts[table],
-                      self._masks[table], out)  # fmt: skip
-        in_blocks(run, values.shape[0])
-        return out
 
     @property
     def num_blocks(self) -> int:
@@ -340,8 +373,9 @@ class BlockPermutedIndex:
         ``row``), or writing each query's rows to ``row`` from ``end[q] = offsets[q]`` on.
         """
         counting = row is None
-        args = (self._tables, self._rows, self._sources, self._shifts, self._masks,
-                self._prefix_shifts, self._lower_masks, queries, self.max_distance, first_only,
+        layout = self.layout
+        args = (self._tables, self._rows, layout.sources, layout.shifts, layout.masks,
+                layout.prefix_shifts, layout.lower_masks, queries, self.max_distance, first_only,
                 counting, starts, end if offsets is None else offsets,
                 np.empty(0, np.int64) if row is None else row, end)  # fmt: skip
         for table in range(self.num_tables):

@@ -31,11 +31,11 @@ from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
 from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
 from neardup.hamming.flips import FlipModel
-from neardup.hamming.pairs import FingerprintTables, Search
+from neardup.hamming.pairs import FingerprintTables
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output
 from neardup.lookup import Match, check_ids, ids_exist
-from neardup.params import SketchSpec
+from neardup.params import Search, SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
 from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from neardup.sketch.weighted import IDFWeights

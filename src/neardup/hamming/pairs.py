@@ -11,8 +11,6 @@ one of their 64-bit halves; the full distance is then checked.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
@@ -21,13 +19,10 @@ from neardup.hamming.bphs import BlockPermutedIndex, choose_blocks
 from neardup.hamming.psm import PSMIndex
 from neardup.lsh.banding import candidate_pairs
 from neardup.pairs import CandidatePairs
+from neardup.params import Search
 from neardup.sketch.simhash import hamming_distance
 
-__all__ = ["FingerprintTables", "Search", "near_pairs"]
-
-Search = Literal["tables", "psm"]
-"""How fingerprints within ``h`` are found: block-permuted tables (exact, ``C(G, g)`` copies),
-or PSM (one copy; exact with every flip set, approximate with a budget)."""
+__all__ = ["FingerprintTables", "near_pairs"]
 
 
 class FingerprintTables:
@@ -113,6 +108,8 @@ def near_pairs(
     active: BoolArray | None = None,
     num_blocks: int | None = None,
     max_bucket_size: int = 1000,
+    search: Search = "tables",
+    budget: int | None = None,
 ) -> CandidatePairs:
     """Pairs of documents whose fingerprint rows are at most ``max_distance`` bits apart.
 
@@ -124,6 +121,9 @@ def near_pairs(
         Documents taking part (others are never paired); all by default.
     num_blocks
         ``G`` of the tables (``None``: :func:`~neardup.hamming.choose_blocks`).
+    search, budget
+        As for :class:`FingerprintTables` (PSM takes every header bit as equally likely to
+        flip: the job keeps no bit weights).
 
     Examples
     --------
@@ -144,7 +144,9 @@ def near_pairs(
     in_group = np.zeros(num_docs, dtype=bool)
     in_group[docs] = True
     same = candidate_pairs(keys, active=in_group, max_bucket_size=max_bucket_size)
-    left, right = _distinct_pairs(distinct, max_distance, num_blocks)
+    tables = FingerprintTables(distinct, max_distance, num_blocks, search=search, budget=budget)
+    query, row = tables.query(distinct)
+    left, right = query[query < row], row[query < row]
     lead = docs[first_of]
     first, second = np.minimum(lead[left], lead[right]), np.maximum(lead[left], lead[right])
     codes = np.unique(np.concatenate([same.first * num_docs + same.second,
@@ -155,12 +157,3 @@ def near_pairs(
         num_giant_buckets=same.num_giant_buckets,
         largest_bucket=same.largest_bucket,
     )
-
-
-def _distinct_pairs(
-    rows: U64Array, max_distance: int, num_blocks: int | None
-) -> tuple[I64Array, I64Array]:
-    """``(i, j)``, ``i < j``, of distinct rows within ``max_distance`` bits."""
-    query, row = FingerprintTables(rows, max_distance, num_blocks).query(rows)
-    keep = query < row
-    return query[keep], row[keep]

@@ -42,9 +42,10 @@ INITIAL_HITS = 16
 def vosh_masks(
     probabilities: F64Array, max_bits: int, budget: int, recall: float = 1.0
 ) -> U64Array:
-    """The first flip masks over all 64 bits in VOSH order (the empty mask first).
+    """The first flip masks over the bits of ``probabilities`` (at most 64) in VOSH order.
 
-    ``budget`` masks, or fewer where ``recall < 1`` is reached first (see :meth:`PSMIndex.query`).
+    The empty mask first; ``budget`` masks, or fewer where ``recall < 1`` is reached first (see
+    :meth:`PSMIndex.query`) or every set of at most ``max_bits`` bits has come up.
 
     Examples
     --------
@@ -53,8 +54,10 @@ def vosh_masks(
     ['0b0', '0b100000', '0b1000000000', '0b1000100000']
     """
     _check_search(max_bits, budget, recall)
-    out = np.empty(budget, dtype=np.uint64)
     p = np.ascontiguousarray(probabilities, dtype=np.float64)
+    if not 0 < p.shape[0] <= 64 or p.ndim != 1:
+        raise ParameterError(f"flip probabilities for 1 to 64 bits; got shape {p.shape}.")
+    out = np.empty(budget, dtype=np.uint64)
     n = kernels.vosh_masks(p, max_bits, budget, recall, out)
     return out[:n]
 

@@ -2,7 +2,9 @@
 
 An :class:`LSHIndex` sketches documents exactly as ``neardup dedup`` does, stores their
 signatures and LSH band postings in a :class:`~neardup.index.store.Store`, and answers queries
-from point lookups of the query's band keys plus an in-process cache of signatures. The
+from point lookups of the query's band keys plus an in-process cache of signatures. An index of
+SimHash fingerprints stores the fingerprints as postings instead and finds every one within
+``h`` bits by range scans, by block-permuted tables or by PSM (:mod:`.fingerprints`). The
 parameters live in the store's header, written once at creation: an index opened later uses
 them, whatever the caller has, and refuses explicit parameters that differ.
 
@@ -16,8 +18,9 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -25,9 +28,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neardup._types import U64Array
+from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
 from neardup.errors import IncompatibleError, ParameterError, StoreError
+from neardup.hamming.flips import FlipModel
+from neardup.index.fingerprints import FingerprintPostings
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument
 from neardup.kinds import INDEX_KINDS
@@ -36,12 +41,16 @@ from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
+from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import Shingler, fingerprint_scheme
 
 __all__ = ["CheckResult", "IndexedDocument", "LSHIndex"]
 
 HEADER_KIND = "neardup-lsh-index"
+FLIP_FIT_DOCUMENTS = 1000
+"""A PSM index fits its flip model on the first batch added with at least this many documents
+that have a token; until then its queries take every header bit as equally likely to flip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +72,21 @@ class IndexedDocument:
 
 
 def _header(sketch: SketchSpec, lsh: LSHSpec, containment_sample: int | None) -> dict[str, Any]:
-    num_bands, num_rows = bands_rows(lsh)
+    num_rows: int | None
+    blocks = None
+    if sketch.kind == "simhash":  # the tables' G is fixed here, for the index's life
+        lsh = replace(lsh, family="hamming")
+        postings = FingerprintPostings.of(sketch, lsh)
+        num_bands, num_rows, blocks = postings.num_bands, None, postings.num_blocks
+    else:
+        num_bands, num_rows = bands_rows(lsh)
     return {
         "kind": HEADER_KIND,
         "sketch": sketch.to_dict(),
         "lsh": lsh.to_dict(),
         "num_bands": num_bands,
         "num_rows": num_rows,
+        "hamming_blocks": blocks,
         "containment_sample": containment_sample,
         "fingerprint_scheme": fingerprint_scheme(sketch.shingle),
         "unicode_version": UNICODE_VERSION,
@@ -78,8 +95,47 @@ def _header(sketch: SketchSpec, lsh: LSHSpec, containment_sample: int | None) ->
     }
 
 
-_COMPARED = ("kind", "sketch", "lsh", "num_bands", "num_rows", "containment_sample",
-             "fingerprint_scheme", "unicode_version", "signature_format")  # fmt: skip
+_COMPARED = ("kind", "sketch", "lsh", "num_bands", "num_rows", "hamming_blocks",
+             "containment_sample", "fingerprint_scheme", "unicode_version",
+             "signature_format")  # fmt: skip
+
+
+def _opened(
+    store: Store,
+    header: dict[str, Any],
+    sketch: SketchSpec | None,
+    lsh: LSHSpec | None,
+    containment_sample: int | None,
+) -> tuple[dict[str, Any], SketchSpec, LSHSpec]:
+    """An existing index's header (in today's full form) and specs; refuses other ones given."""
+    if header.get("kind") != HEADER_KIND:
+        raise StoreError(
+            f"{_where(store)}not a neardup LSH index (header kind {header.get('kind')!r})"
+        )
+    try:
+        stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
+        int(header["num_bands"])
+        if stored[0].kind != "simhash":
+            int(header["num_rows"])
+        _check_sample(header.get("containment_sample"))
+    except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
+        raise StoreError(
+            f"{_where(store)}the index header is damaged ({exc}): {REPAIR_ADVICE}"
+        ) from None
+    # Specs gain fields with defaults over versions: compare in today's full form.
+    header = {
+        **header,
+        "sketch": stored[0].to_dict(),
+        "lsh": stored[1].to_dict(),
+        "containment_sample": header.get("containment_sample"),
+    }
+    sample = containment_sample or header["containment_sample"]
+    wanted = _header(sketch or stored[0], lsh or stored[1], sample)
+    diffs = _differences(header, wanted)
+    if diffs:
+        raise IncompatibleError("the index was made with other parameters: " + "; ".join(diffs))
+    _check_specs(stored[0], None)
+    return header, *stored
 
 
 def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -149,41 +205,33 @@ class LSHIndex:
             lsh = lsh if lsh is not None else LSHSpec(num_perm=sketch.num_perm)
             _check_specs(sketch, lsh)
             header = _header(sketch, lsh, containment_sample)
+            lsh = LSHSpec.from_dict(header["lsh"])
             store.write_header(header)
         else:
-            if header.get("kind") != HEADER_KIND:
-                raise StoreError(
-                    f"{_where(store)}not a neardup LSH index (header kind {header.get('kind')!r})"
-                )
-            try:
-                stored = (SketchSpec.from_dict(header["sketch"]), LSHSpec.from_dict(header["lsh"]))
-                int(header["num_bands"]), int(header["num_rows"])
-                _check_sample(header.get("containment_sample"))
-            except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
-                raise StoreError(
-                    f"{_where(store)}the index header is damaged ({exc}): {REPAIR_ADVICE}"
-                ) from None
-            # Specs gain fields with defaults over versions: compare in today's full form.
-            header = {
-                **header,
-                "sketch": stored[0].to_dict(),
-                "lsh": stored[1].to_dict(),
-                "containment_sample": header.get("containment_sample"),
-            }
-            sample = containment_sample or header["containment_sample"]
-            wanted = _header(sketch or stored[0], lsh or stored[1], sample)
-            diffs = _differences(header, wanted)
-            if diffs:
-                raise IncompatibleError(
-                    "the index was made with other parameters: " + "; ".join(diffs)
-                )
-            sketch, lsh = stored
-            _check_specs(sketch, None)
+            header, sketch, lsh = _opened(store, header, sketch, lsh, containment_sample)
+        try:
+            flips = header.get("flips")
+            self.flips = None if flips is None else FlipModel.from_dict(flips)
+            """PSM's flip model, fitted on the first large batch added (and then stored)."""
+        except IncompatibleError as exc:
+            raise IncompatibleError(f"{_where(store)}{exc}") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(
+                f"{_where(store)}the index's flip model is damaged ({exc}): {REPAIR_ADVICE}"
+            ) from None
         self.sketch_spec: SketchSpec = sketch
         self.lsh_spec: LSHSpec = lsh
         self.header = header
-        self.num_bands, self.num_rows = int(header["num_bands"]), int(header["num_rows"])
+        self.num_bands, self.num_rows = int(header["num_bands"]), header["num_rows"]
         self.containment_sample: int | None = header["containment_sample"]
+        self.postings = None
+        if sketch.kind == "simhash":
+            self.postings = FingerprintPostings.of(sketch, lsh, header["hamming_blocks"])
+        """How SimHash fingerprints are posted and searched; None for LSH bands."""
+        self._fitted: FlipModel | None = None
+        """A flip model fitted from the batch being written, saved when its batch commits."""
+        self._stored: int | None = None
+        """The number of stored documents (PSM's header width), read again after a write."""
         self._sketcher = make_sketcher(sketch)
         self._shingler = Shingler(sketch.shingle, sketch.normalize)
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
@@ -266,18 +314,66 @@ class LSHIndex:
         if metadata is not None and len(metadata) != len(ids):
             raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
         check_ids(ids)
-        signatures = self._sketcher.sketch(texts)
+        if self._fits_flips(len(texts)):
+            signatures, weights = self._simhasher.sketch_with_bit_weights(texts)
+            self._fit_flips(signatures, weights)
+        else:
+            signatures = self._sketcher.sketch(texts)
         return DocumentRows(
             ids=list(ids),
             fingerprints=signatures.fingerprints,
             signatures=signatures.values,
             num_shingles=signatures.num_shingles,
-            keys=band_keys(signatures.values, self.num_bands, self.num_rows),
+            keys=self._keys(signatures.values),
             metadata=[_metadata_json(m) for m in metadata]
             if metadata is not None
             else [None] * len(ids),
             samples=self._samples(texts) if self.containment_sample is not None else (),
         )
+
+    def _keys(self, values: U64Array) -> U64Array:
+        """The posting keys of signature rows: band keys, or the fingerprints' postings."""
+        if self.postings is not None:
+            return self.postings.keys(values)
+        assert self.num_rows is not None
+        return band_keys(values, self.num_bands, self.num_rows)
+
+    @property
+    def _simhasher(self) -> SimHasher:
+        assert isinstance(self._sketcher, SimHasher)
+        return self._sketcher
+
+    def _fits_flips(self, num_texts: int) -> bool:
+        """Whether a batch of this size is the one PSM's flip model is fitted on."""
+        return (
+            self.postings is not None
+            and self.postings.search == "psm"
+            and self.flips is None
+            and num_texts >= FLIP_FIT_DOCUMENTS
+        )
+
+    def _fit_flips(self, signatures: Signatures, weights: F64Array) -> None:
+        """Fit the flip model on a batch's documents with a token (saved when it commits)."""
+        assert self.postings is not None
+        fitted = signatures.num_shingles > 0
+        if int(fitted.sum()) >= FLIP_FIT_DOCUMENTS:
+            self._fitted = FlipModel.fit(
+                signatures.values[fitted, 0], weights[fitted, :64],
+                max_distance=self.postings.per_word,
+            )  # fmt: skip
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A store transaction that also saves a flip model fitted for its batch."""
+        fitted = self._fitted
+        header = self.header if fitted is None else {**self.header, "flips": fitted.to_dict()}
+        with self.store.transaction():
+            if fitted is not None:
+                self.store.replace_header(header)
+            yield
+        self._stored = None
+        if fitted is not None:
+            self.header, self.flips, self._fitted = header, fitted, None
 
     def _samples(self, texts: Sequence[str]) -> list[U64Array]:
         """Each text's containment sample: its shingles whose fingerprint is 0 mod ``m``."""
@@ -303,7 +399,7 @@ class LSHIndex:
             :meth:`upsert` replaces such documents, :meth:`add_new` keeps them.
         """
         rows = self._rows(ids, texts, metadata)
-        with self.store.transaction():
+        with self._writing():
             present = self.store.docs_of(rows.ids)
             if present:
                 raise ids_exist(
@@ -334,7 +430,7 @@ class LSHIndex:
         ['a']
         """
         rows = self._rows(ids, texts, metadata)
-        with self.store.transaction():
+        with self._writing():
             present = self.store.docs_of(rows.ids)
             new = [i for i, doc_id in enumerate(rows.ids) if doc_id not in present]
             if new:
@@ -351,7 +447,7 @@ class LSHIndex:
     ) -> None:
         """Add documents, replacing stored ones with the same ids, in one transaction."""
         rows = self._rows(ids, texts, metadata)
-        with self.store.transaction():
+        with self._writing():
             self.store.delete(rows.ids)
             self.store.insert(rows)
 
@@ -360,7 +456,7 @@ class LSHIndex:
 
         Cost: ``O(num_bands)`` each, plus one delete per shingle of a containment sample.
         """
-        with self.store.transaction():
+        with self._writing():
             return self.store.delete(list(ids))
 
     def check(
@@ -377,9 +473,9 @@ class LSHIndex:
         the batch inserted before it; the whole batch commits in one transaction.
         """
         rows = self._rows(ids, texts, metadata)
-        limit = self._threshold(threshold)
         results: list[CheckResult] = []
-        with self.store.transaction():
+        probabilities = self._sketch_query(texts)[1] if self.postings is not None else None
+        with self._writing():
             present = self.store.docs_of(rows.ids)
             if present:
                 raise ids_exist(
@@ -387,13 +483,19 @@ class LSHIndex:
                     "check needs new ids; nothing was checked or added",
                 )
             for i in range(len(rows)):
-                matches = self._matches(
-                    rows.signatures[i],
-                    rows.keys[i],
-                    rows.fingerprints[i],
-                    threshold=limit,
-                    top_k=None,
-                )
+                if self.postings is not None:
+                    one = slice(i, i + 1)
+                    p = None if probabilities is None else probabilities[one]
+                    matches = self._near(rows.signatures[one], rows.num_shingles[one], p,
+                                         threshold, None)[0]  # fmt: skip
+                else:
+                    matches = self._matches(
+                        rows.signatures[i],
+                        rows.keys[i],
+                        rows.fingerprints[i],
+                        threshold=self._threshold(threshold),
+                        top_k=None,
+                    )
                 if not matches:
                     self.store.insert(_take(rows, [i]))
                 results.append(CheckResult(id=rows.ids[i], inserted=not matches, matches=matches))
@@ -449,7 +551,20 @@ class LSHIndex:
             return [self._containers(s, threshold, top_k) for s in self._query_samples(texts)]
         if measure != "jaccard":
             raise ParameterError(f"measure must be 'jaccard' or 'containment'; got {measure!r}.")
-        return self.query_signatures(self._sketcher.sketch(texts), threshold=threshold, top_k=top_k)
+        signatures, probabilities = self._sketch_query(texts)
+        if self.postings is not None:
+            self._check_query(threshold, top_k)
+            return self._near(
+                signatures.values, signatures.num_shingles, probabilities, threshold, top_k
+            )
+        return self.query_signatures(signatures, threshold=threshold, top_k=top_k)
+
+    def _sketch_query(self, texts: Sequence[str]) -> tuple[Signatures, F64Array | None]:
+        """The texts' signatures and, for PSM with a flip model, their flip probabilities."""
+        if self.postings is None or self.postings.search != "psm" or self.flips is None:
+            return self._sketcher.sketch(texts), None
+        signatures, weights = self._simhasher.sketch_with_bit_weights(texts)
+        return signatures, self.flips.probabilities(weights)
 
     def _query_samples(self, texts: Sequence[str]) -> list[U64Array]:
         if self.containment_sample is None:
@@ -489,9 +604,13 @@ class LSHIndex:
                 + "; ".join(diffs)
                 + " (the signatures' first)"
             )
+        if self.postings is not None:
+            self._check_query(threshold, top_k)
+            return self._near(signatures.values, signatures.num_shingles, None, threshold, top_k)
         if top_k is not None and top_k < 1:
             raise ParameterError(f"top_k must be a positive int; got {top_k}.")
         limit = self._threshold(threshold) if threshold is not None or top_k is None else None
+        assert self.num_rows is not None
         keys = band_keys(signatures.values, self.num_bands, self.num_rows)
         return [
             self._matches(
@@ -509,6 +628,49 @@ class LSHIndex:
         if not 0.0 <= value <= 1.0:
             raise ParameterError(f"threshold must be a float in [0, 1]; got {value}.")
         return value
+
+    def _check_query(self, threshold: float | None, top_k: int | None) -> None:
+        if threshold is not None:
+            self._threshold(threshold)
+        if top_k is not None and top_k < 1:
+            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+
+    def _near(
+        self,
+        values: U64Array,
+        num_shingles: I64Array,
+        probabilities: F64Array | None,
+        threshold: float | None,
+        top_k: int | None,
+    ) -> list[list[Match]]:
+        """The stored fingerprints within ``h`` bits of each row of ``values``, nearest first.
+
+        Each :class:`~neardup.lookup.Match` has the ``distance`` in bits and the cosine it
+        estimates, ``cos(π distance / bits)``, which must reach ``threshold`` when one is
+        given. A row without a token (``num_shingles`` 0) matches nothing. Cost: the scans of
+        :meth:`FingerprintPostings.ranges`, then the near candidates' signatures (cached).
+        """
+        postings = self.postings
+        assert postings is not None
+        searched = np.flatnonzero(num_shingles > 0)
+        p = None if probabilities is None else probabilities[searched]
+        if self._stored is None:
+            self._stored = self.store.count()
+        ranges = postings.ranges(values[searched], p, self._stored)
+        hit, doc, key = self.store.scan(ranges.band, ranges.low, ranges.high)
+        near = hamming_distance(key[:, None], ranges.target[hit][:, None]) <= postings.per_word
+        pairs = np.unique(np.stack([searched[ranges.query[hit[near]]], doc[near]], axis=1), axis=0)
+        rows = {row.doc: row for row in self._rows_of(np.unique(pairs[:, 1]).tolist())}
+        found: list[list[Match]] = [[] for _ in range(values.shape[0])]
+        for q, d in pairs.tolist():
+            row = rows.get(d)  # None: deleted by another writer meanwhile
+            if row is None:
+                continue
+            distance = int(hamming_distance(row.signature, values[q]))
+            if distance <= postings.max_distance:
+                cosine = float(estimate_cosine(distance, postings.bits))
+                found[q].append(Match(id=row.id, similarity=cosine, distance=distance))
+        return [_best(matches, threshold, top_k) for matches in found]
 
     def _matches(
         self,
@@ -536,6 +698,11 @@ class LSHIndex:
         ]
         return _best(matches, threshold, top_k)
 
+    @property
+    def _width(self) -> int:
+        """64-bit words per stored signature."""
+        return self.postings.words if self.postings is not None else self.sketch_spec.num_perm
+
     @cached_property
     def _empty_fingerprint(self) -> U64Array:
         """The fingerprint of a text without a token (any such text normalises to "")."""
@@ -551,7 +718,7 @@ class LSHIndex:
         if missing:
             fetched = self.store.documents(missing)
             for row in fetched:
-                if row.signature.shape != (self.sketch_spec.num_perm,):
+                if row.signature.shape != (self._width,):
                     raise StoreError(
                         f"{_where(self.store)}the index file is damaged (document {row.id!r} has "
                         f"a signature of {row.signature.shape[0]} slots): {REPAIR_ADVICE}"
@@ -585,7 +752,7 @@ class LSHIndex:
             problems.extend(check_file())
         expected: list[tuple[int, int, int]] = []
         for row in self.store.all_documents():
-            if row.signature.shape != (self.sketch_spec.num_perm,):
+            if row.signature.shape != (self._width,):
                 problems.append(f"document {row.id!r}: signature of {row.signature.shape[0]} slots")
                 continue
             if len(row.fingerprint) != 16:
@@ -596,7 +763,7 @@ class LSHIndex:
                 except ValueError:
                     problems.append(f"document {row.id!r}: metadata that is not JSON")
             if row.num_shingles > 0:
-                keys = band_keys(row.signature[None, :], self.num_bands, self.num_rows)[0]
+                keys = self._keys(row.signature[None, :])[0]
                 expected.extend((b, int(k), row.doc) for b, k in enumerate(keys.tolist()))
         expected.sort()
         band, key, doc = self.store.all_postings()
@@ -619,8 +786,15 @@ class LSHIndex:
         assert not problems, problems
 
     def info(self) -> dict[str, Any]:
-        """The header, the document count and, for a file, its size."""
-        out: dict[str, Any] = {"documents": len(self), "header": self.header}
+        """The header, the document count and, for a file, its size.
+
+        A PSM flip model is shown by its source and size, not its 1,024 quantiles.
+        """
+        header = dict(self.header)
+        if header.get("flips") is not None:
+            model = header["flips"]
+            header["flips"] = {k: model[k] for k in ("version", "source", "pairs")}
+        out: dict[str, Any] = {"documents": len(self), "header": header}
         size = getattr(self.store, "file_bytes", None)
         if size is not None:
             num_bytes = size()
@@ -651,9 +825,24 @@ def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
     """Refuse specs an index cannot be built on (before any file is made)."""
     if sketch.kind not in INDEX_KINDS:
         raise ParameterError(
-            f"an index is built on LSH bands of MinHash slots: sketch kind must be one of "
-            f"{', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
+            f"an index is built on LSH bands of MinHash slots or on SimHash fingerprints: sketch "
+            f"kind must be one of {', '.join(INDEX_KINDS)}; got {sketch.kind!r}."
         )
+    if sketch.kind == "simhash":
+        if sketch.weighting == "tfidf":
+            raise ParameterError(
+                "an index weighs SimHash features by term frequency: TF-IDF needs the IDF of "
+                "the whole collection, which an index that grows batch by batch does not have; "
+                "drop --weighting tfidf (or deduplicate the collection with neardup dedup)."
+            )
+        if lsh is not None and lsh.family not in (None, "hamming"):
+            raise ParameterError(
+                f"a SimHash index finds fingerprints within h bits: LSHSpec.family must be "
+                f"'hamming'; got {lsh.family!r}."
+            )
+        if lsh is not None:
+            FingerprintPostings.of(sketch, lsh)  # refuses a radius PSM cannot flip
+        return
     if lsh is not None and lsh.family not in (None, "bands"):
         raise ParameterError(
             f"an index is built on LSH bands: LSHSpec.family must be 'bands'; got {lsh.family!r}."

@@ -3,12 +3,15 @@
 An index's bands and rows are fixed when it is made, for its threshold: a query (or ``dedup
 --against``) at a lower threshold still finds only the pairs that share a band, a pair of
 similarity ``s`` with probability ``1 - (1 - s^r)^b`` (the S-curve of MMDS §3.4.2, seed 001).
-These functions read ``b``, ``r`` and the threshold from the index's header and say so.
+These functions read ``b``, ``r`` and the threshold from the index's header and say so. A
+SimHash index finds fingerprints within ``h`` bits whatever the threshold: a pair at cosine
+``c`` is that close with probability ``P(Binomial(bits, acos(c) / π) <= h)`` (Charikar).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import acos, comb, cos, pi
 from typing import Any
 
 from neardup.errors import ParameterError
@@ -70,6 +73,8 @@ documents again)
     >>> threshold_warning(header, 0.9) is None
     True
     """
+    if header["sketch"].get("kind") == "simhash":
+        return _hamming_warning(header, threshold)
     built = float(header["lsh"]["threshold"])
     if threshold >= built:
         return None
@@ -89,4 +94,32 @@ documents again)
     return (
         f"{text}; an index built for {threshold:g} finds one with probability {own:.2f} "
         f"(neardup index create --threshold {threshold:g}, then add the documents again)"
+    )
+
+
+def _hamming_warning(header: Mapping[str, Any], threshold: float) -> str | None:
+    """:func:`threshold_warning` for a SimHash index: below the cosine its ``h`` bits reach.
+
+    Examples
+    --------
+    >>> header = {"lsh": {"hamming": 3}, "sketch": {"kind": "simhash", "simhash_bits": 64}}
+    >>> print(_hamming_warning(header, 0.9))
+    the index finds fingerprints within 3 of 64 bits (an estimated cosine of 0.989 or more): a \
+pair at cosine 0.9 is that close with probability 0.01 only, so most such pairs are missed (an \
+index with a larger --hamming finds more)
+    >>> _hamming_warning(header, 0.99) is None
+    True
+    """
+    h, bits = int(header["lsh"]["hamming"]), int(header["sketch"].get("simhash_bits", 64))
+    reached = cos(pi * h / bits)
+    if threshold >= reached:
+        return None
+    flip = acos(threshold) / pi
+    found = sum(comb(bits, d) * flip**d * (1 - flip) ** (bits - d) for d in range(h + 1))
+    missed = "most" if found < 0.5 else "some"
+    return (
+        f"the index finds fingerprints within {h} of {bits} bits (an estimated cosine of "
+        f"{reached:.3f} or more): a pair at cosine {threshold:g} is that close with probability "
+        f"{found:.2f} only, so {missed} such pairs are missed (an index with a larger --hamming "
+        "finds more)"
     )

@@ -372,6 +372,15 @@ class SQLiteStore:
                 "INSERT INTO meta VALUES ('header', ?)", (json.dumps(header, sort_keys=True),)
             )
 
+    @_translated
+    def replace_header(self, header: dict[str, Any]) -> None:
+        """Replace the header (inside the caller's transaction, which keeps it or not)."""
+        with self.transaction():
+            self._connection().execute(
+                "UPDATE meta SET value = ? WHERE key = 'header'",
+                (json.dumps(header, sort_keys=True),),
+            )
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One write transaction (``BEGIN IMMEDIATE``): committed whole, or rolled back."""
@@ -534,6 +543,37 @@ class SQLiteStore:
             params[:-1] + params,
         )
         return [int(r[0]) for r in rows]
+
+    @_translated
+    def scan(
+        self, band: I64Array, low: U64Array, high: U64Array
+    ) -> tuple[I64Array, I64Array, U64Array]:
+        """``(range, doc, key)`` of each posting in ``band[i]`` with a key in ``[low[i], high[i]]``.
+
+        A range must not straddle ``2^63`` (keys are stored as signed integers). One range scan
+        of the primary key per range, in both posting tables; up to 1,000 ranges a statement.
+        """
+        found: list[tuple[int, int, int]] = []
+        lows = low.astype(np.uint64).view(np.int64).tolist()
+        highs = high.astype(np.uint64).view(np.int64).tolist()
+        bands = band.tolist()
+        conn = self._connection()
+        for start in range(0, len(bands), 1000):
+            stop = min(start + 1000, len(bands))
+            values = ",".join("(?, ?, ?, ?)" for _ in range(start, stop))
+            params = [v for i in range(start, stop) for v in (i, bands[i], lows[i], highs[i])]
+            # CROSS JOIN keeps the ranges as the outer loop: a primary-key range scan for each.
+            rows = conn.execute(
+                f"WITH ranges(i, band, low, high) AS (VALUES {values}) "  # noqa: S608
+                "SELECT r.i, p.doc, p.key FROM ranges r CROSS JOIN postings p "
+                "ON p.band = r.band AND p.key BETWEEN r.low AND r.high "
+                "UNION ALL SELECT r.i, p.doc, p.key FROM ranges r CROSS JOIN recent_postings p "
+                "ON p.band = r.band AND p.key BETWEEN r.low AND r.high",
+                params,
+            )
+            found.extend(rows.fetchall())
+        table = np.array(found, dtype=np.int64).reshape(-1, 3)
+        return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].view(np.uint64).copy()
 
     @_translated
     def holders(self, keys: U64Array, band: int) -> dict[int, int]:

@@ -90,6 +90,9 @@ class Store(Protocol):
     def write_header(self, header: dict[str, Any]) -> None:
         """Write the header once, at creation."""
 
+    def replace_header(self, header: dict[str, Any]) -> None:
+        """Replace the header, as part of the transaction it is written in."""
+
     def transaction(self) -> Any:
         """A context manager: the writes inside it are all kept, or none (on an exception)."""
 
@@ -107,6 +110,14 @@ class Store(Protocol):
 
     def holders(self, keys: U64Array, band: int) -> dict[int, int]:
         """For each document holding some of ``keys`` in ``band``, how many it holds."""
+
+    def scan(
+        self, band: I64Array, low: U64Array, high: U64Array
+    ) -> tuple[I64Array, I64Array, U64Array]:
+        """``(range, doc, key)`` of each posting in ``band[i]`` with a key in ``[low[i], high[i]]``.
+
+        ``range`` is the ``i`` of the range a posting falls in; ranges do not straddle ``2^63``.
+        """
 
     def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
         """The stored rows of the given document numbers (missing ones are left out)."""
@@ -142,6 +153,8 @@ class MemoryStore:
         self._keys: dict[int, list[tuple[int, int]]] = {}
         self._fingerprints: dict[bytes, set[int]] = {}
         self._next_doc = 1
+        self._sorted: tuple[I64Array, U64Array, I64Array] | None = None
+        """Every posting sorted by band and key (for :meth:`scan`), until the next write."""
 
     def read_header(self) -> dict[str, Any] | None:
         """The header, or None."""
@@ -151,24 +164,22 @@ class MemoryStore:
         """Keep the header."""
         self._header = dict(header)
 
+    replace_header = write_header
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """All-or-nothing writes (the state is restored on an exception)."""
-        saved = copy.deepcopy(
-            (self._rows, self._ids, self._postings, self._keys, self._fingerprints, self._next_doc)
-        )
+        saved = copy.deepcopy((self._header, self._rows, self._ids, self._postings, self._keys,
+                               self._fingerprints, self._next_doc))  # fmt: skip
+        self._sorted = None
         try:
             yield
         except BaseException:
-            (
-                self._rows,
-                self._ids,
-                self._postings,
-                self._keys,
-                self._fingerprints,
-                self._next_doc,
-            ) = saved
+            (self._header, self._rows, self._ids, self._postings, self._keys, self._fingerprints,
+             self._next_doc) = saved  # fmt: skip
             raise
+        finally:
+            self._sorted = None
 
     def insert(self, rows: DocumentRows) -> None:
         """Store new documents and their postings."""
@@ -227,6 +238,28 @@ class MemoryStore:
             for doc in self._postings.get((band, key), ()):
                 counts[doc] = counts.get(doc, 0) + 1
         return counts
+
+    def scan(
+        self, band: I64Array, low: U64Array, high: U64Array
+    ) -> tuple[I64Array, I64Array, U64Array]:
+        """Postings in key ranges: binary searches over the postings sorted by band and key."""
+        if self._sorted is None:
+            self._sorted = self.all_postings()
+        bands, keys, docs = self._sorted
+        ranges: list[I64Array] = [np.empty(0, np.int64)]
+        found: list[I64Array] = [np.empty(0, np.int64)]
+        for b in np.unique(band).tolist():
+            chosen = np.flatnonzero(band == b)
+            first, last = np.searchsorted(bands, [b, b + 1])
+            within = keys[first:last]
+            begin = first + np.searchsorted(within, low[chosen].astype(np.uint64), side="left")
+            end = first + np.searchsorted(within, high[chosen].astype(np.uint64), side="right")
+            counts = np.maximum(end - begin, 0)
+            starts = np.cumsum(counts) - counts
+            ranges.append(np.repeat(chosen, counts))
+            found.append(np.repeat(begin - starts, counts) + np.arange(int(counts.sum())))
+        at = np.concatenate(found)
+        return np.concatenate(ranges), docs[at], keys[at]
 
     def documents(self, docs: Sequence[int]) -> list[StoredDocument]:
         """Stored rows by number."""

@@ -281,7 +281,7 @@ def _install_reads(
             "results": [
                 {
                     "query": name,
-                    "matches": [{"id": m.id, "similarity": m.similarity} for m in matches],
+                    "matches": [m.to_dict() for m in matches],
                 }
                 for name, matches in zip(names, found, strict=True)
             ]
@@ -341,7 +341,7 @@ def _install_writes(
                 {
                     "id": r.id,
                     "inserted": r.inserted,
-                    "matches": [{"id": m.id, "similarity": m.similarity} for m in r.matches],
+                    "matches": [m.to_dict() for m in r.matches],
                 }
                 for r in results
             ]
