@@ -35,6 +35,7 @@ import numpy as np
 
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
+from neardup.hamming.flips import FlipLevels, flip_levels
 from neardup.hamming.pairs import near_pairs
 from neardup.hashing.bands import band_keys
 from neardup.io.spill import PairRuns
@@ -79,9 +80,17 @@ class CandidateScheme(ABC):
         self.sketch = sketch
         self.lsh = lsh
 
+    @property
+    def reads_bit_weights(self) -> bool:
+        """Whether :meth:`keys` takes the SimHash bit weights too (``weights``)."""
+        return False
+
     @abstractmethod
-    def keys(self, values: U64Array) -> U64Array:
-        """``uint64[num_docs, num_keys]``: the lookup keys of each signature row."""
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
+        """``uint64[num_docs, num_keys]``: the lookup keys of each signature row.
+
+        ``weights``: the rows' SimHash bit weights, given when :attr:`reads_bit_weights`.
+        """
 
     @abstractmethod
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
@@ -117,7 +126,7 @@ class Banding(CandidateScheme):
         """The (num_bands, num_rows) in use."""
         return bands_rows(self.lsh, self._agreement(self.lsh.threshold))
 
-    def keys(self, values: U64Array) -> U64Array:
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
         return band_keys(self._maker.band_slots(values, self.sketch), *self.bands_rows())
 
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
@@ -169,7 +178,7 @@ class BottomKPairs(CandidateScheme):
                 return size
         return self.sketch.num_perm
 
-    def keys(self, values: U64Array) -> U64Array:
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
         size = self.probe
         # All pairs of the L smallest; with k = 1 there is no pair, and the one hash is the key.
         first, second = np.triu_indices(size, 1) if size > 1 else (np.zeros(1, int),) * 2
@@ -213,7 +222,7 @@ class FeatureFilter(CandidateScheme):
                 f"num_perm is {sketch.num_perm} (pass --num-perm {self.preset.num_samples})."
             )
 
-    def keys(self, values: U64Array) -> U64Array:
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
         return supershingles(values, self.preset)
 
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
@@ -243,21 +252,38 @@ class HammingPairs(CandidateScheme):
     """SimHash: documents whose fingerprints are at most ``lsh.hamming`` bits apart.
 
     The keys are the fingerprints themselves; the threshold is a cosine, which a pair at angle
-    ``θ`` meets within ``h`` bits with probability ``P(Binomial(bits, θ / π) <= h)``.
+    ``θ`` meets within ``h`` bits with probability ``P(Binomial(bits, θ / π) <= h)``. With PSM
+    each document's bit weight levels follow its fingerprint (:func:`~neardup.hamming.flips.
+    flip_levels`, 4 bits a fingerprint bit), so its header flips are tried likeliest first.
     """
 
-    def keys(self, values: U64Array) -> U64Array:
-        return values
+    @property
+    def reads_bit_weights(self) -> bool:
+        return self.lsh.search == "psm"
+
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
+        if weights is None:
+            return values
+        return np.hstack([values, flip_levels(weights)])
 
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:
+        matrix = keys.matrix()
+        words = self.sketch.simhash_bits // 64
+        values = np.ascontiguousarray(matrix[:, :words])
+        flips = None
+        if matrix.shape[1] > words:
+            per_word = self.lsh.hamming if words == 1 else self.lsh.hamming // 2
+            levels = np.ascontiguousarray(matrix[:, words:])
+            flips = FlipLevels.fit(values, levels, max_distance=per_word, seed=self.sketch.seed)
         return near_pairs(
-            keys.matrix(),
+            values,
             self.lsh.hamming,
             active=active,
             num_blocks=self.lsh.hamming_blocks,
             max_bucket_size=self.lsh.max_bucket_size,
             search=self.lsh.search,
             budget=self.lsh.psm_budget,
+            flips=flips,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -285,7 +311,7 @@ class SetJoin(CandidateScheme):
 
     reads_sets = True
 
-    def keys(self, values: U64Array) -> U64Array:
+    def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
         return np.empty((values.shape[0], 0), dtype=np.uint64)
 
     def pairs(self, keys: KeyTable, active: BoolArray) -> CandidatePairs:

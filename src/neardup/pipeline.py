@@ -71,6 +71,7 @@ from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import Signatures, provenance_of
+from neardup.sketch.simhash import SimHasher
 from neardup.summary import (
     ClusterSize,
     Counts,
@@ -320,11 +321,16 @@ class BatchSketcher:
         for start in range(0, normalized.num_docs, SKETCH_ROWS):
             stop = min(start + SKETCH_ROWS, normalized.num_docs)
             part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
-            signatures = self._sketcher.sketch(part)
+            weights = None
+            if self._scheme.reads_bit_weights:
+                assert isinstance(self._sketcher, SimHasher)
+                signatures, weights = self._sketcher.sketch_with_bit_weights(part)
+            else:
+                signatures = self._sketcher.sketch(part)
             yield SketchedBlock(
                 start=start,
                 signatures=signatures,
-                keys=self._scheme.keys(signatures.values),
+                keys=self._scheme.keys(signatures.values, weights),
                 is_empty=(signatures.fingerprints == no_token).all(axis=1),
             )
 

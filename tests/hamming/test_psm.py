@@ -227,3 +227,30 @@ def test_the_specs_know_how_many_bits_psm_flips() -> None:
     from neardup.params import PSM_MAX_FLIPS
 
     assert PSM_MAX_FLIPS == MAX_SET_BITS
+
+
+def test_weight_levels_keep_the_signs_and_the_volatile_bits() -> None:
+    """Seed 004 keeps only the volatile bits' information: 4 bits a bit, which still say, for
+    each fingerprint, which bits are likeliest to flip."""
+    from neardup.hamming.flips import (
+        LEVEL_STEP,
+        FlipModel,
+        flip_levels,
+        normalised,
+        weights_from_levels,
+    )
+
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(2000, 128)) * rng.uniform(0.1, 50, size=(2000, 1))
+    bits = (w >= 0).reshape(2000, 2, 64)
+    values = (bits.astype(np.uint64) << np.arange(64, dtype=np.uint64)).sum(axis=2, dtype=np.uint64)
+    back = weights_from_levels(values, flip_levels(w))
+    assert np.array_equal(back >= 0, w >= 0)
+    exact = np.abs(normalised(w))
+    inside = exact < 15 * LEVEL_STEP
+    assert np.all(np.abs(np.abs(back) - exact)[inside] <= LEVEL_STEP / 2)
+    model = FlipModel.from_random_pairs(w)
+    p, q = model.probabilities(w), model.probabilities(back)
+    top = np.argmax(p, axis=1)
+    assert np.array_equal(q[np.arange(2000), top], q.max(axis=1))  # still the likeliest (ties)
+    assert float(np.mean(np.abs(p - q))) < 0.02  # and the probabilities near the exact ones

@@ -154,3 +154,21 @@ def test_scheme_parameters_and_errors() -> None:
     assert set(PRESETS) == set(FEATURE_PRESETS)
     with pytest.raises(ParameterError, match="--num-perm 200"):
         candidate_scheme(SketchSpec(kind="supershingle", preset="altavista-variant"), lsh)
+
+
+def test_simhash_psm_pairs_what_the_tables_pair(licenses: list[dict[str, object]]) -> None:
+    """``--search psm``: exact without a budget; with one, each document's weight levels order
+    its header flips (seed 004's VOSH), and 32 buckets keep >= 95% of the tables' candidates."""
+    texts = [str(r["text"]) for r in licenses]
+    found = {}
+    for search, budget in [("tables", None), ("psm", None), ("psm", 32)]:
+        lsh = LSHSpec(hamming=7, search=search, psm_budget=budget)  # type: ignore[arg-type]
+        config = DedupConfig(sketch=SketchSpec(kind="simhash"), lsh=lsh, pairs="all")
+        result = dedup(texts, config=config)
+        found[search, budget] = set(
+            zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True)
+        )
+        assert result.summary.lsh["search"] == search
+    assert found["psm", None] == found["tables", None]
+    assert found["psm", 32] <= found["tables", None]
+    assert len(found["psm", 32]) >= 0.95 * len(found["tables", None]) > 300

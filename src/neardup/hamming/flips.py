@@ -16,6 +16,12 @@ That distribution is estimated from the collection, two ways:
 
 The model keeps 1,024 quantiles of ``|Y|``; it is saved with an index (:meth:`to_dict`) and
 refused when its version differs.
+
+A batch job that searches every document against the others needs each document's flip
+probabilities long after its text was sketched. The seed's advice is to keep only the volatile
+bits' information: :func:`flip_levels` keeps each bit's normalised ``|W_j|`` on a grid of 16
+levels (4 bits a bit: 32 bytes for 64 bits, against 512 for the weights), and
+:class:`FlipLevels` turns them back into probabilities (the fingerprint's bit gives the sign).
 """
 
 from __future__ import annotations
@@ -28,10 +34,10 @@ import numpy as np
 
 from neardup._kernels import vosh as kernels
 from neardup._parallel import in_blocks
-from neardup._types import F64Array, U64Array
+from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import IncompatibleError, ParameterError
 
-__all__ = ["FlipModel"]
+__all__ = ["FlipLevels", "FlipModel", "flip_levels", "weights_from_levels"]
 
 MODEL_VERSION = 1
 QUANTILES = 1024
@@ -39,6 +45,11 @@ MIN_NEAR_PAIRS = 200
 """Near pairs needed to fit ``"near-pairs"``; with fewer the seed's random-pair model is used."""
 GRID = 4096
 """Cells of the table the probabilities are read from (a step of 1/4094 of the largest change)."""
+
+LEVEL_STEP = 0.25
+"""The width of a weight level: 16 levels cover ``|W_j|`` up to 4 root mean squares (the last
+takes everything beyond), finest where bits are volatile."""
+LEVELS_PER_WORD = 16
 
 Source = Literal["near-pairs", "random-pairs"]
 
@@ -174,3 +185,81 @@ class FlipModel:
                 "(FlipModel.fit)"
             )
         return cls(changes=changes, source=data["source"], pairs=int(data["pairs"]))
+
+
+def flip_levels(weights: F64Array) -> U64Array:
+    """Each row's normalised ``|W_j|`` as a level of 0..15, 16 levels packed in a uint64.
+
+    Level ``l`` holds ``l * LEVEL_STEP <= |W_j| < (l + 1) * LEVEL_STEP`` (the last, all beyond);
+    bit ``j``'s level sits in word ``j // 16`` at bits ``4 (j % 16)``.
+
+    Examples
+    --------
+    >>> levels = flip_levels(np.array([[0.1, -0.1] + [1.0] * 14]))
+    >>> [(int(levels[0, 0]) >> (4 * j)) & 15 for j in range(3)]
+    [0, 0, 4]
+    """
+    w = normalised(weights)
+    n, bits = w.shape
+    level = np.minimum(np.abs(w) // LEVEL_STEP, LEVELS_PER_WORD - 1).astype(np.uint64)
+    shifts = (4 * np.arange(LEVELS_PER_WORD)).astype(np.uint64)
+    grouped = level.reshape(n, bits // LEVELS_PER_WORD, LEVELS_PER_WORD) << shifts
+    packed: U64Array = np.bitwise_or.reduce(grouped, axis=2)
+    return packed
+
+
+def weights_from_levels(values: U64Array, levels: U64Array) -> F64Array:
+    """The bit weights :func:`flip_levels` kept: level midpoints, signed by the fingerprint.
+
+    A set bit ``j`` of ``values`` is a weight ``W_j >= 0`` (:class:`SimHasher`'s rule).
+
+    Examples
+    --------
+    >>> w = np.array([[0.1, -0.6] + [1.0] * 62])
+    >>> values = np.array([[sum(1 << j for j in range(64) if w[0, j] >= 0)]], np.uint64)
+    >>> weights_from_levels(values, flip_levels(w))[0, :3].tolist()
+    [0.125, -0.625, 1.125]
+    """
+    n, words = values.shape
+    shifts = np.arange(64, dtype=np.uint64)
+    signs = ((values[:, :, None] >> shifts) & np.uint64(1)).reshape(n, 64 * words)
+    fours = (4 * np.arange(LEVELS_PER_WORD)).astype(np.uint64)
+    level = ((levels[:, :, None] >> fours) & np.uint64(15)).reshape(n, -1)
+    magnitude = (level.astype(np.float64) + 0.5) * LEVEL_STEP
+    weights: F64Array = np.where(signs == 1, magnitude, -magnitude)
+    return weights
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FlipLevels:
+    """A collection's fingerprints with their weight levels, and the flip model fitted on them.
+
+    What PSM needs per document to order its header flips, kept at 4 bits a fingerprint bit.
+    """
+
+    values: U64Array
+    levels: U64Array
+    model: FlipModel
+
+    @classmethod
+    def fit(
+        cls,
+        values: U64Array,
+        levels: U64Array,
+        *,
+        max_distance: int,
+        sample: int = 100_000,
+        seed: int = 0,
+    ) -> FlipLevels:
+        """Fit the model (:meth:`FlipModel.fit`) on a seeded ``sample`` of the documents."""
+        rng = np.random.default_rng(seed)
+        rows = np.sort(rng.permutation(values.shape[0])[:sample])
+        weights = weights_from_levels(values[rows], levels[rows])
+        model = FlipModel.fit(
+            values[rows, 0], weights[:, :64], max_distance=max_distance, sample=sample, seed=seed
+        )
+        return cls(values, levels, model)
+
+    def probabilities(self, rows: I64Array) -> F64Array:
+        """The flip probabilities of the documents ``rows``, one row of 64 per word each."""
+        return self.model.probabilities(weights_from_levels(self.values[rows], self.levels[rows]))

@@ -16,6 +16,7 @@ import numpy as np
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.bphs import BlockPermutedIndex, choose_blocks
+from neardup.hamming.flips import FlipLevels
 from neardup.hamming.psm import PSMIndex
 from neardup.lsh.banding import candidate_pairs
 from neardup.pairs import CandidatePairs
@@ -23,6 +24,9 @@ from neardup.params import Search
 from neardup.sketch.simhash import hamming_distance
 
 __all__ = ["FingerprintTables", "near_pairs"]
+
+QUERY_ROWS = 100_000
+"""Fingerprints searched at once when each brings its 64 flip probabilities per word."""
 
 
 class FingerprintTables:
@@ -110,6 +114,7 @@ def near_pairs(
     max_bucket_size: int = 1000,
     search: Search = "tables",
     budget: int | None = None,
+    flips: FlipLevels | None = None,
 ) -> CandidatePairs:
     """Pairs of documents whose fingerprint rows are at most ``max_distance`` bits apart.
 
@@ -122,8 +127,11 @@ def near_pairs(
     num_blocks
         ``G`` of the tables (``None``: :func:`~neardup.hamming.choose_blocks`).
     search, budget
-        As for :class:`FingerprintTables` (PSM takes every header bit as equally likely to
-        flip: the job keeps no bit weights).
+        As for :class:`FingerprintTables`.
+    flips
+        PSM's flip model and every document's weight levels (rows of ``values``), which order
+        each document's header flips; ``None``: every header bit is as likely to flip. With a
+        budget a pair may come up from one side only: it is kept from either.
 
     Examples
     --------
@@ -144,10 +152,8 @@ def near_pairs(
     in_group = np.zeros(num_docs, dtype=bool)
     in_group[docs] = True
     same = candidate_pairs(keys, active=in_group, max_bucket_size=max_bucket_size)
-    tables = FingerprintTables(distinct, max_distance, num_blocks, search=search, budget=budget)
-    query, row = tables.query(distinct)
-    left, right = query[query < row], row[query < row]
     lead = docs[first_of]
+    left, right = _distinct_pairs(distinct, lead, max_distance, num_blocks, search, budget, flips)
     first, second = np.minimum(lead[left], lead[right]), np.maximum(lead[left], lead[right])
     codes = np.unique(np.concatenate([same.first * num_docs + same.second,
                                       first * num_docs + second]))  # fmt: skip
@@ -157,3 +163,32 @@ def near_pairs(
         num_giant_buckets=same.num_giant_buckets,
         largest_bucket=same.largest_bucket,
     )
+
+
+def _distinct_pairs(
+    distinct: U64Array,
+    lead: I64Array,
+    max_distance: int,
+    num_blocks: int | None,
+    search: Search,
+    budget: int | None,
+    flips: FlipLevels | None,
+) -> tuple[I64Array, I64Array]:
+    """``(i, j)``, ``i < j``, of the ``distinct`` rows within ``max_distance`` bits.
+
+    ``lead[i]``: the document whose weight levels stand for row ``i`` (``flips``). Rows are
+    searched :data:`QUERY_ROWS` at a time, so their flip probabilities exist a block at a time.
+    """
+    tables = FingerprintTables(distinct, max_distance, num_blocks, search=search, budget=budget)
+    if flips is None:
+        query, row = tables.query(distinct)
+    else:
+        found_q, found_r = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+        for start in range(0, distinct.shape[0], QUERY_ROWS):
+            block = slice(start, start + QUERY_ROWS)
+            q, r = tables.query(distinct[block], flips.probabilities(lead[block]))
+            found_q.append(q + start)
+            found_r.append(r)
+        query, row = np.concatenate(found_q), np.concatenate(found_r)
+    other = query != row
+    return np.minimum(query, row)[other], np.maximum(query, row)[other]
