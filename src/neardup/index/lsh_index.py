@@ -224,10 +224,10 @@ class LSHIndex:
         self.header = header
         self.num_bands, self.num_rows = int(header["num_bands"]), header["num_rows"]
         self.containment_sample: int | None = header["containment_sample"]
-        self.postings = None
+        self.postings: FingerprintPostings | None = None
+        """How SimHash fingerprints are posted and searched; None for LSH bands."""
         if sketch.kind == "simhash":
             self.postings = FingerprintPostings.of(sketch, lsh, header["hamming_blocks"])
-        """How SimHash fingerprints are posted and searched; None for LSH bands."""
         self._fitted: FlipModel | None = None
         """A flip model fitted from the batch being written, saved when its batch commits."""
         self._stored: int | None = None
