@@ -52,7 +52,7 @@ from neardup.lsh.containment import exact_containment_pairs
 from neardup.lsh.features import fungible_pairs
 from neardup.lsh.prefix import exact_set_pairs
 from neardup.pairs import CandidatePairs
-from neardup.params import LSHSpec, SketchSpec, candidate_family
+from neardup.params import LSHSpec, SketchSpec, candidate_family, per_word_radius
 from neardup.sketch import TextSketcher
 from neardup.sketch.bottomk import keyed_mix
 from neardup.sketch.features import PRESETS, acceptance_features, supershingles
@@ -272,7 +272,7 @@ class HammingPairs(CandidateScheme):
         values = np.ascontiguousarray(matrix[:, :words])
         flips = None
         if matrix.shape[1] > words:
-            per_word = self.lsh.hamming if words == 1 else self.lsh.hamming // 2
+            per_word = per_word_radius(self.sketch.simhash_bits, self.lsh.hamming)
             levels = np.ascontiguousarray(matrix[:, words:])
             flips = FlipLevels.fit(values, levels, max_distance=per_word, seed=self.sketch.seed)
         return near_pairs(

@@ -730,6 +730,15 @@ class LSHSpec(_Spec):
             raise ParameterError(
                 "LSHSpec.false_positive_weight + false_negative_weight must be positive; got 0."
             )
+        if self.psm_budget is not None and self.search != "psm":
+            raise ParameterError(
+                "LSHSpec.psm_budget applies to PSM: give LSHSpec.search 'psm' too, or drop it."
+            )
+        if self.hamming_blocks is not None and self.search == "psm":
+            raise ParameterError(
+                "LSHSpec.hamming_blocks applies to the tables, not to PSM: drop it, or give "
+                "LSHSpec.search 'tables'."
+            )
         if self.hamming_blocks is not None and self.hamming_blocks <= self.hamming:
             raise ParameterError(
                 "LSHSpec.hamming_blocks must exceed hamming (pigeonhole: h edits leave G - h "
@@ -770,12 +779,23 @@ def candidate_family(sketch: SketchSpec, lsh: LSHSpec) -> str:
     return family
 
 
-def check_psm_radius(bits: int, hamming: int) -> None:
-    """Refuse a radius PSM cannot search: more than :data:`PSM_MAX_FLIPS` bits of a word.
+def per_word_radius(bits: int, hamming: int) -> int:
+    """The radius each 64-bit word of a fingerprint is searched with.
 
-    Two 64-bit words are searched within ``h // 2`` bits each (pigeonhole).
+    ``h`` for one word; for two, ``h // 2``: by pigeonhole, two fingerprints within ``h`` bits
+    are within ``h // 2`` on one of their words.
+
+    Examples
+    --------
+    >>> per_word_radius(64, 7), per_word_radius(128, 7)
+    (7, 3)
     """
-    per_word = hamming if bits == 64 else hamming // 2
+    return hamming if bits == 64 else hamming // 2
+
+
+def check_psm_radius(bits: int, hamming: int) -> None:
+    """Refuse a radius PSM cannot search: more than :data:`PSM_MAX_FLIPS` bits of a word."""
+    per_word = per_word_radius(bits, hamming)
     if per_word > PSM_MAX_FLIPS:
         raise ParameterError(
             f"--search psm flips at most {PSM_MAX_FLIPS} bits of a 64-bit word; --hamming "

@@ -109,6 +109,10 @@ def test_the_flip_model_is_fitted_on_the_first_large_batch_and_reopened(
         with pytest.raises(IdExistsError):  # the batch that fits fails: the model goes with it
             index.add(ids[:FLIP_FIT_DOCUMENTS], texts[:FLIP_FIT_DOCUMENTS])
         assert index.flips is None
+        index.delete([ids[0]])  # a later small write saves nothing of the failed batch
+        index.add(ids[:1], texts[:1])
+        assert index.flips is None
+        assert "flips" not in index.store.read_header()  # type: ignore[operator]
         index.add(ids[10:], texts[10:])
         fitted = index.flips
         assert fitted is not None
@@ -122,11 +126,12 @@ def test_the_flip_model_is_fitted_on_the_first_large_batch_and_reopened(
         reopened._check()
 
 
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_deletes_upserts_and_check_keep_the_postings_in_step(
-    tmp_path: Path, licenses: list[dict[str, object]]
+    tmp_path: Path, licenses: list[dict[str, object]], store: str
 ) -> None:
     ids, texts = [str(r["id"]) for r in licenses[:300]], [str(r["text"]) for r in licenses[:300]]
-    with _index(tmp_path, "sqlite", "psm") as index:
+    with _index(tmp_path, store, "psm") as index:
         index.add(ids, texts)
         assert index.delete([ids[0], "absent"]) == [ids[0]]
         assert all(m.id != ids[0] for m in index.query([texts[0]])[0])
@@ -137,6 +142,11 @@ def test_deletes_upserts_and_check_keep_the_postings_in_step(
         assert results[0].matches[0].id == ids[3]
         assert results[1].inserted
         assert index.get("new-b") is not None
+        twins = index.check(["twin-1", "twin-2"], ["a text of its own, twice over"] * 2)
+        assert [r.inserted for r in twins] == [True, False]  # the batch's own earlier document
+        assert twins[1].matches[0].id == "twin-1"
+        with pytest.raises(ParameterError, match="threshold"):
+            index.check(["new-c"], ["x"], threshold=1.5)
         index._check()
 
 
@@ -153,6 +163,17 @@ def test_search_parameters_are_fixed_for_the_index_life(tmp_path: Path) -> None:
         )
 
 
+def test_a_budget_beyond_every_bucket_searches_them_all(
+    tmp_path: Path, licenses: list[dict[str, object]]
+) -> None:
+    ids, texts = [str(r["id"]) for r in licenses[:400]], [str(r["text"]) for r in licenses[:400]]
+    with _index(tmp_path, "memory", "psm", psm_budget=2**31 - 1) as huge:
+        huge.add(ids, texts)
+        with _index(tmp_path, "memory", "psm") as exact:
+            exact.add(ids, texts)
+            assert _answers(huge, texts[::7]) == _answers(exact, texts[::7])
+
+
 def test_refused_settings_name_the_fix(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="TF-IDF"):
         LSHIndex(MemoryStore(), sketch=SketchSpec(kind="simhash", weighting="tfidf"))
@@ -163,6 +184,10 @@ def test_refused_settings_name_the_fix(tmp_path: Path) -> None:
             lsh=LSHSpec(family="hamming", hamming=9, search="psm"),
         )
     assert not (tmp_path / "x.ndx").exists()
+    with pytest.raises(ParameterError, match="psm_budget applies to PSM"):
+        LSHSpec(family="hamming", search="tables", psm_budget=8)
+    with pytest.raises(ParameterError, match="hamming_blocks applies to the tables"):
+        LSHSpec(family="hamming", search="psm", hamming_blocks=9)
 
 
 def test_both_stores_scan_the_same_postings(tmp_path: Path) -> None:

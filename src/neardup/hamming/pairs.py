@@ -20,7 +20,7 @@ from neardup.hamming.flips import FlipLevels
 from neardup.hamming.psm import PSMIndex
 from neardup.lsh.banding import candidate_pairs
 from neardup.pairs import CandidatePairs
-from neardup.params import Search
+from neardup.params import Search, per_word_radius
 from neardup.sketch.simhash import hamming_distance
 
 __all__ = ["FingerprintTables", "near_pairs"]
@@ -55,7 +55,7 @@ class FingerprintTables:
         self.max_distance = max_distance
         self.budget = budget
         words = rows.shape[1]
-        self.per_word = max_distance if words == 1 else max_distance // 2
+        self.per_word = per_word_radius(64 * words, max_distance)
         self.tables: list[BlockPermutedIndex | PSMIndex]
         if search == "psm":
             self.tables = [PSMIndex(np.ascontiguousarray(rows[:, w])) for w in range(words)]

@@ -170,8 +170,9 @@ class PSMIndex:
         """
         queries = np.ascontiguousarray(queries, dtype=np.uint64)
         p = _per_query(probabilities, queries)
-        budget = all_sets(self.header_bits, max_distance) if budget is None else budget
-        _check_search(max_distance, budget, recall)
+        _check_search(max_distance, 1 if budget is None else budget, recall)
+        every = all_sets(self.header_bits, max_distance)
+        budget = every if budget is None else min(budget, every)
         active = np.ones(queries.shape[0], dtype=bool)
         query, row, attempts = _search(self.values, self.rows, self.header, self.header_bits,
                                        queries, p, active, max_distance, budget, recall,
@@ -247,8 +248,9 @@ def psm_batch_query(
     p = _per_query(probabilities, queries)
     chunk_rows = max(queries.shape[0], 1) if chunk_rows is None else chunk_rows
     t = header_bits_for(chunk_rows)
-    budget = all_sets(t, max_distance) if budget is None else budget
-    _check_search(max_distance, budget, recall)
+    _check_search(max_distance, 1 if budget is None else budget, recall)
+    every = all_sets(t, max_distance)
+    budget = every if budget is None else min(budget, every)
     active = np.ones(queries.shape[0], dtype=bool)
     attempts = np.zeros(queries.shape[0], dtype=np.int64)
     found_q: list[I64Array] = []

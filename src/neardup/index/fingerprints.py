@@ -32,7 +32,7 @@ from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.bphs import BlockLayout, BPHSDesign, choose_blocks
 from neardup.hamming.psm import all_sets, header_bits_for, vosh_masks
-from neardup.params import LSHSpec, Search, SketchSpec, check_psm_radius
+from neardup.params import LSHSpec, Search, SketchSpec, check_psm_radius, per_word_radius
 
 __all__ = ["DESIGN_FINGERPRINTS", "FingerprintPostings", "Ranges"]
 
@@ -92,9 +92,8 @@ class FingerprintPostings:
         cls, sketch: SketchSpec, lsh: LSHSpec, num_blocks: int | None = None
     ) -> FingerprintPostings:
         """The postings of an index made with these specs (and, if given, ``G`` tables)."""
-        words = sketch.simhash_bits // 64
-        h = lsh.hamming if words == 1 else lsh.hamming // 2
         if lsh.search == "tables" and num_blocks is None:
+            h = per_word_radius(sketch.simhash_bits, lsh.hamming)
             num_blocks = lsh.hamming_blocks or choose_blocks(DESIGN_FINGERPRINTS, h)
         return cls(sketch.simhash_bits, lsh.hamming, lsh.search, num_blocks, lsh.psm_budget)
 
@@ -106,7 +105,7 @@ class FingerprintPostings:
     @property
     def per_word(self) -> int:
         """The radius each word is searched with: ``h``, or ``h // 2`` for two words."""
-        return self.max_distance if self.words == 1 else self.max_distance // 2
+        return per_word_radius(self.bits, self.max_distance)
 
     @cached_property
     def _layout(self) -> BlockLayout:
@@ -163,7 +162,8 @@ class FingerprintPostings:
         """PSM: per query and word, its header buckets in VOSH order, ``budget`` at most."""
         t = max(1, header_bits_for(stored))
         shift = np.uint64(64 - t)
-        budget = all_sets(t, self.per_word) if self.budget is None else self.budget
+        every = all_sets(t, self.per_word)
+        budget = every if self.budget is None else min(self.budget, every)
         uniform = np.full(t, MAX_PROBABILITY)
         parts: list[tuple[int, int, U64Array]] = []
         for q in range(queries.shape[0]):

@@ -5,8 +5,9 @@ signatures and LSH band postings in a :class:`~neardup.index.store.Store`, and a
 from point lookups of the query's band keys plus an in-process cache of signatures. An index of
 SimHash fingerprints stores the fingerprints as postings instead and finds every one within
 ``h`` bits by range scans, by block-permuted tables or by PSM (:mod:`.fingerprints`). The
-parameters live in the store's header, written once at creation: an index opened later uses
-them, whatever the caller has, and refuses explicit parameters that differ.
+parameters live in the store's header, written once at creation (a PSM index adds its flip model
+once, in the transaction of the batch it was fitted on): an index opened later uses them,
+whatever the caller has, and refuses explicit parameters that differ.
 
 A document without a single token (empty, or only whitespace) is stored but matches nothing,
 and a query without a token finds nothing: emptiness is no evidence of a copy.
@@ -117,6 +118,8 @@ def _opened(
         int(header["num_bands"])
         if stored[0].kind != "simhash":
             int(header["num_rows"])
+        elif stored[1].search == "tables":
+            int(header["hamming_blocks"])
         _check_sample(header.get("containment_sample"))
     except (KeyError, TypeError, ValueError) as exc:  # ParameterError is a ValueError
         raise StoreError(
@@ -131,6 +134,8 @@ def _opened(
     }
     sample = containment_sample or header["containment_sample"]
     wanted = _header(sketch or stored[0], lsh or stored[1], sample)
+    if lsh is None or lsh.hamming_blocks is None:  # the tables' G was chosen at creation
+        wanted["hamming_blocks"] = header.get("hamming_blocks")
     diffs = _differences(header, wanted)
     if diffs:
         raise IncompatibleError("the index was made with other parameters: " + "; ".join(diffs))
@@ -228,10 +233,6 @@ class LSHIndex:
         """How SimHash fingerprints are posted and searched; None for LSH bands."""
         if sketch.kind == "simhash":
             self.postings = FingerprintPostings.of(sketch, lsh, header["hamming_blocks"])
-        self._fitted: FlipModel | None = None
-        """A flip model fitted from the batch being written, saved when its batch commits."""
-        self._stored: int | None = None
-        """The number of stored documents (PSM's header width), read again after a write."""
         self._sketcher = make_sketcher(sketch)
         self._shingler = Shingler(sketch.shingle, sketch.normalize)
         self._cache: OrderedDict[int, StoredDocument] = OrderedDict()
@@ -308,18 +309,20 @@ class LSHIndex:
 
     def _rows(
         self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None
-    ) -> DocumentRows:
+    ) -> tuple[DocumentRows, FlipModel | None]:
+        """The batch's rows, and the flip model fitted on it when it is PSM's first large one."""
         if len(ids) != len(texts):
             raise ParameterError(f"got {len(texts)} texts for {len(ids)} ids.")
         if metadata is not None and len(metadata) != len(ids):
             raise ParameterError(f"got {len(metadata)} metadata entries for {len(ids)} ids.")
         check_ids(ids)
+        fitted = None
         if self._fits_flips(len(texts)):
             signatures, weights = self._simhasher.sketch_with_bit_weights(texts)
-            self._fit_flips(signatures, weights)
+            fitted = self._fit_flips(signatures, weights)
         else:
             signatures = self._sketcher.sketch(texts)
-        return DocumentRows(
+        rows = DocumentRows(
             ids=list(ids),
             fingerprints=signatures.fingerprints,
             signatures=signatures.values,
@@ -330,6 +333,7 @@ class LSHIndex:
             else [None] * len(ids),
             samples=self._samples(texts) if self.containment_sample is not None else (),
         )
+        return rows, fitted
 
     def _keys(self, values: U64Array) -> U64Array:
         """The posting keys of signature rows: band keys, or the fingerprints' postings."""
@@ -352,28 +356,33 @@ class LSHIndex:
             and num_texts >= FLIP_FIT_DOCUMENTS
         )
 
-    def _fit_flips(self, signatures: Signatures, weights: F64Array) -> None:
-        """Fit the flip model on a batch's documents with a token (saved when it commits)."""
+    def _fit_flips(self, signatures: Signatures, weights: F64Array) -> FlipModel | None:
+        """The flip model of a batch's documents with a token; None for too few of them."""
         assert self.postings is not None
         fitted = signatures.num_shingles > 0
-        if int(fitted.sum()) >= FLIP_FIT_DOCUMENTS:
-            self._fitted = FlipModel.fit(
-                signatures.values[fitted, 0], weights[fitted, :64],
-                max_distance=self.postings.per_word,
-            )  # fmt: skip
+        if int(fitted.sum()) < FLIP_FIT_DOCUMENTS:
+            return None
+        return FlipModel.fit(
+            signatures.values[fitted, 0], weights[fitted, :64], max_distance=self.postings.per_word
+        )
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """A store transaction that also saves a flip model fitted for its batch."""
-        fitted = self._fitted
-        header = self.header if fitted is None else {**self.header, "flips": fitted.to_dict()}
+    def _writing(self, fitted: FlipModel | None = None) -> Iterator[None]:
+        """A store transaction that also saves ``fitted``, the flip model of its batch.
+
+        Unless the file holds one already (another writer's, committed meanwhile): that one is
+        kept, and used from then on.
+        """
+        header = None
         with self.store.transaction():
             if fitted is not None:
-                self.store.replace_header(header)
+                stored = (self.store.read_header() or {}).get("flips")
+                header = {**self.header, "flips": stored or fitted.to_dict()}
+                if stored is None:
+                    self.store.replace_header(header)
             yield
-        self._stored = None
-        if fitted is not None:
-            self.header, self.flips, self._fitted = header, fitted, None
+        if header is not None:
+            self.header, self.flips = header, FlipModel.from_dict(header["flips"])
 
     def _samples(self, texts: Sequence[str]) -> list[U64Array]:
         """Each text's containment sample: its shingles whose fingerprint is 0 mod ``m``."""
@@ -398,8 +407,8 @@ class LSHIndex:
             Some ids are already stored (its ``ids`` lists them); nothing was added or changed.
             :meth:`upsert` replaces such documents, :meth:`add_new` keeps them.
         """
-        rows = self._rows(ids, texts, metadata)
-        with self._writing():
+        rows, fitted = self._rows(ids, texts, metadata)
+        with self._writing(fitted):
             present = self.store.docs_of(rows.ids)
             if present:
                 raise ids_exist(
@@ -429,8 +438,8 @@ class LSHIndex:
         []
         ['a']
         """
-        rows = self._rows(ids, texts, metadata)
-        with self._writing():
+        rows, fitted = self._rows(ids, texts, metadata)
+        with self._writing(fitted):
             present = self.store.docs_of(rows.ids)
             new = [i for i, doc_id in enumerate(rows.ids) if doc_id not in present]
             if new:
@@ -446,8 +455,8 @@ class LSHIndex:
         self, ids: Sequence[str], texts: Sequence[str], metadata: Sequence[Any] | None = None
     ) -> None:
         """Add documents, replacing stored ones with the same ids, in one transaction."""
-        rows = self._rows(ids, texts, metadata)
-        with self._writing():
+        rows, fitted = self._rows(ids, texts, metadata)
+        with self._writing(fitted):
             self.store.delete(rows.ids)
             self.store.insert(rows)
 
@@ -472,10 +481,11 @@ class LSHIndex:
         Documents are checked in order, each against the index and against the documents of
         the batch inserted before it; the whole batch commits in one transaction.
         """
-        rows = self._rows(ids, texts, metadata)
+        limit = self._threshold(threshold)  # SimHash passes ``threshold`` on: h bits decide
+        rows, fitted = self._rows(ids, texts, metadata)
         results: list[CheckResult] = []
         probabilities = self._sketch_query(texts)[1] if self.postings is not None else None
-        with self._writing():
+        with self._writing(fitted):
             present = self.store.docs_of(rows.ids)
             if present:
                 raise ids_exist(
@@ -493,7 +503,7 @@ class LSHIndex:
                         rows.signatures[i],
                         rows.keys[i],
                         rows.fingerprints[i],
-                        threshold=self._threshold(threshold),
+                        threshold=limit,
                         top_k=None,
                     )
                 if not matches:
@@ -560,8 +570,15 @@ class LSHIndex:
         return self.query_signatures(signatures, threshold=threshold, top_k=top_k)
 
     def _sketch_query(self, texts: Sequence[str]) -> tuple[Signatures, F64Array | None]:
-        """The texts' signatures and, for PSM with a flip model, their flip probabilities."""
-        if self.postings is None or self.postings.search != "psm" or self.flips is None:
+        """The texts' signatures and, for PSM with a flip model, their flip probabilities.
+
+        A model another process committed since this index was opened is read from the file.
+        """
+        if self.postings is None or self.postings.search != "psm":
+            return self._sketcher.sketch(texts), None
+        if self.flips is None and (flips := (self.store.read_header() or {}).get("flips")):
+            self.header, self.flips = {**self.header, "flips": flips}, FlipModel.from_dict(flips)
+        if self.flips is None:
             return self._sketcher.sketch(texts), None
         signatures, weights = self._simhasher.sketch_with_bit_weights(texts)
         return signatures, self.flips.probabilities(weights)
@@ -607,8 +624,7 @@ class LSHIndex:
         if self.postings is not None:
             self._check_query(threshold, top_k)
             return self._near(signatures.values, signatures.num_shingles, None, threshold, top_k)
-        if top_k is not None and top_k < 1:
-            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        self._check_query(None, top_k)
         limit = self._threshold(threshold) if threshold is not None or top_k is None else None
         assert self.num_rows is not None
         keys = band_keys(signatures.values, self.num_bands, self.num_rows)
@@ -654,9 +670,8 @@ class LSHIndex:
         assert postings is not None
         searched = np.flatnonzero(num_shingles > 0)
         p = None if probabilities is None else probabilities[searched]
-        if self._stored is None:
-            self._stored = self.store.count()
-        ranges = postings.ranges(values[searched], p, self._stored)
+        # PSM's header is log2 of the documents ever stored: read at once, and current.
+        ranges = postings.ranges(values[searched], p, self.store.documents_ever())
         hit, doc, key = self.store.scan(ranges.band, ranges.low, ranges.high)
         near = hamming_distance(key[:, None], ranges.target[hit][:, None]) <= postings.per_word
         pairs = np.unique(np.stack([searched[ranges.query[hit[near]]], doc[near]], axis=1), axis=0)

@@ -551,15 +551,17 @@ class SQLiteStore:
         """``(range, doc, key)`` of each posting in ``band[i]`` with a key in ``[low[i], high[i]]``.
 
         A range must not straddle ``2^63`` (keys are stored as signed integers). One range scan
-        of the primary key per range, in both posting tables; up to 1,000 ranges a statement.
+        of the primary key per range, in both posting tables; up to 1,000 ranges a statement
+        (fewer where SQLite binds fewer than 4,000 parameters).
         """
         found: list[tuple[int, int, int]] = []
         lows = low.astype(np.uint64).view(np.int64).tolist()
         highs = high.astype(np.uint64).view(np.int64).tolist()
         bands = band.tolist()
         conn = self._connection()
-        for start in range(0, len(bands), 1000):
-            stop = min(start + 1000, len(bands))
+        step = min(1000, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 4)
+        for start in range(0, len(bands), step):
+            stop = min(start + step, len(bands))
             values = ",".join("(?, ?, ?, ?)" for _ in range(start, stop))
             params = [v for i in range(start, stop) for v in (i, bands[i], lows[i], highs[i])]
             # CROSS JOIN keeps the ranges as the outer loop: a primary-key range scan for each.
@@ -630,6 +632,16 @@ class SQLiteStore:
     def count(self) -> int:
         """Stored documents."""
         return int(self._connection().execute("SELECT count(*) FROM documents").fetchone()[0])
+
+    @_translated
+    def documents_ever(self) -> int:
+        """Documents ever stored: the documents table's autoincrement counter (one lookup)."""
+        row = (
+            self._connection()
+            .execute("SELECT seq FROM sqlite_sequence WHERE name = 'documents'")
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
 
     def all_documents(self) -> Iterator[StoredDocument]:
         """Every stored row, by number (read in chunks of 1,000)."""

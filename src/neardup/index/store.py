@@ -128,6 +128,9 @@ class Store(Protocol):
     def count(self) -> int:
         """How many documents are stored."""
 
+    def documents_ever(self) -> int:
+        """How many documents were ever stored (numbers are never reused), at once."""
+
     def all_documents(self) -> Iterator[StoredDocument]:
         """Every stored document, by document number."""
 
@@ -183,6 +186,7 @@ class MemoryStore:
 
     def insert(self, rows: DocumentRows) -> None:
         """Store new documents and their postings."""
+        self._sorted = None
         for i, doc_id in enumerate(rows.ids):
             if doc_id in self._ids:
                 raise KeyError(doc_id)
@@ -208,6 +212,7 @@ class MemoryStore:
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Remove documents and their postings."""
+        self._sorted = None
         deleted = []
         for doc_id in ids:
             doc = self._ids.pop(doc_id, None)
@@ -273,6 +278,10 @@ class MemoryStore:
     def count(self) -> int:
         """Stored documents."""
         return len(self._rows)
+
+    def documents_ever(self) -> int:
+        """Documents ever stored."""
+        return self._next_doc - 1
 
     def all_documents(self) -> Iterator[StoredDocument]:
         """Every stored row, by number."""
