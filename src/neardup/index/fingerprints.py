@@ -137,8 +137,8 @@ class FingerprintPostings:
         """The key ranges holding every stored fingerprint near each query row.
 
         ``probabilities`` (``float64[n, bits]``) are the queries' flip probabilities for PSM
-        (``None``: every bit alike); ``stored`` is the number of stored fingerprints, whose
-        ``log2`` is PSM's header width.
+        (``None``: every bit alike); ``stored`` is about how many fingerprints are stored
+        (an index counts every document it ever stored), whose ``log2`` is PSM's header width.
         """
         queries = np.ascontiguousarray(queries, dtype=np.uint64)
         if queries.shape[0] == 0:
