@@ -527,7 +527,13 @@ def test_empty_texts_match_nothing(tmp_path: Path) -> None:
     assert [m["id"] for m in answers[2]] == ["short"]
 
 
-def test_dedup_against_an_index(tmp_path: Path, licenses: list[dict[str, object]]) -> None:
+@pytest.mark.parametrize(
+    "kind", [[], ["--method", "simhash", "--hamming", "3", "--search", "psm", "--psm-budget", "8"]]
+)
+def test_dedup_against_an_index(
+    tmp_path: Path, licenses: list[dict[str, object]], kind: list[str]
+) -> None:
+    """A MinHash index, and a SimHash one searched by PSM (its run uses the index's h)."""
     index = tmp_path / "seen.ndx"
     seen = tmp_path / "seen.jsonl"
     seen.write_text(
@@ -542,11 +548,12 @@ def test_dedup_against_an_index(tmp_path: Path, licenses: list[dict[str, object]
             for r in licenses[900:1100]
         )
     )
-    assert run("index", "create", index).returncode == 0
+    assert run("index", "create", index, *kind).returncode == 0
     assert run("index", "add", index, seen).returncode == 0
     out = tmp_path / "out"
     result = run("dedup", new, "-o", out, "--against", index, "--add-to-index")
     assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
     summary = json.loads((out / "summary.json").read_text())
     # The first 100 new records are copies of indexed ones: none is kept (most are dropped for
     # their copy in the index, the others already as near-duplicates within the input).
@@ -556,6 +563,7 @@ def test_dedup_against_an_index(tmp_path: Path, licenses: list[dict[str, object]
     assert not set(kept) & {f"new-{r['id']}" for r in licenses[900:1000]}
     assert not set(kept) & {d["id"] for d in dropped}
     assert all(d["matches"][0]["similarity"] >= 0.8 for d in dropped)
+    assert all(("distance" in d["matches"][0]) == bool(kind) for d in dropped)
     info = json.loads(run("index", "info", index).stdout)
     assert info["documents"] == 1000 + len(kept)
     assert run("index", "check", index).returncode == 0

@@ -509,11 +509,14 @@ def _drop_indexed(
 
     The kept documents' texts come from the text store and are sketched again, a block at a
     time. Below the threshold the index was built for, its bands miss pairs: a warning says
-    how many.
+    how many. (A SimHash index searches the run's own ``h`` bits: it misses nothing the run's
+    own search would find.)
     """
     from neardup.index import threshold_warning
 
-    warning = threshold_warning(index.header, config.lsh.threshold)
+    warning = None
+    if index.postings is None:
+        warning = threshold_warning(index.header, config.lsh.threshold)
     if warning is not None:
         warnings.warn(f"--against {warning}", NeardupWarning, stacklevel=2)
     sketcher = make_sketcher(config.sketch, sketched.idf)

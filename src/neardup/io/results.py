@@ -369,9 +369,10 @@ def write_index_matches(
 ) -> None:
     """Write ``index_matches.jsonl``, one line per document dropped for a near-copy in the index.
 
-    Each line is ``{"id", "matches": [{"id", "similarity"}, ...]}``, in input order.
+    Each line is ``{"id", "matches": [{"id", "similarity"}, ...]}``, in input order; a SimHash
+    index's matches also give their ``distance`` in bits.
     """
     with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
         for doc in sorted(matches):
-            found = [{"id": m.id, "similarity": round(m.similarity, 6)} for m in matches[doc]]
+            found = [{**m.to_dict(), "similarity": round(m.similarity, 6)} for m in matches[doc]]
             f.write(json.dumps({"id": ids[doc], "matches": found}, ensure_ascii=False) + "\n")
