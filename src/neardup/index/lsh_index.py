@@ -675,16 +675,21 @@ class LSHIndex:
         hit, doc, key = self.store.scan(ranges.band, ranges.low, ranges.high)
         near = hamming_distance(key[:, None], ranges.target[hit][:, None]) <= postings.per_word
         pairs = np.unique(np.stack([searched[ranges.query[hit[near]]], doc[near]], axis=1), axis=0)
-        rows = {row.doc: row for row in self._rows_of(np.unique(pairs[:, 1]).tolist())}
+        rows = self._rows_of(np.unique(pairs[:, 1]).tolist())  # a deleted one is left out
+        docs = np.array([row.doc for row in rows], dtype=np.int64)
+        at = np.searchsorted(docs, pairs[:, 1])
+        held = at < docs.shape[0]
+        held[held] = docs[at[held]] == pairs[held, 1]
+        query, at = pairs[held, 0], at[held]
+        stored = np.stack([row.signature for row in rows]) if rows else values[:0]
+        distance = hamming_distance(values[query], stored[at])
+        close = distance <= postings.max_distance
+        cosine = estimate_cosine(distance, postings.bits)
         found: list[list[Match]] = [[] for _ in range(values.shape[0])]
-        for q, d in pairs.tolist():
-            row = rows.get(d)  # None: deleted by another writer meanwhile
-            if row is None:
-                continue
-            distance = int(hamming_distance(row.signature, values[q]))
-            if distance <= postings.max_distance:
-                cosine = float(estimate_cosine(distance, postings.bits))
-                found[q].append(Match(id=row.id, similarity=cosine, distance=distance))
+        within = zip(query[close].tolist(), at[close].tolist(), distance[close].tolist(),
+                     cosine[close].tolist(), strict=True)  # fmt: skip
+        for q, r, d, c in within:
+            found[q].append(Match(id=rows[r].id, similarity=c, distance=d))
         return [_best(matches, threshold, top_k) for matches in found]
 
     def _matches(
