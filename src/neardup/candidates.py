@@ -27,6 +27,7 @@ The estimate of a pair's similarity belongs to the kind, not the family (:func:`
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from math import acos, comb, pi
 from typing import Any
@@ -34,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
-from neardup.errors import ParameterError
+from neardup.errors import NeardupWarning, ParameterError
 from neardup.hamming.flips import FlipLevels, flip_levels
 from neardup.hamming.pairs import near_pairs
+from neardup.hamming.psm import all_sets, header_bits_for
 from neardup.hashing.bands import band_keys
 from neardup.io.spill import PairRuns
 from neardup.kinds import FAMILIES, SKETCH_KINDS, load
@@ -62,6 +64,8 @@ from neardup.text.shingle import ShingleSets
 __all__ = ["CandidateScheme", "candidate_scheme", "estimate"]
 
 BOTTOMK_RECALL_AT_THRESHOLD = 0.95
+EXACT_PSM_BUCKETS = 4096
+"""Header buckets a document beyond which an exact PSM search (no budget) is warned about."""
 
 
 class CandidateScheme(ABC):
@@ -275,6 +279,8 @@ class HammingPairs(CandidateScheme):
             per_word = per_word_radius(self.sketch.simhash_bits, self.lsh.hamming)
             levels = np.ascontiguousarray(matrix[:, words:])
             flips = FlipLevels.fit(values, levels, max_distance=per_word, seed=self.sketch.seed)
+            if self.lsh.psm_budget is None:
+                _warn_exact_psm(int(active.sum()), per_word)
         return near_pairs(
             values,
             self.lsh.hamming,
@@ -300,6 +306,20 @@ class HammingPairs(CandidateScheme):
             "candidate_probability_at_threshold": within,
             "label": f"SimHash within {h} of {bits} bits",
         }
+
+
+def _warn_exact_psm(num_docs: int, per_word: int) -> None:
+    """Warn when PSM without a budget visits many buckets a document (an exact search)."""
+    buckets = all_sets(header_bits_for(num_docs), per_word)
+    if buckets > EXACT_PSM_BUCKETS:
+        warnings.warn(
+            f"--search psm without --psm-budget visits every header bucket within "
+            f"{per_word} bits: {buckets:,} a document at {num_docs:,} documents, an exact but "
+            "slow search; give --psm-budget (docs/simhash.md measures the recall of each), or "
+            "search with the tables",
+            NeardupWarning,
+            stacklevel=2,
+        )
 
 
 class SetJoin(CandidateScheme):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from neardup import CandidatePairs, DedupConfig, LSHSpec, Shingler, SketchSpec, dedup
 from neardup.candidates import candidate_scheme
-from neardup.errors import ParameterError
+from neardup.errors import NeardupWarning, ParameterError
 from neardup.kinds import SKETCH_KINDS
 from neardup.params import FEATURE_PRESETS
 from neardup.sketch import SKETCHERS, IDFWeights, SimHasher
@@ -172,3 +174,16 @@ def test_simhash_psm_pairs_what_the_tables_pair(licenses: list[dict[str, object]
     assert found["psm", None] == found["tables", None]
     assert found["psm", 32] <= found["tables", None]
     assert len(found["psm", 32]) >= 0.95 * len(found["tables", None]) > 300
+
+
+def test_an_exact_psm_search_of_many_buckets_says_so() -> None:
+    """Without a budget PSM visits every header bucket within h bits: beyond 4,096 a document
+    (h = 7 from about 2^12.5 documents on) the run warns and names --psm-budget."""
+    from neardup.candidates import _warn_exact_psm
+
+    with pytest.warns(NeardupWarning, match="5,812 a document at 6,000 documents"):
+        _warn_exact_psm(6000, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NeardupWarning)
+        _warn_exact_psm(6000, 3)  # 378 buckets
+        _warn_exact_psm(5000, 7)  # 3,302 buckets
