@@ -408,6 +408,21 @@ def test_an_id_conflict_midway_keeps_earlier_batches_and_says_how_to_go_on(
         assert opened.query(["an older text"])[0][0].id == "c0-mit"
 
 
+def _adding(index: Path, path: Path, batch_size: int) -> subprocess.Popen[str]:
+    """``neardup index add`` of ``path`` running, once its first batch is committed."""
+    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"}
+    args = [str(NEARDUP), "index", "add", str(index), str(path), "--batch-size", str(batch_size)]
+    child = subprocess.Popen([*args, "-q"], stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None:
+        with closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+            if conn.execute("SELECT count(*) FROM documents").fetchone()[0] > 0:
+                break
+        time.sleep(0.02)
+    assert child.poll() is None, "the add finished before it could be stopped"
+    return child
+
+
 @pytest.mark.subprocess
 def test_an_interrupted_add_says_what_was_committed_and_resumes(
     tmp_path: Path, licenses: list[dict[str, object]]
@@ -415,16 +430,7 @@ def test_an_interrupted_add_says_what_was_committed_and_resumes(
     index = make_index(tmp_path / "x.ndx")
     records = _corpus(licenses, 4)
     path = write_jsonl(tmp_path / "in.jsonl", records)
-    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"}
-    args = [str(NEARDUP), "index", "add", str(index), str(path), "--batch-size", "200", "-q"]
-    child = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and child.poll() is None:
-        with closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
-            if conn.execute("SELECT count(*) FROM documents").fetchone()[0] > 0:
-                break
-        time.sleep(0.02)
-    assert child.poll() is None, "the add finished before it could be interrupted"
+    child = _adding(index, path, 200)
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=120)
     assert child.returncode == 130
@@ -458,15 +464,7 @@ def test_a_psm_index_killed_during_add_keeps_whole_batches_and_answers_with_dist
     )  # fmt: skip
     records = _corpus(licenses, 4)
     path = write_jsonl(tmp_path / "in.jsonl", records)
-    env = {k: v for k, v in os.environ.items() if k != "NEARDUP_TOKENS"}
-    args = [str(NEARDUP), "index", "add", str(index), str(path), "--batch-size", "1200", "-q"]
-    child = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and child.poll() is None:
-        if count_documents(index) > 0:
-            break
-        time.sleep(0.02)
-    assert child.poll() is None, "the add finished before it could be killed"
+    child = _adding(index, path, 1200)
     child.send_signal(signal.SIGKILL)
     child.communicate(timeout=120)
     committed = count_documents(index)

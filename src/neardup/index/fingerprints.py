@@ -150,10 +150,7 @@ class FingerprintPostings:
             query = np.repeat(np.arange(queries.shape[0], dtype=np.int64), self.num_bands)
             band = np.tile(np.arange(self.num_bands, dtype=np.int64), queries.shape[0])
             target = keys.reshape(-1)
-            shift = shifts[band]
-            low = (target >> shift) << shift
-            high = low | ((np.uint64(1) << shift) - np.uint64(1))
-            return Ranges(query, band, low, high, target)
+            return _buckets(query, band, target, shifts[band], target)
         return self._header_ranges(keys, probabilities, stored)
 
     def _header_ranges(
@@ -176,6 +173,13 @@ class FingerprintPostings:
         query = np.concatenate([np.full(m.shape[0], q, np.int64) for q, _, m in parts])
         band = np.concatenate([np.full(m.shape[0], w, np.int64) for _, w, m in parts])
         target = queries[query, band]
-        low = ((target ^ np.concatenate([m for _, _, m in parts])) >> shift) << shift
-        high = low | ((np.uint64(1) << shift) - np.uint64(1))
-        return Ranges(query, band, low, high, target)
+        flipped = target ^ np.concatenate([m for _, _, m in parts])
+        return _buckets(query, band, flipped, shift, target)
+
+
+def _buckets(
+    query: I64Array, band: I64Array, point: U64Array, shift: U64Array | np.uint64, target: U64Array
+) -> Ranges:
+    """The ranges of the keys sharing each ``point``'s bits above ``shift`` (its bucket)."""
+    low = (point >> shift) << shift
+    return Ranges(query, band, low, low | ((np.uint64(1) << shift) - np.uint64(1)), target)
