@@ -19,6 +19,7 @@ from neardup import DedupConfig, pipeline
 from neardup.candidates import candidate_scheme
 from neardup.cluster import union_pairs
 from neardup.engine.local import dedup_files
+from neardup.io import setstore
 from neardup.io.spill import PairRuns
 from neardup.pipeline import (
     PairScorer,
@@ -95,6 +96,47 @@ def test_the_round_size_changes_nothing(
     assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large")
     assert small.summary.counts == large.summary.counts
     assert small.summary.similarity_histogram == large.summary.similarity_histogram
+
+
+@pytest.mark.parametrize(
+    ("dense_share", "kept_text_bytes", "batches_skipped"), [(0.0, 300, 1), (0.15, 4096, 20)]
+)
+def test_sets_kept_while_sketching_change_no_output(
+    corpus: Path,
+    windows: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dense_share: float,
+    kept_text_bytes: int,
+    batches_skipped: int,
+) -> None:
+    config = DedupConfig(batch_bytes=20_000)  # about 45 batches
+    monkeypatch.setattr(setstore, "KEPT_TEXT_BYTES", 0)  # no set kept: verification makes all
+    none_kept = dedup_files([corpus], tmp_path / "none", config)
+    none_in_memory = pipeline.dedup(windows, config=config)
+    # Every batch after the first keeps the sets of texts up to 300 bytes, or batches keep
+    # them where the one before held 15% of near copies (some do, most do not).
+    monkeypatch.setattr(pipeline, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(setstore, "KEPT_TEXT_BYTES", kept_text_bytes)
+    blocks: list[str] = []
+    for method in ("append", "skip"):
+        real = getattr(setstore.SketchedSets, method)
+        monkeypatch.setattr(
+            setstore.SketchedSets,
+            method,
+            lambda *args, _real=real, _name=method: blocks.append(_name) or _real(*args),
+        )
+    kept = dedup_files([corpus], tmp_path / "kept", config)
+    assert blocks.count("append") > 3
+    assert blocks.count("skip") >= batches_skipped  # the first, and those after sparser ones
+    in_memory = pipeline.dedup(windows, config=config)
+    assert _outputs(tmp_path / "none") == _outputs(tmp_path / "kept")
+    assert none_kept.summary.counts == kept.summary.counts
+    assert none_kept.summary.similarity_histogram == kept.summary.similarity_histogram
+    assert none_in_memory.clusters.labels.tolist() == in_memory.clusters.labels.tolist()
+    assert np.array_equal(none_in_memory.clusters.similarity, in_memory.clusters.similarity)
+    assert none_in_memory.pairs.first.tolist() == in_memory.pairs.first.tolist()
+    assert none_in_memory.pairs.second.tolist() == in_memory.pairs.second.tolist()
 
 
 @pytest.mark.parametrize("pairs", ["spanning", "all"])

@@ -61,11 +61,11 @@ from neardup.cluster import (
 )
 from neardup.errors import InputError, NeardupWarning, ParameterError
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.setstore import ShingleSetStore
+from neardup.io.setstore import ShingleSetStore, SketchedSets
 from neardup.io.spill import KeyColumns, PairRuns
 from neardup.keep import KeepValues
 from neardup.kinds import SKETCH_KINDS
-from neardup.lsh.banding import equal_key_groups
+from neardup.lsh.banding import equal_key_groups, near_key_share
 from neardup.lsh.containment import second_contained
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
@@ -203,6 +203,8 @@ class Sketched:
     """The IDF weights of a TF-IDF SimHash (verification weighs the shingles with them too)."""
     keep_values: KeepValues | None = None
     """The ``keep_by`` fields' values, when representatives are chosen by them."""
+    kept_sets: SketchedSets | None = None
+    """The shingle sets kept as the documents were sketched (:func:`keeps_sets`)."""
 
     @property
     def num_docs(self) -> int:
@@ -315,18 +317,33 @@ class BatchSketcher:
         stats = stats if stats is not None else text_statistics(texts)
         return normalize_bytes(texts, self._spec, stats, in_place=in_place), stats
 
-    def blocks(self, normalized: Batch) -> Iterator[SketchedBlock]:
-        """The normalised texts sketched and keyed, a block of documents at a time."""
+    def blocks(
+        self, normalized: Batch, kept: SketchedSets | None = None
+    ) -> Iterator[SketchedBlock]:
+        """The normalised texts sketched and keyed, a block of documents at a time.
+
+        ``kept``: where the shingle sets it chooses go, from the same pass (OPH only); it is
+        told of every document.
+        """
         no_token = self._sketcher.no_token_fingerprint
         for start in range(0, normalized.num_docs, SKETCH_ROWS):
             stop = min(start + SKETCH_ROWS, normalized.num_docs)
             part = Batch(data=normalized.data, offsets=normalized.offsets[start : stop + 1])
             weights = None
-            if self._scheme.reads_bit_weights:
-                assert isinstance(self._sketcher, SimHasher)
-                signatures, weights = self._sketcher.sketch_with_bit_weights(part)
+            chosen = kept.chosen(np.diff(part.offsets)) if kept is not None else None
+            if chosen is not None and chosen.any():
+                assert kept is not None
+                assert isinstance(self._sketcher, OPHSketcher)
+                signatures, sets = self._sketcher.sketch_keeping_sets(part, chosen)
+                kept.append(sets, chosen)
             else:
-                signatures = self._sketcher.sketch(part)
+                if kept is not None:
+                    kept.skip(part.num_docs)
+                if self._scheme.reads_bit_weights:
+                    assert isinstance(self._sketcher, SimHasher)
+                    signatures, weights = self._sketcher.sketch_with_bit_weights(part)
+                else:
+                    signatures = self._sketcher.sketch(part)
             yield SketchedBlock(
                 start=start,
                 signatures=signatures,
@@ -343,12 +360,14 @@ def sketch_batches(
     *,
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
+    kept: SketchedSets | None = None,
 ) -> Sketched:
     """Normalise and sketch record batches; keep per document only what later stages need.
 
     Each batch goes through :class:`BatchSketcher`: the lookup keys of each block are appended
-    to ``keys`` and its signature rows dropped. The normalised texts go to ``texts``. ``idf``:
-    the weights of ``weighting="tfidf"`` (:func:`fit_idf`).
+    to ``keys`` and its signature rows dropped. The normalised texts go to ``texts``; the
+    shingle sets verification will want, to ``kept`` (:func:`keeps_sets`). ``idf``: the
+    weights of ``weighting="tfidf"`` (:func:`fit_idf`).
     """
     step = BatchSketcher(config, idf)
     ids: list[Ids] = []
@@ -357,14 +376,25 @@ def sketch_batches(
     short: list[BoolArray] = []
     empty: list[BoolArray] = []
     num_bytes = 0
+    if kept is not None:
+        kept.keeping = False  # until a batch shows dense near copies
     for batch in batches:
         normalized, stats = step.normalize(batch.texts, batch.stats, in_place=True)
         texts.append(batch, normalized)
-        for block in step.blocks(normalized):
+        first_block = len(fingerprints)
+        observed: list[U64Array] = []
+        for block in step.blocks(normalized, kept):
             keys.append(block.keys)
             fingerprints.append(block.signatures.fingerprints)
             short.append(block.signatures.is_short)
             empty.append(block.is_empty)
+            observed.append(block.keys[:, :2])
+        if kept is not None and observed:
+            kept.keeping = _dense_near_copies(
+                np.concatenate(observed),
+                np.concatenate(fingerprints[first_block:]),
+                np.concatenate(short[first_block:]),
+            )
         lengths.append(stats.chars)
         ids.append(batch.ids)
         num_bytes += normalized.num_bytes
@@ -383,7 +413,40 @@ def sketch_batches(
         texts=texts,
         num_bytes=num_bytes,
         idf=idf,
+        kept_sets=kept,
     )
+
+
+DENSE_SHARE = 0.05
+"""A batch where this share of the documents shares a key of the first two columns with a
+document of another text (:func:`~neardup.lsh.banding.near_key_share`) holds dense near copies:
+the next batch keeps its short documents' shingle sets (:class:`~neardup.io.setstore.
+SketchedSets`)."""
+
+
+def _dense_near_copies(keys: U64Array, fingerprints: U64Array, is_short: BoolArray) -> bool:
+    """Whether a batch's keys (two columns) and fingerprints show dense near copies.
+
+    See :data:`DENSE_SHARE`.
+
+    Where near copies are dense, most documents are verified, and keeping their sets as they
+    are sketched halves verification; where they are rare, the sets would be made for nothing.
+    Within one batch the share is a fraction of the corpus's, and two columns see a fraction
+    of the near pairs, so the bar is low. Measured per 32 MB batch: the dense 1M corpus of
+    ``bench/scale.py`` 10-11%; its sparse 1M corpus 13% in the first batch (its copies' sources
+    all lie before them), then 4.4% and falling; 800k short documents without a near copy 0%;
+    the RFCs under 4%.
+    """
+    usable = ~is_short
+    return near_key_share(keys[usable], fingerprints[usable, 0]) >= DENSE_SHARE
+
+
+def keeps_sets(config: DedupConfig) -> bool:
+    """Whether verification reads shingle sets, so that sketching may keep them.
+
+    Under exact verification of OPH sketches (:class:`PairScorer`), the default.
+    """
+    return config.verify_mode == "exact" and config.sketch.kind == "oph"
 
 
 def _emptied(parts: list[Any]) -> list[Any]:
@@ -534,6 +597,7 @@ class PairScorer:
         idf: IDFWeights | None = None,
         work_dir: Path | None = None,
         lengths: I64Array | None = None,
+        kept: SketchedSets | None = None,
     ) -> None:
         self.texts = texts
         self.config = config
@@ -548,12 +612,13 @@ class PairScorer:
         self.lengths = lengths
         self._mark = np.full(self._sizes.shape[0], -1, dtype=np.int64)
         self.sets: ShingleSetStore | None = None
-        if config.verify_mode == "exact" and isinstance(self.sketcher, OPHSketcher):
+        if keeps_sets(config):
             shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
             self.sets = ShingleSetStore(
                 self._sizes.shape[0],
                 lambda docs: shingler.shingle_sets(texts.take(docs)),
                 work_dir,
+                kept,
             )
 
     def make_sets(self, needed: BoolArray) -> None:
@@ -999,7 +1064,9 @@ def find_duplicates(
         candidates = find_candidates(sketched, active, config, work_dir)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
-    with PairScorer(sketched.texts, config, sketched.idf, work_dir, sketched.lengths) as scorer:
+    with PairScorer(
+        sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
+    ) as scorer:
         try:
             with (
                 timings.stage("verify"),
@@ -1109,11 +1176,16 @@ def dedup_batches(
     timings = Timings()
     with timings.stage("idf"):
         idf = fit_idf(batches(), config)
-    with timings.stage("read_sketch"):
-        sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf)
-    if keep_values is not None:
-        sketched = replace(sketched, keep_values=keep_values)
-    return find_duplicates(sketched, config, timings)
+    kept = SketchedSets() if keeps_sets(config) else None
+    try:
+        with timings.stage("read_sketch"):
+            sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf, kept=kept)
+        if keep_values is not None:
+            sketched = replace(sketched, keep_values=keep_values)
+        return find_duplicates(sketched, config, timings)
+    finally:
+        if kept is not None:
+            kept.close()
 
 
 def _string_batches(

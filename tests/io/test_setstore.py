@@ -9,7 +9,8 @@ import pytest
 
 from neardup._types import I64Array
 from neardup.io import mapped
-from neardup.io.setstore import ShingleSetStore
+from neardup.io import setstore
+from neardup.io.setstore import ShingleSetStore, SketchedSets
 from neardup.params import ShingleSpec
 from neardup.text.shingle import Shingler, ShingleSets
 
@@ -66,3 +67,42 @@ def test_set_sizes_say_which_sets_are_made() -> None:
         assert store.set_sizes.tolist() == [-1] * len(TEXTS)
         store.make(np.array([1, 3]))
         assert store.set_sizes.tolist() == [-1, 0, -1, 3, -1, -1]  # "" has no shingle
+
+
+@pytest.mark.parametrize("in_directory", [True, False])
+def test_a_store_carries_on_from_the_sets_kept_while_sketching(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_directory: bool
+) -> None:
+    monkeypatch.setattr(setstore, "KEPT_TEXT_BYTES", 30)  # the two long texts are left
+    shingler = Shingler(ShingleSpec(unit="word", k=2))
+    whole = shingler.shingle_sets(TEXTS)
+    kept = SketchedSets(tmp_path if in_directory else None)
+    for block in (TEXTS[:4], TEXTS[4:]):  # two blocks, kept one after the other
+        chosen = kept.chosen(np.array([len(t.encode()) for t in block]))
+        kept.append(shingler.shingle_sets([t if c else "" for t, c in zip(block, chosen)]), chosen)
+    assert kept.sizes().tolist() == [-1, 0, 3, 3, -1, 0]
+    made: list[int] = []
+
+    def make(docs: I64Array) -> ShingleSets:
+        made.extend(docs.tolist())
+        return shingler.shingle_sets([TEXTS[d] for d in docs])
+
+    with ShingleSetStore(len(TEXTS), make, tmp_path, kept) as store:
+        got = store.sets(np.array([5, 4, 3, 2, 1, 0]))
+        assert [got.set_of(p).tolist() for p in range(6)] == [
+            whole.set_of(d).tolist() for d in (5, 4, 3, 2, 1, 0)
+        ]
+    assert sorted(made) == [0, 4]  # only the sets not kept are made
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sets_stop_being_kept_past_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(setstore, "KEPT_SETS_BYTES", 8 * 6)
+    shingler = Shingler(ShingleSpec(unit="word", k=2))
+    kept = SketchedSets()
+    lengths = np.array([len(t) for t in TEXTS])
+    first = kept.chosen(lengths)
+    kept.append(shingler.shingle_sets(TEXTS), first)  # 16 shingles: the budget is spent
+    assert first.all()
+    assert not kept.chosen(lengths).any()
+    kept.close()

@@ -22,6 +22,7 @@ from neardup import (
     minhash_sets,
 )
 from neardup.sketch import EMPTY_SLOT, SKETCHERS
+from neardup.text.shingle import as_batch
 from tests import reference
 from tests.strategies import texts, words_texts
 
@@ -72,6 +73,25 @@ def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
     ]
     got = sketcher.estimate_without_densification(sets, first, second)
     np.testing.assert_array_equal(got, np.array(seed_000))
+
+
+@pytest.mark.parametrize(
+    "shingle", [ShingleSpec(unit="word", k=5), ShingleSpec(unit="word", k=1), ShingleSpec(k=4)]
+)
+def test_sets_kept_while_sketching_are_the_shinglers_sets(
+    real_texts: list[str], shingle: ShingleSpec
+) -> None:
+    sketcher = OPHSketcher(SketchSpec(kind="oph", shingle=shingle))
+    batch = as_batch(real_texts, sketcher.spec.normalize)
+    keep = np.arange(len(real_texts)) % 3 != 0
+
+    signatures, kept = sketcher.sketch_keeping_sets(batch, keep)
+
+    assert signatures.values.tobytes() == sketcher.sketch(batch).values.tobytes()
+    whole = Shingler(shingle, sketcher.spec.normalize).shingle_sets(batch)
+    for doc in range(len(real_texts)):
+        expected = whole.set_of(doc).tolist() if keep[doc] else []
+        assert kept.set_of(doc).tolist() == expected
 
 
 @pytest.mark.parametrize("kind", sorted(SKETCHERS))

@@ -14,6 +14,7 @@ from numba import njit, uint64
 
 from neardup._kernels.minhash import EMPTY
 from neardup._kernels.mix import fmix64
+from neardup._kernels.sets import sorted_distinct
 from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
 
@@ -213,6 +214,9 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     sig,
     num_shingles,
     fingerprint,
+    set_rooms,
+    set_out,
+    set_sizes,
     lo,
     hi,
 ):
@@ -226,9 +230,16 @@ def oph_signatures(  # type: ignore[no-untyped-def]
     ``ranks`` (:func:`oph_rank_table`). The sequence is the same for every document, so
     ``P[sig1[i] == sig2[i]]`` equals the Jaccard similarity. Cost: O(shingles + filled bins *
     num_bins) per document, the second term vectorised.
+
+    Unless ``set_out`` is empty, the same pass writes the sorted distinct shingles of each
+    document with room in ``set_out[set_rooms[d]:set_rooms[d + 1]]`` there, and their number to
+    ``set_sizes[d]`` (documents without room are left as they are).
     """
     tokens, shingles = shingle_room(offsets, lo, hi)
     scratch = _densify_scratch(ranks, sig.shape[1])
+    keeping = set_out.shape[0] > 0
+    counts = np.empty(4097 if keeping else 0, dtype=np.int64)
+    no_counts = np.empty(0, dtype=np.int64)
     for d in range(lo, hi):
         num, fp_hi, fp_lo = doc_shingles_into(
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
@@ -238,3 +249,7 @@ def oph_signatures(  # type: ignore[no-untyped-def]
         num_shingles[d] = num
         fingerprint[d, 0] = fp_hi
         fingerprint[d, 1] = fp_lo
+        if keeping and set_rooms[d + 1] > set_rooms[d]:
+            set_sizes[d] = sorted_distinct(
+                shingles, num, tokens, counts, set_out, no_counts, set_rooms[d]
+            )

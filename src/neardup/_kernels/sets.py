@@ -15,6 +15,10 @@ from numba import njit, uint64
 from neardup._kernels.groups import insertion_sort
 from neardup._kernels.tokens import doc_shingles_into, shingle_room
 
+SORT_BY_INSERTION = 16
+"""Sets of at most this many shingles are sorted by insertion alone; longer ones by a radix
+pass first (45 shingles: 0.28 us against 0.56 us by insertion alone, 64: 0.40 against 1.17)."""
+
 
 @njit(cache=True, nogil=True)
 def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
@@ -23,7 +27,7 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
     A radix pass on the top bits, then insertion sort of each small bucket. ``scratch`` holds
     ``n`` values, ``counts`` 4,097 entries. Cost: O(n) expected.
     """
-    if n <= 64:
+    if n <= SORT_BY_INSERTION:
         insertion_sort(values, np.int64(0), n)
         return
     bits = 4
@@ -45,6 +49,32 @@ def _sort_hashes(values, n, scratch, counts):  # type: ignore[no-untyped-def]
         insertion_sort(scratch, start, counts[b])
         start = counts[b]
     values[:n] = scratch[:n]
+
+
+@njit(cache=True, nogil=True)
+def sorted_distinct(values, n, scratch, counts, out, out_counts, base):  # type: ignore[no-untyped-def]
+    """Sort ``values[:n]`` and write its distinct values to ``out[base:]``; how many there are.
+
+    ``out_counts`` (unless empty: counts not wanted) gets how many times each occurs.
+    ``scratch`` and ``counts`` as :func:`_sort_hashes` needs them.
+    """
+    if n == 0:
+        return 0
+    counting = out_counts.shape[0] > 0
+    _sort_hashes(values, n, scratch, counts)
+    out[base] = values[0]
+    if counting:
+        out_counts[base] = 1
+    size = 1
+    for s in range(1, n):
+        if values[s] != values[s - 1]:
+            out[base + size] = values[s]
+            if counting:
+                out_counts[base + size] = 1
+            size += 1
+        elif counting:
+            out_counts[base + size - 1] += 1
+    return size
 
 
 @njit(cache=True, nogil=True)
@@ -73,7 +103,6 @@ def shingle_sets(  # type: ignore[no-untyped-def]
     wanted) holds how many times each occurs in the document. Cost: O(s log s) for s
     shingles.
     """
-    counting = out_counts.shape[0] > 0
     tokens, shingles = shingle_room(offsets, lo, hi)
     counts = np.empty(4097, dtype=np.int64)
     for d in range(lo, hi):
@@ -81,24 +110,9 @@ def shingle_sets(  # type: ignore[no-untyped-def]
             buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, fold_ascii,
             is_char, rabin, stop_keys, k, tokens, shingles,
         )  # fmt: skip
-        size = 0
-        if num > 0:
-            _sort_hashes(shingles, num, tokens, counts)
-            ordered = shingles
-            base = out_offsets[d]
-            out[base] = ordered[0]
-            if counting:
-                out_counts[base] = 1
-            size = 1
-            for s in range(1, num):
-                if ordered[s] != ordered[s - 1]:
-                    out[base + size] = ordered[s]
-                    if counting:
-                        out_counts[base + size] = 1
-                    size += 1
-                elif counting:
-                    out_counts[base + size - 1] += 1
-        out_sizes[d] = size
+        out_sizes[d] = sorted_distinct(
+            shingles, num, tokens, counts, out, out_counts, out_offsets[d]
+        )
 
 
 @njit(cache=True, nogil=True)

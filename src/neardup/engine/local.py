@@ -41,6 +41,7 @@ from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
 from neardup.io.readers import ReadOptions, Source, all_batches, keep_values, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
+from neardup.io.setstore import SET_FILE, SketchedSets
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
 from neardup.params import DedupConfig
@@ -53,6 +54,7 @@ from neardup.pipeline import (
     duplicate_ids,
     find_duplicates,
     fit_idf,
+    keeps_sets,
     sketch_batches,
 )
 from neardup.sketch import make_sketcher
@@ -279,6 +281,9 @@ class _Sketch:
     """Where each text's JSONL line is, if the texts are read again from the inputs."""
     passes: list[_Pass]
     timings: Timings
+    kept_sets: tuple[NDArray[np.int32], int] | None = None
+    """The sizes of the shingle sets kept while sketching (their file kept with the
+    checkpoint), and the file's length in fingerprints, if sets were kept."""
 
 
 @dataclass(frozen=True)
@@ -337,6 +342,8 @@ def _find(
     finally:
         if isinstance(sketched.texts, TextArena):
             sketched.texts.close()
+        if sketched.kept_sets is not None:
+            sketched.kept_sets.close()
     texts = sketched.texts
     line_spans = texts.line_spans() if isinstance(texts, JSONLineTexts) else None
     return _Found(result, index_matches, line_spans, _passes(sources), timings)
@@ -349,19 +356,11 @@ def _sketch(
     saved: _Sketch | None = work.load("sketch")
     if saved is not None:
         _say_resumed("reading and sketching", show_progress)
-        _restore_passes(sources, saved.passes)
-        texts: TextStore
-        if saved.text_offsets is not None:
-            texts = TextArena.of_file(work.scratch / ARENA_FILE, saved.text_offsets)
-        else:
-            assert saved.line_spans is not None
-            normalize = config.sketch.normalize
-            texts = JSONLineTexts.of_spans(_plain_lines(sources), normalize, saved.line_spans)
-        keys = KeyColumns.of_files(work.scratch, *saved.key_shape)
-        return Sketched(**saved.arrays, keys=keys, texts=texts), saved.timings
+        return _resumed_sketch(saved, sources, config, work.scratch), saved.timings
     timings = Timings()
-    texts = _text_store(sources, config, work.scratch)
+    texts: TextStore = _text_store(sources, config, work.scratch)
     keys = KeyColumns(work.scratch)
+    kept = SketchedSets(work.scratch) if keeps_sets(config) else None
     try:
         with timings.stage("idf"):
             idf = fit_idf(all_batches(sources, config.batch_bytes), config)
@@ -372,7 +371,9 @@ def _sketch(
         ):
             counts = [0] * len(sources)
             batches = prefetched(all_batches(sources, config.batch_bytes, counts))
-            sketched = sketch_batches(batches, config, keys, texts, idf=idf, progress=bar)
+            sketched = sketch_batches(
+                batches, config, keys, texts, idf=idf, progress=bar, kept=kept
+            )
             _check_unique_ids(sketched, sources, counts, texts)
             if config.keep_by:
                 values = keep_values(sources, config, sketched.num_docs)
@@ -381,15 +382,22 @@ def _sketch(
         keys.release()
         if isinstance(texts, TextArena):
             texts.close()
+        if kept is not None:
+            kept.close()
         raise
     files = keys.files()
     arena = texts if isinstance(texts, TextArena) else None
     if arena is not None:
         files.append(arena.path)
+    kept_sizes = None
+    if kept is not None:
+        assert kept.path is not None  # in the work directory
+        files.append(kept.path)
+        kept_sizes = (kept.sizes(), kept.end)
     arrays = {
         f.name: getattr(sketched, f.name)
         for f in dataclasses.fields(Sketched)
-        if f.name not in ("keys", "texts")
+        if f.name not in ("keys", "texts", "kept_sets")
     }
     state = _Sketch(
         arrays,
@@ -398,9 +406,29 @@ def _sketch(
         texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
         _passes(sources),
         timings,
+        kept_sizes,
     )
     work.save("sketch", state, files)
     return sketched, timings
+
+
+def _resumed_sketch(
+    saved: _Sketch, sources: Sequence[Source], config: DedupConfig, scratch: Path
+) -> Sketched:
+    """The first pass as its checkpoint (linked back into ``scratch``) left it."""
+    _restore_passes(sources, saved.passes)
+    texts: TextStore
+    if saved.text_offsets is not None:
+        texts = TextArena.of_file(scratch / ARENA_FILE, saved.text_offsets)
+    else:
+        assert saved.line_spans is not None
+        normalize = config.sketch.normalize
+        texts = JSONLineTexts.of_spans(_plain_lines(sources), normalize, saved.line_spans)
+    keys = KeyColumns.of_files(scratch, *saved.key_shape)
+    kept = None
+    if saved.kept_sets is not None:
+        kept = SketchedSets.of_file(scratch / SET_FILE, *saved.kept_sets)
+    return Sketched(**saved.arrays, keys=keys, texts=texts, kept_sets=kept)
 
 
 def _write_outputs(

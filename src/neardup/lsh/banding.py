@@ -247,6 +247,34 @@ def equal_key_groups(
     return members, bounds
 
 
+def near_key_share(keys: U64Array, fingerprints: U64Array) -> float:
+    """The share of documents that share a key of some column with a document of another text.
+
+    ``keys``: one row of lookup keys per document; ``fingerprints``: each document's exact
+    fingerprint (one 64-bit word of it), so that copies of one text do not count as near
+    copies of each other. How densely a batch holds near copies, in a few sorts.
+
+    Examples
+    --------
+    >>> keys = np.array([[1, 5], [2, 5], [3, 6], [3, 7]], dtype=np.uint64)
+    >>> near_key_share(keys, np.array([10, 11, 12, 12], dtype=np.uint64))  # 3 and 4: one text
+    0.5
+    """
+    num_docs = keys.shape[0]
+    if num_docs < 2:
+        return 0.0
+    near = np.zeros(num_docs, dtype=bool)
+    for column in range(keys.shape[1]):
+        members, bounds = equal_key_groups(np.ascontiguousarray(keys[:, column]))
+        if bounds.shape[0] < 2:
+            continue
+        texts = fingerprints[members]
+        starts = bounds[:-1]
+        varied = np.minimum.reduceat(texts, starts) != np.maximum.reduceat(texts, starts)
+        near[members[np.repeat(varied, np.diff(bounds))]] = True
+    return float(near.mean())
+
+
 BUCKET_CHUNK_PAIRS = 1 << 22
 """Pairs of a band's buckets made at once (32 MiB of pairs) before they go to the runs."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,12 +47,15 @@ class TextSketcher(ABC):
 
         Runs in parallel over documents; the result does not depend on the number of threads.
         """
-        batch = as_batch(texts, self.spec.normalize)
+        return self._sketched(as_batch(texts, self.spec.normalize))
+
+    def _sketched(self, batch: Batch, *fill_args: Any) -> Signatures:
+        """The signatures of a normalised batch; ``fill_args`` go on to :meth:`_fill`."""
         values = np.empty((batch.num_docs, self.width), dtype=np.uint64)
         num_shingles = np.empty(batch.num_docs, dtype=np.int64)
         fingerprints = np.empty((batch.num_docs, 2), dtype=np.uint64)
         if batch.num_docs:
-            self._fill(batch, values, num_shingles, fingerprints)
+            self._fill(batch, values, num_shingles, fingerprints, *fill_args)
         return Signatures(
             values=values, num_shingles=num_shingles, fingerprints=fingerprints, spec=self.spec
         )

@@ -14,16 +14,20 @@ from neardup._kernels.oph import (
     oph_signatures,
 )
 from neardup._parallel import SCRATCH_BLOCK, in_blocks
-from neardup._types import Batch, F64Array, I64Array, U64Array
+from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
 from neardup.params import SketchSpec
 from neardup.sketch.base import TextSketcher
-from neardup.text.shingle import ShingleSets
+from neardup.sketch.signatures import Signatures
+from neardup.text.shingle import ShingleSets, packed_sets, shingle_rooms
 
 __all__ = ["OPHSketcher"]
 
 RANKED_BINS = 256
 """Up to this many bins, densification goes through a rank table of ``bins^2`` 16-bit entries
 (128 KB at 256 bins), about three times as fast as following each empty bin's probes."""
+
+NO_SETS = (np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64))
+"""The set arguments of :func:`oph_signatures` when no set is kept."""
 
 
 class OPHSketcher(TextSketcher):
@@ -115,8 +119,26 @@ class OPHSketcher(TextSketcher):
             estimate: F64Array = matches / counted
         return estimate
 
+    def sketch_keeping_sets(self, batch: Batch, keep: BoolArray) -> tuple[Signatures, ShingleSets]:
+        """Sketch a normalised batch, and keep the shingle sets of the ``keep`` documents.
+
+        The sets come from the pass that sketches (each shingle is hashed once for both): those
+        of the ``keep`` documents, sorted and distinct as :meth:`Shingler.shingle_sets` makes
+        them, the others empty.
+        """
+        rooms = shingle_rooms(np.where(keep, np.diff(batch.offsets), 0), self._kernel_text)
+        scratch = np.empty(max(int(rooms[-1]), 1), dtype=np.uint64)
+        sizes = np.zeros(batch.num_docs, dtype=np.int64)
+        signatures = self._sketched(batch, (rooms, scratch, sizes))
+        return signatures, packed_sets(scratch, rooms, sizes)
+
     def _fill(
-        self, batch: Batch, values: U64Array, num_shingles: I64Array, fingerprints: U64Array
+        self,
+        batch: Batch,
+        values: U64Array,
+        num_shingles: I64Array,
+        fingerprints: U64Array,
+        sets: tuple[I64Array, U64Array, I64Array] = NO_SETS,
     ) -> None:
         kt = self._kernel_text
         run = partial(
@@ -132,5 +154,6 @@ class OPHSketcher(TextSketcher):
             values,
             num_shingles,
             fingerprints,
+            *sets,
         )
         in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)

@@ -203,10 +203,8 @@ class Shingler:
     def _sets(self, batch: Batch, *, with_counts: bool) -> tuple[ShingleSets, I64Array]:
         """The sets, and the counts (or an empty array when not ``with_counts``).
 
-        Each document gets room for its most tokens: one per byte of text in character mode,
-        one per two bytes for words (a word and the separator after it take two bytes at
-        least; an unspaced-script character, three). Sizing by bytes spares a tokenising pass
-        to count them; taking :data:`PIECE_BYTES` of text at a time keeps that room small.
+        Each document gets room for its most shingles (:func:`shingle_rooms`); taking
+        :data:`PIECE_BYTES` of text at a time keeps that room small.
         """
         bounds = byte_pieces(np.diff(batch.offsets), PIECE_BYTES)
         parts = [
@@ -223,9 +221,7 @@ class Shingler:
 
     def _piece_sets(self, batch: Batch, with_counts: bool) -> tuple[ShingleSets, I64Array]:
         kt = self._kernel_text
-        most_tokens = np.diff(batch.offsets) if kt.is_char else (np.diff(batch.offsets) + 1) // 2
-        room_offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
-        np.cumsum(np.maximum(most_tokens - kt.k + 1, 0), out=room_offsets[1:])
+        room_offsets = shingle_rooms(np.diff(batch.offsets), kt)
         counted = int(room_offsets[-1]) if with_counts else 0
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
         scratch_counts = np.empty(counted, dtype=np.int64)
@@ -241,3 +237,26 @@ class Shingler:
         counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
         set_kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
         return ShingleSets(hashes=hashes, offsets=offsets), counts
+
+
+def shingle_rooms(lengths: I64Array, kt: KernelText) -> I64Array:
+    """Room for every shingle of texts of ``lengths`` bytes, one text after another.
+
+    Text ``d`` has ``rooms[d]:rooms[d + 1]``. A text has at most one token a byte in character
+    mode, one per two bytes for words (a word and the separator after it take two bytes at
+    least; an unspaced-script character, three): sizing by bytes spares a tokenising pass.
+    """
+    most_tokens = lengths if kt.is_char else (lengths + 1) // 2
+    rooms = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.maximum(most_tokens - kt.k + 1, 0), out=rooms[1:])
+    return rooms
+
+
+def packed_sets(scratch: U64Array, rooms: I64Array, sizes: I64Array) -> ShingleSets:
+    """The sets written into their ``rooms`` of ``scratch`` (``sizes[d]`` each), end to end."""
+    offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
+    no_counts = np.empty(0, dtype=np.int64)
+    set_kernels.compact_sets(scratch, no_counts, rooms, offsets, hashes, no_counts)
+    return ShingleSets(hashes=hashes, offsets=offsets)
