@@ -17,7 +17,7 @@ from neardup import (
     estimate_jaccard,
     exact_jaccard,
 )
-from neardup._kernels.verify import pair_chunks
+from neardup._kernels.verify import number_distinct, pair_chunks
 from tests import reference
 from tests.reference_allpairs import all_pairs_above, brute_force_pairs
 from tests.strategies import words_texts
@@ -118,3 +118,21 @@ def test_pair_chunks_count_a_made_set_by_its_shingles_and_else_the_text() -> Non
     # No set sizes at all (an empty array): the text's cost, as unmade.
     none = np.empty(0, dtype=np.int32)
     assert pair_chunks(first, second, sizes, none, 0, 4, 900, mark).tolist() == [0, 1, 2, 3]
+
+
+@given(
+    docs=st.lists(st.integers(0, 199), max_size=300),
+    num_docs=st.sampled_from([200, 20_000]),  # many of the documents (a scan), or few (a sort)
+)
+def test_number_distinct_numbers_the_distinct_documents_in_order(
+    docs: list[int], num_docs: int
+) -> None:
+    given_docs = np.array(docs, dtype=np.int64)
+    mark = np.full(num_docs, -1, dtype=np.int64)
+    distinct = np.empty(len(docs), dtype=np.int64)
+    local = np.empty(len(docs), dtype=np.int64)
+    count = number_distinct(given_docs, mark, distinct, local)
+    expected, inverse = np.unique(given_docs, return_inverse=True)
+    assert distinct[:count].tolist() == expected.tolist()
+    assert local.tolist() == inverse.tolist()
+    assert (mark == -1).all()  # the scratch as it was

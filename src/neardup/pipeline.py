@@ -45,7 +45,7 @@ import numpy as np
 
 from neardup._faults import crash_point
 from neardup._kernels.compiling import Stopwatch
-from neardup._kernels.verify import pair_chunks
+from neardup._kernels.verify import number_distinct, pair_chunks
 from neardup._memory import release_free_memory
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
@@ -637,16 +637,15 @@ class PairScorer:
             self.sets.make(docs[lo:hi])
 
     def distinct(self, docs: I64Array) -> tuple[I64Array, I64Array]:
-        """The distinct documents of ``docs`` (in no set order), and each one's place among them.
+        """The distinct documents of ``docs``, ascending, and each one's place among them.
 
-        Numbered through the scratch entry of each document: no sort, unlike :func:`np.unique`.
+        Numbered through the scratch entry of each document (:func:`~neardup._kernels.verify.
+        number_distinct`), in one pass rather than :func:`np.unique`'s sort.
         """
-        positions = np.arange(docs.shape[0])
-        self._mark[docs] = positions  # one of each document's positions wins
-        chosen = self._mark[docs]
-        self._mark[docs] = -1  # the scratch back as the next call expects it
-        first = chosen == positions
-        return docs[first], (np.cumsum(first) - 1)[chosen]
+        distinct = np.empty(docs.shape[0], dtype=np.int64)
+        local = np.empty(docs.shape[0], dtype=np.int64)
+        count = number_distinct(docs, self._mark, distinct, local)
+        return distinct[:count], local
 
     def close(self) -> None:
         """Release the shingle sets' file."""
