@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from neardup._types import I64Array
-from neardup.io import mapped
-from neardup.io import setstore
+from neardup.io import mapped, setstore
 from neardup.io.setstore import ShingleSetStore, SketchedSets
 from neardup.params import ShingleSpec
 from neardup.text.shingle import Shingler, ShingleSets
@@ -79,7 +78,8 @@ def test_a_store_carries_on_from_the_sets_kept_while_sketching(
     kept = SketchedSets(tmp_path if in_directory else None)
     for block in (TEXTS[:4], TEXTS[4:]):  # two blocks, kept one after the other
         chosen = kept.chosen(np.array([len(t.encode()) for t in block]))
-        kept.append(shingler.shingle_sets([t if c else "" for t, c in zip(block, chosen)]), chosen)
+        texts = [t if c else "" for t, c in zip(block, chosen, strict=True)]
+        kept.append(shingler.shingle_sets(texts), chosen)
     assert kept.sizes().tolist() == [-1, 0, 3, 3, -1, 0]
     made: list[int] = []
 

@@ -298,3 +298,17 @@ def member_pairs(docs, bounds, cap, bucket, lo, hi, num_pairs):  # type: ignore[
             second[k] = docs[j]
             k += 1
     return first, second
+
+
+@njit(cache=True, nogil=True)
+def drop_repeats(values):  # type: ignore[no-untyped-def]
+    """Move the first of each run of equal ``values`` (sorted) to the front, in order; how many."""
+    n = values.shape[0]
+    if n == 0:
+        return 0
+    kept = 1
+    for i in range(1, n):
+        if values[i] != values[kept - 1]:
+            values[kept] = values[i]
+            kept += 1
+    return kept

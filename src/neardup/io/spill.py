@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from neardup._kernels import groups
 from neardup._types import BoolArray, F64Array, I64Array, U64Array
 from neardup.hashing.packed import sort_packed
 
@@ -281,9 +282,9 @@ class PairRuns:
             values_file = value_path.open("wb") if self.with_values else None
             try:
                 for codes, values in blocks:
-                    codes_file.write(codes.astype("<i8", copy=False).tobytes())
+                    codes_file.write(np.ascontiguousarray(codes, dtype="<i8").data)
                     if values_file is not None and values is not None:
-                        values_file.write(values.astype("<f8", copy=False).tobytes())
+                        values_file.write(np.ascontiguousarray(values, dtype="<f8").data)
                     size += int(codes.shape[0])
             finally:
                 if values_file is not None:
@@ -392,9 +393,7 @@ def _sorted_distinct(
             codes.sort(kind="stable")  # in place, no order array
         else:
             codes = _radix_sorted(codes)
-        keep = np.ones(codes.shape[0], dtype=bool)
-        keep[1:] = codes[1:] != codes[:-1]
-        return (codes, None) if keep.all() else (codes[keep], None)
+        return codes[: groups.drop_repeats(codes)], None
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
     keep = np.ones(codes.shape[0], dtype=bool)
