@@ -637,10 +637,13 @@ class PairScorer:
             self.sets.make(docs[lo:hi])
 
     def distinct(self, docs: I64Array) -> tuple[I64Array, I64Array]:
-        """The distinct documents of ``docs``, ascending, and each one's place among them.
+        """The distinct documents of ``docs`` in order of first sight, and each one's place.
 
         Numbered through the scratch entry of each document (:func:`~neardup._kernels.verify.
-        number_distinct`), in one pass rather than :func:`np.unique`'s sort.
+        number_distinct`), in one pass rather than :func:`np.unique`'s sort. Given a chunk's
+        first documents, then its second ones, the sets of both sides then lie in the order the
+        pairs (sorted by their first) ask for them: the measuring reads them as a stream
+        (dense 10M: verify 45.7 s numbered in document order, 40.6 s so).
         """
         distinct = np.empty(docs.shape[0], dtype=np.int64)
         local = np.empty(docs.shape[0], dtype=np.int64)

@@ -124,31 +124,19 @@ def pair_chunks(first, second, sizes, set_sizes, per_doc, per_byte, budget, mark
 
 @njit(cache=True, nogil=True)
 def number_distinct(docs, mark, distinct, local):  # type: ignore[no-untyped-def]
-    """Number the distinct documents of ``docs`` in ascending order; how many there are.
+    """Number the distinct documents of ``docs`` in order of first sight; how many there are.
 
-    ``distinct[:count]`` gets them ascending and ``local[i]`` the number of ``docs[i]``.
-    ``mark`` (one entry per document, all -1) is scratch, left as it was. Cost: O(len(docs))
-    plus, where ``docs`` holds over a 64th of the documents, a scan of ``mark``; else a sort
-    of the distinct ones.
+    ``distinct[:count]`` gets them and ``local[i]`` the number of ``docs[i]``. ``mark`` (one
+    entry per document, all -1) is scratch, left as it was. Cost: O(len(docs)).
     """
     count = 0
-    for d in docs:
+    for i in range(docs.shape[0]):
+        d = docs[i]
         if mark[d] < 0:
-            mark[d] = 0
+            mark[d] = count
             distinct[count] = d
             count += 1
-    if count * 64 >= mark.shape[0]:
-        count = 0
-        for d in range(mark.shape[0]):
-            if mark[d] == 0:
-                distinct[count] = d
-                count += 1
-    else:
-        distinct[:count].sort()
-    for i in range(count):
-        mark[distinct[i]] = i
-    for i in range(docs.shape[0]):
-        local[i] = mark[docs[i]]
+        local[i] = mark[d]
     for i in range(count):
         mark[distinct[i]] = -1
     return count

@@ -204,7 +204,7 @@ class ShingleSetStore:
         offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-        order = np.argsort(start, kind="stable")  # the order they lie in the file (often this)
+        order = np.argsort(start)  # the sets in the order they lie in the file
         read_spans(
             self._kept.file,
             start[order] * 8,
