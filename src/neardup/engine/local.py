@@ -283,7 +283,8 @@ class _Sketch:
     timings: Timings
     kept_sets: tuple[NDArray[np.int32], int] | None = None
     """The sizes of the shingle sets kept while sketching (their file kept with the
-    checkpoint), and the file's length in fingerprints, if sets were kept."""
+    checkpoint), and the file's length in fingerprints then, if sets were kept: verification
+    appends to the same file, and a run resumed from here writes over what it appended."""
 
 
 @dataclass(frozen=True)
