@@ -190,6 +190,25 @@ def test_refused_settings_name_the_fix(tmp_path: Path) -> None:
         LSHSpec(family="hamming", search="psm", hamming_blocks=9)
 
 
+def test_a_query_measures_what_the_index_measures(licenses: list[dict[str, object]]) -> None:
+    texts = [str(r["text"]) for r in licenses[:50]]
+    ids = [str(i) for i in range(50)]
+    simhash = _index(Path(), "memory", "tables")
+    minhash = LSHIndex(MemoryStore(), sketch=SketchSpec(kind="oph"))
+    for index in (simhash, minhash):
+        index.add(ids, texts)
+    assert (simhash.measure, minhash.measure) == ("cosine", "jaccard")
+    assert simhash.info()["measure"] == "cosine"
+    own = simhash.query(texts[:3])
+    assert simhash.query(texts[:3], measure="cosine") == own
+    assert [near[0].id for near in own] == ids[:3]
+    assert minhash.query(texts[:3], measure="jaccard") == minhash.query(texts[:3])
+    with pytest.raises(ParameterError, match=r"this index measures cosine \(simhash sketches\)"):
+        simhash.query(texts[:1], measure="jaccard")
+    with pytest.raises(ParameterError, match=r"this index measures jaccard \(oph sketches\)"):
+        minhash.query(texts[:1], measure="cosine")
+
+
 def test_both_stores_scan_the_same_postings(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     keys = rng.integers(0, 2**64, size=(400, 3), dtype=np.uint64)

@@ -484,6 +484,24 @@ def test_a_psm_index_killed_during_add_keeps_whole_batches_and_answers_with_dist
     assert match["similarity"] == 1.0
 
 
+def test_a_query_measures_what_the_index_measures(tmp_path: Path) -> None:
+    index = make_index(tmp_path / "s.ndx", "--method", "simhash", "--hamming", "3")
+    records = [{"id": "a", "text": "one two three four five six seven eight nine ten"}]
+    added = neardup("index", "add", index, write_jsonl(tmp_path / "in.jsonl", records))
+    assert added.returncode == 0, added.stderr
+    text = records[0]["text"]
+    own = neardup("index", "query", index, "--text", text)
+    cosine = neardup("index", "query", index, "--text", text, "--measure", "cosine")
+    assert own.returncode == cosine.returncode == 0, own.stderr + cosine.stderr
+    assert own.stdout == cosine.stdout
+    assert json.loads(own.stdout)["matches"] == [{"id": "a", "similarity": 1.0, "distance": 0}]
+    refused = neardup("index", "query", index, "--text", text, "--measure", "jaccard")
+    assert refused.returncode == 2
+    line = one_error_line(refused)
+    assert "--measure" in line
+    assert "this index measures cosine" in line
+
+
 def test_a_query_below_the_index_threshold_warns_with_the_recall(
     tmp_path: Path, licenses: list[dict[str, object]]
 ) -> None:

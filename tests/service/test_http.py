@@ -228,6 +228,11 @@ def test_a_psm_simhash_index_is_served_with_distances(
         assert http.post("/v1/documents", json={"documents": docs}).status_code == 201
         (result,) = http.post("/v1/query", json={"texts": [docs[7]["text"]]}).json()["results"]
         assert result["matches"][0] == {"id": docs[7]["id"], "similarity": 1.0, "distance": 0}
+        asked = {"texts": [docs[7]["text"]], "measure": "cosine"}
+        assert http.post("/v1/query", json=asked).json()["results"] == [result]
+        refused = http.post("/v1/query", json={**asked, "measure": "jaccard"})
+        assert refused.status_code == 400
+        assert "this index measures cosine" in refused.json()["error"]["message"]
         checked = http.post("/v1/check", json={"documents": [{"id": "x", "text": docs[9]["text"]}]})
         (answer,) = checked.json()["results"]
         assert not answer["inserted"]

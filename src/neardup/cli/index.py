@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -38,6 +38,7 @@ from neardup.params import DedupConfig
 
 if TYPE_CHECKING:
     from neardup.index import LSHIndex
+    from neardup.index.lsh_index import QueryMeasure
     from neardup.io.source import Source
 
 __all__ = ["index_group"]
@@ -277,11 +278,11 @@ Examples:
 )
 @click.option(
     "--measure",
-    type=click.Choice(["jaccard", "containment"]),
-    default="jaccard",
-    show_default=True,
-    help="jaccard: near-copies of the text; containment: the documents containing it, by the "
-    "share of its shingles they hold (an index created with --containment-sample).",
+    type=click.Choice(["jaccard", "cosine", "containment"]),
+    default=None,
+    help="The index's own [default]: near-copies of the text by Jaccard (cosine for a SimHash "
+    "index); containment: the documents containing it, by the share of its shingles they hold "
+    "(an index created with --containment-sample).",
 )
 @input_options
 def query_command(
@@ -290,7 +291,7 @@ def query_command(
     texts: tuple[str, ...],
     top_k: int | None,
     threshold: float | None,
-    measure: Literal["jaccard", "containment"],
+    measure: QueryMeasure | None,
     **flags: Any,
 ) -> None:
     """Look up near-copies of --text or of the documents in INPUTS.
@@ -310,7 +311,7 @@ def query_command(
     refuse_inapplicable(inputs)
     with _index(path) as index:
         if (
-            measure == "jaccard"
+            measure != "containment"
             and threshold is not None
             and (warning := threshold_warning(index.header, threshold))
         ):

@@ -540,9 +540,10 @@ _OPTION_OF_PARAMETER = {**_FLAG_OF_FIELD, "kind": "sketch_kind"}
 _OPTION_OF_SPEC = {"ShingleSpec": "shingle"}
 """Specs that one option gives whole."""
 
-_NAMED_PARAMETER = re.compile(r"\b([A-Z]\w*(?:Spec|Config)|plan|report)((?:\.[a-z_]\w*)*)\b")
+_NAMED_PARAMETER = re.compile(r"\b([A-Z]\w*(?:Spec|Config)|plan|report|query)((?:\.[a-z_]\w*)*)\b")
 """A parameter as the Python API names it: ``LSHSpec.threshold``, ``DedupConfig.lsh.num_perm``,
-``plan.recall`` (the spec or function, then the field or argument), or a whole spec."""
+``plan.recall``, ``query.measure`` (the spec or function, then the field or argument), or a
+whole spec."""
 
 
 def in_flags(message: str, command: click.Command) -> str:

@@ -46,7 +46,11 @@ from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from neardup.text.normalize import UNICODE_VERSION
 from neardup.text.shingle import Shingler, fingerprint_scheme
 
-__all__ = ["CheckResult", "IndexedDocument", "LSHIndex"]
+__all__ = ["CheckResult", "IndexedDocument", "LSHIndex", "QueryMeasure"]
+
+QueryMeasure = Literal["jaccard", "cosine", "containment"]
+"""What a query measures: the index's own similarity (Jaccard; cosine for SimHash) or the
+containment of the text in each stored document."""
 
 HEADER_KIND = "neardup-lsh-index"
 FLIP_FIT_DOCUMENTS = 1000
@@ -535,12 +539,14 @@ class LSHIndex:
         *,
         threshold: float | None = None,
         top_k: int | None = None,
-        measure: Literal["jaccard", "containment"] = "jaccard",
+        measure: QueryMeasure | None = None,
     ) -> list[list[Match]]:
         """The stored near-copies of each text, best first (then by id).
 
+        ``measure``: the index's own (:attr:`measure`, the default), or ``"containment"``.
         Each :class:`~neardup.lookup.Match` has the estimated Jaccard similarity, the fraction
-        of signature slots that agree, and no ``distance``. With ``top_k`` alone: the ``top_k``
+        of signature slots that agree, and no ``distance`` (a SimHash index: the cosine of the
+        fingerprints' angle, and their distance). With ``top_k`` alone: the ``top_k``
         candidates of highest estimated similarity. Otherwise every candidate whose estimate
         reaches ``threshold`` (default: the index's), cut to ``top_k`` when both are given. A
         text without a token matches nothing. Cost: ``num_bands`` point lookups per text plus
@@ -559,8 +565,12 @@ class LSHIndex:
         """
         if measure == "containment":
             return [self._containers(s, threshold, top_k) for s in self._query_samples(texts)]
-        if measure != "jaccard":
-            raise ParameterError(f"measure must be 'jaccard' or 'containment'; got {measure!r}.")
+        if measure not in (None, self.measure):
+            raise ParameterError(
+                f"query.measure: this index measures {self.measure} "
+                f"({self.header['sketch']['kind']} sketches), not {measure!r}: ask for "
+                f"{self.measure!r} or 'containment', or leave query.measure out."
+            )
         signatures, probabilities = self._sketch_query(texts)
         if self.postings is not None:
             self._check_query(threshold, top_k)
@@ -568,6 +578,15 @@ class LSHIndex:
                 signatures.values, signatures.num_shingles, probabilities, threshold, top_k
             )
         return self.query_signatures(signatures, threshold=threshold, top_k=top_k)
+
+    @property
+    def measure(self) -> Literal["jaccard", "cosine"]:
+        """What a near-copy query's ``similarity`` is.
+
+        The Jaccard of the shingle sets, or for a SimHash index the cosine of the weighted
+        vectors (from the fingerprints' distance).
+        """
+        return "cosine" if self.postings is not None else "jaccard"
 
     def _sketch_query(self, texts: Sequence[str]) -> tuple[Signatures, F64Array | None]:
         """The texts' signatures and, for PSM with a flip model, their flip probabilities.
@@ -814,7 +833,7 @@ class LSHIndex:
         if header.get("flips") is not None:
             model = header["flips"]
             header["flips"] = {k: model[k] for k in ("version", "source", "pairs")}
-        out: dict[str, Any] = {"documents": len(self), "header": header}
+        out: dict[str, Any] = {"documents": len(self), "measure": self.measure, "header": header}
         size = getattr(self.store, "file_bytes", None)
         if size is not None:
             num_bytes = size()

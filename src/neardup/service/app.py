@@ -19,7 +19,7 @@ import html
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from neardup._version import __version__
 from neardup.errors import (
@@ -30,6 +30,7 @@ from neardup.errors import (
     ParameterError,
 )
 from neardup.index import LSHIndex, threshold_warning
+from neardup.index.lsh_index import QueryMeasure
 
 try:
     from fastapi import Depends, FastAPI, Request
@@ -132,7 +133,7 @@ class QueryRequest(_Strict):
     documents: list[Document] | None = None
     top_k: int | None = Field(default=None, ge=1, le=1000)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    measure: Literal["jaccard", "containment"] = "jaccard"
+    measure: QueryMeasure | None = None
 
 
 class CheckRequest(_Strict):
@@ -262,8 +263,10 @@ def _install_reads(
 
         A text without a token matches nothing. A ``threshold`` below the index's adds a
         ``warning``: the index's LSH bands find only some of the pairs at that similarity.
-        ``measure`` ``"containment"``: the documents that contain each text instead, by the
-        share of its shingles they hold (an index with a containment sample; else 400).
+        ``measure``: the index's own by default (``"jaccard"``, ``"cosine"`` for SimHash; another
+        is refused with 400), or ``"containment"``: the documents that contain each text
+        instead, by the share of its shingles they hold (an index with a containment sample;
+        else 400).
         """
         if (request.texts is None) == (request.documents is None):
             raise HTTPException(422, "give either texts or documents")
