@@ -41,7 +41,7 @@ from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
 from neardup.io.readers import ReadOptions, Source, all_batches, keep_values, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
-from neardup.io.setstore import SET_FILE, SketchedSets
+from neardup.io.setstore import SketchedSets
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
 from neardup.params import DedupConfig
@@ -281,10 +281,6 @@ class _Sketch:
     """Where each text's JSONL line is, if the texts are read again from the inputs."""
     passes: list[_Pass]
     timings: Timings
-    kept_sets: tuple[NDArray[np.int32], int] | None = None
-    """The sizes of the shingle sets kept while sketching (their file kept with the
-    checkpoint), and the file's length in fingerprints then, if sets were kept: verification
-    appends to the same file, and a run resumed from here writes over what it appended."""
 
 
 @dataclass(frozen=True)
@@ -390,11 +386,6 @@ def _sketch(
     arena = texts if isinstance(texts, TextArena) else None
     if arena is not None:
         files.append(arena.path)
-    kept_sizes = None
-    if kept is not None:
-        assert kept.path is not None  # in the work directory
-        files.append(kept.path)
-        kept_sizes = (kept.sizes(), kept.end)
     arrays = {
         f.name: getattr(sketched, f.name)
         for f in dataclasses.fields(Sketched)
@@ -407,9 +398,8 @@ def _sketch(
         texts.line_spans() if isinstance(texts, JSONLineTexts) else None,
         _passes(sources),
         timings,
-        kept_sizes,
     )
-    work.save("sketch", state, files)
+    work.save("sketch", state, files)  # not the kept sets: a resumed run makes them again
     return sketched, timings
 
 
@@ -426,10 +416,7 @@ def _resumed_sketch(
         normalize = config.sketch.normalize
         texts = JSONLineTexts.of_spans(_plain_lines(sources), normalize, saved.line_spans)
     keys = KeyColumns.of_files(scratch, *saved.key_shape)
-    kept = None
-    if saved.kept_sets is not None:
-        kept = SketchedSets.of_file(scratch / SET_FILE, *saved.kept_sets)
-    return Sketched(**saved.arrays, keys=keys, texts=texts, kept_sets=kept)
+    return Sketched(**saved.arrays, keys=keys, texts=texts)
 
 
 def _write_outputs(

@@ -37,7 +37,7 @@ from neardup._types import BoolArray, I64Array
 from neardup.io.mapped import read_spans
 from neardup.text.shingle import ShingleSets
 
-__all__ = ["KEPT_SETS_BYTES", "KEPT_TEXT_BYTES", "SET_FILE", "ShingleSetStore", "SketchedSets"]
+__all__ = ["KEPT_SETS_BYTES", "KEPT_TEXT_BYTES", "ShingleSetStore", "SketchedSets"]
 
 SET_FILE = "shingle-sets.u64"
 """The sets' file in the work directory."""
@@ -81,14 +81,6 @@ class SketchedSets:
         self.keeping = True
         """Whether sets are kept at all now (the run decides as it learns the corpus)."""
         self._sizes: list[NDArray[np.int32]] = []
-
-    @classmethod
-    def of_file(cls, path: Path, sizes: NDArray[np.int32], end: int) -> SketchedSets:
-        """The kept sets of a checkpoint: their file (``end`` fingerprints of it) and sizes."""
-        kept = cls.__new__(cls)
-        kept.path, kept.file, kept.end, kept._sizes = path, path.open("r+b"), end, [sizes]
-        kept.keeping = False
-        return kept
 
     def chosen(self, lengths: I64Array) -> BoolArray:
         """Which of the next documents, of normalised ``lengths`` in bytes, to keep the sets of.
