@@ -84,6 +84,20 @@ def all_sets(header_bits: int, max_distance: int) -> int:
     return sum(comb(header_bits, i) for i in range(min(max_distance, header_bits) + 1))
 
 
+def flip_budget(budget: int | None, header_bits: int, max_distance: int) -> int:
+    """The flip sets a search tries: ``budget``, at most every one (:func:`all_sets`).
+
+    Without a budget, all of them: an exact search.
+
+    Examples
+    --------
+    >>> flip_budget(None, 23, 3), flip_budget(8, 23, 3), flip_budget(5000, 23, 3)
+    (2048, 8, 2048)
+    """
+    every = all_sets(header_bits, max_distance)
+    return every if budget is None else min(budget, every)
+
+
 def _header_table(values: U64Array, header_bits: int) -> I64Array:
     """``2^t + 1`` offsets: the sorted ``values``' bucket ``b`` is ``[table[b], table[b + 1])``."""
     table = np.zeros(2**header_bits + 1, dtype=np.int64 if values.shape[0] >= 2**31 else np.int32)
@@ -171,8 +185,7 @@ class PSMIndex:
         queries = np.ascontiguousarray(queries, dtype=np.uint64)
         p = _per_query(probabilities, queries)
         _check_search(max_distance, 1 if budget is None else budget, recall)
-        every = all_sets(self.header_bits, max_distance)
-        budget = every if budget is None else min(budget, every)
+        budget = flip_budget(budget, self.header_bits, max_distance)
         active = np.ones(queries.shape[0], dtype=bool)
         query, row, attempts = _search(self.values, self.rows, self.header, self.header_bits,
                                        queries, p, active, max_distance, budget, recall,
@@ -249,8 +262,7 @@ def psm_batch_query(
     chunk_rows = max(queries.shape[0], 1) if chunk_rows is None else chunk_rows
     t = header_bits_for(chunk_rows)
     _check_search(max_distance, 1 if budget is None else budget, recall)
-    every = all_sets(t, max_distance)
-    budget = every if budget is None else min(budget, every)
+    budget = flip_budget(budget, t, max_distance)
     active = np.ones(queries.shape[0], dtype=bool)
     attempts = np.zeros(queries.shape[0], dtype=np.int64)
     found_q: list[I64Array] = []

@@ -31,7 +31,7 @@ from neardup._kernels.vosh import MAX_PROBABILITY
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.hamming.bphs import BlockLayout, BPHSDesign, choose_blocks
-from neardup.hamming.psm import all_sets, header_bits_for, vosh_masks
+from neardup.hamming.psm import flip_budget, header_bits_for, vosh_masks
 from neardup.params import LSHSpec, Search, SketchSpec, check_psm_radius, per_word_radius
 
 __all__ = ["DESIGN_FINGERPRINTS", "FingerprintPostings", "Ranges"]
@@ -159,8 +159,7 @@ class FingerprintPostings:
         """PSM: per query and word, its header buckets in VOSH order, ``budget`` at most."""
         t = max(1, header_bits_for(stored))
         shift = np.uint64(64 - t)
-        every = all_sets(t, self.per_word)
-        budget = every if self.budget is None else min(self.budget, every)
+        budget = flip_budget(self.budget, t, self.per_word)
         uniform = np.full(t, MAX_PROBABILITY)
         parts: list[tuple[int, int, U64Array]] = []
         for q in range(queries.shape[0]):

@@ -130,7 +130,7 @@ class OPHSketcher(TextSketcher):
         scratch = np.empty(max(int(rooms[-1]), 1), dtype=np.uint64)
         sizes = np.zeros(batch.num_docs, dtype=np.int64)
         signatures = self._sketched(batch, (rooms, scratch, sizes))
-        return signatures, packed_sets(scratch, rooms, sizes)
+        return signatures, packed_sets(scratch, rooms, sizes)[0]
 
     def _fill(
         self,

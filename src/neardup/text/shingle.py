@@ -226,17 +226,12 @@ class Shingler:
         scratch = np.empty(int(room_offsets[-1]), dtype=np.uint64)
         scratch_counts = np.empty(counted, dtype=np.int64)
         sizes = np.empty(batch.num_docs, dtype=np.int64)
-        offsets = np.zeros(batch.num_docs + 1, dtype=np.int64)
         run = partial(
             set_kernels.shingle_sets, read_only(batch.data), batch.offsets, *kt.tokenizer, kt.k,
             room_offsets, scratch, scratch_counts, sizes,
         )  # fmt: skip
         in_blocks(run, batch.num_docs, max_block=SCRATCH_BLOCK)
-        np.cumsum(sizes, out=offsets[1:])
-        hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-        counts = np.empty(int(offsets[-1]) if with_counts else 0, dtype=np.int64)
-        set_kernels.compact_sets(scratch, scratch_counts, room_offsets, offsets, hashes, counts)
-        return ShingleSets(hashes=hashes, offsets=offsets), counts
+        return packed_sets(scratch, room_offsets, sizes, scratch_counts)
 
 
 def shingle_rooms(lengths: I64Array, kt: KernelText) -> I64Array:
@@ -252,11 +247,18 @@ def shingle_rooms(lengths: I64Array, kt: KernelText) -> I64Array:
     return rooms
 
 
-def packed_sets(scratch: U64Array, rooms: I64Array, sizes: I64Array) -> ShingleSets:
-    """The sets written into their ``rooms`` of ``scratch`` (``sizes[d]`` each), end to end."""
+def packed_sets(
+    scratch: U64Array, rooms: I64Array, sizes: I64Array, scratch_counts: I64Array | None = None
+) -> tuple[ShingleSets, I64Array]:
+    """The sets written into their ``rooms`` of ``scratch`` (``sizes[d]`` each), end to end.
+
+    With their shingles' counts where ``scratch_counts`` holds them (else an empty array).
+    """
     offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-    no_counts = np.empty(0, dtype=np.int64)
-    set_kernels.compact_sets(scratch, no_counts, rooms, offsets, hashes, no_counts)
-    return ShingleSets(hashes=hashes, offsets=offsets)
+    if scratch_counts is None:
+        scratch_counts = np.empty(0, dtype=np.int64)
+    counts = np.empty(int(offsets[-1]) if scratch_counts.shape[0] else 0, dtype=np.int64)
+    set_kernels.compact_sets(scratch, scratch_counts, rooms, offsets, hashes, counts)
+    return ShingleSets(hashes=hashes, offsets=offsets), counts
