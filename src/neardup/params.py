@@ -25,6 +25,7 @@ from neardup.kinds import FAMILIES, METRICS, SKETCH_KINDS, Measure
 
 __all__ = [
     "DedupConfig",
+    "EmbeddingSpec",
     "JoinSpec",
     "LSHSpec",
     "MirrorSpec",
@@ -1056,6 +1057,47 @@ class MirrorSpec(_Spec):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddingSpec(_Spec):
+    """The embedding method (``neardup dedup --method embedding``): where the vectors come from.
+
+    Documents are encoded by a model (:mod:`neardup.embed`), or their vectors read from a file
+    an earlier run saved; pairs are joined by the exact cosine of their vectors at
+    ``DedupConfig.lsh.threshold``, candidates found by random-hyperplane LSH (seed 002) with
+    bands chosen for ``recall`` at the threshold (:func:`neardup.join.vector_join`).
+
+    Parameters
+    ----------
+    model
+        The directory of a model saved on disk (``--model``), e.g. a sentence-transformers
+        model; ``None`` where ``embeddings`` gives the vectors, or an encoder object is passed
+        to the Python API.
+    embeddings
+        An ``embeddings.npy`` an earlier run of the same inputs saved (``--embeddings``): no
+        encoding; refused when made for other documents or with another model.
+    save
+        Write the documents' vectors to the output as ``embeddings.npy`` (``--save-embeddings``,
+        with ``embeddings.json`` saying how they were made).
+    recall
+        The chance a pair exactly at the threshold becomes a candidate (nearer pairs: more).
+    """
+
+    model: str | None = None
+    embeddings: str | None = None
+    save: bool = False
+    recall: float = 0.95
+
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "model": optional_text(),
+        "embeddings": optional_text(),
+        "save": boolean(),
+        "recall": real(0.0, 1.0, low_open=True, high_open=True),
+    }
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DedupConfig(_Spec):
     """Everything one ``dedup`` run needs: the specs plus reading and writing settings.
 
@@ -1158,6 +1200,7 @@ class DedupConfig(_Spec):
     pairs: PairsMode = "spanning"
     memory_bytes: int | None = None
     explain: bool = False
+    embedding: EmbeddingSpec | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "verify": Rule(
@@ -1182,6 +1225,9 @@ class DedupConfig(_Spec):
         "pairs": one_of("all", "spanning", "none"),
         "memory_bytes": optional_integer(1 << 24, 1 << 50),
         "explain": boolean(),
+        "embedding": Rule(
+            "None or an EmbeddingSpec", lambda v: v is None or isinstance(v, EmbeddingSpec)
+        ),
     }
 
     def __post_init__(self) -> None:
@@ -1210,6 +1256,22 @@ class DedupConfig(_Spec):
                 "keep_by (--keep-by) chooses each cluster's representative, ties in input "
                 f"order; keep={self.keep!r} (--keep {self.keep}) would choose it too: drop it."
             )
+        if self.embedding is not None:
+            self._check_embedding()
+
+    def _check_embedding(self) -> None:
+        """The embedding method measures the exact cosine of vectors, not shingles."""
+        if self.lsh.family == "containment":
+            raise ParameterError(
+                "the embedding method (--method embedding) joins by cosine; containment "
+                "(--measure containment) measures shingle sets: drop one of them"
+            )
+        if self.verify_mode != "exact" or self.explain:
+            option = "--explain" if self.explain else f"--verify {self.verify}"
+            raise ParameterError(
+                f"the embedding method (--method embedding) measures every pair's cosine "
+                f"exactly and has no shared passages to show: drop {option}"
+            )
 
     def _check_containment(self) -> None:
         """Containment is measured exactly, and a cluster keeps its container (the longest)."""
@@ -1236,6 +1298,8 @@ class DedupConfig(_Spec):
         """What the similarity of a pair is: the kind's exact measure, or containment."""
         if self.lsh.family == "containment":
             return "containment"
+        if self.embedding is not None:
+            return "cosine"
         return SKETCH_KINDS[self.sketch.kind].exact
 
     @property
@@ -1283,4 +1347,5 @@ _NESTED: dict[tuple[str, str], type[_Spec]] = {
     ("SketchSpec", "normalize"): NormalizeSpec,
     ("DedupConfig", "sketch"): SketchSpec,
     ("DedupConfig", "lsh"): LSHSpec,
+    ("DedupConfig", "embedding"): EmbeddingSpec,
 }

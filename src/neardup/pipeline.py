@@ -48,7 +48,7 @@ from neardup._kernels.compiling import Stopwatch
 from neardup._kernels.verify import number_distinct, pair_chunks
 from neardup._memory import release_free_memory
 from neardup._progress import Progress
-from neardup._types import Batch, BoolArray, F64Array, I64Array, U64Array
+from neardup._types import Batch, BoolArray, F32Array, F64Array, I64Array, U64Array
 from neardup.candidates import SetJoin, candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
 from neardup.cluster import (
@@ -59,6 +59,7 @@ from neardup.cluster import (
     representatives,
     union_pairs,
 )
+from neardup.embed import Encoder
 from neardup.errors import InputError, NeardupWarning, ParameterError
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.setstore import ShingleSetStore, SketchedSets
@@ -69,6 +70,7 @@ from neardup.lsh.banding import equal_key_groups, near_key_share
 from neardup.lsh.containment import second_contained
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
+from neardup.semantic import EncodedCorpus, VectorScorer, cosine_candidates, document_vectors
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import Signatures, provenance_of
 from neardup.sketch.simhash import SimHasher
@@ -267,6 +269,9 @@ class DedupResult:
         spanning ones, or none, as ``config.pairs`` says.
     summary
         Every parameter, count and timing, as written to ``summary.json``.
+    vectors
+        The embedding method's vectors, one row per document (an exact copy has its group's,
+        an empty document zeros); ``None`` for the other methods.
     """
 
     ids: Sequence[str]
@@ -274,6 +279,7 @@ class DedupResult:
     exact_pairs: tuple[I64Array, I64Array]
     pairs: VerifiedPairs
     summary: Summary
+    vectors: F32Array | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,9 +451,12 @@ def _dense_near_copies(keys: U64Array, fingerprints: U64Array, is_short: BoolArr
 def keeps_sets(config: DedupConfig) -> bool:
     """Whether verification reads shingle sets, so that sketching may keep them.
 
-    Under exact verification of OPH sketches (:class:`PairScorer`), the default.
+    Under exact verification of OPH sketches (:class:`PairScorer`), the default; not under the
+    embedding method, which measures vectors.
     """
-    return config.verify_mode == "exact" and config.sketch.kind == "oph"
+    return (
+        config.verify_mode == "exact" and config.sketch.kind == "oph" and config.embedding is None
+    )
 
 
 def _emptied(parts: list[Any]) -> list[Any]:
@@ -722,6 +731,46 @@ class PairScorer:
             yield ScoredChunk(self, pairs, lo, hi)
 
 
+class MeasuredChunk(Protocol):
+    """Pairs ``lo .. hi - 1`` of some pairs, ready to be measured (:meth:`ScoredChunk.measure`)."""
+
+    lo: int
+    hi: int
+
+    def measure(
+        self, positions: I64Array, *, with_estimate: bool = True
+    ) -> tuple[F64Array, F64Array]:
+        """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
+        ...
+
+
+class Scorer(Protocol):
+    """What verification and clustering ask of a measure.
+
+    :class:`PairScorer` (shingles) or :class:`~neardup.semantic.VectorScorer` (the embedding
+    method's cosine).
+    """
+
+    config: DedupConfig
+
+    @property
+    def measures_in_parts(self) -> bool:
+        """Whether a chunk's pairs may be measured a part at a time at no extra cost."""
+        ...
+
+    def chunks(self, pairs: CandidatePairs) -> Iterator[MeasuredChunk]:
+        """``pairs`` in consecutive chunks."""
+        ...
+
+    def similarity(self, pairs: CandidatePairs) -> F64Array:
+        """The similarity verification goes by, of each pair."""
+        ...
+
+    def __enter__(self) -> Scorer: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
 class ScoredChunk:
     """Pairs ``lo .. hi - 1`` of some pairs, their documents' texts (or sets) taken once.
 
@@ -843,7 +892,7 @@ def measures_every_candidate(config: DedupConfig) -> bool:
 def verify_and_join(
     candidates: Iterable[tuple[I64Array, I64Array]],
     num_docs: int,
-    scorer: PairScorer,
+    scorer: Scorer,
     progress: ProgressCallback | None = None,
 ) -> JoinedPairs:
     """Verify candidate pairs, given in ``(first, second)`` order a block at a time, and join.
@@ -888,7 +937,9 @@ class _Joining:
         self.counts = histogram_counts(np.empty(0))
         self.num_already_joined = 0
 
-    def take(self, chunk: ScoredChunk, first: I64Array, second: I64Array, lo: int, hi: int) -> None:
+    def take(
+        self, chunk: MeasuredChunk, first: I64Array, second: I64Array, lo: int, hi: int
+    ) -> None:
         """Measure pairs ``lo .. hi - 1`` of the chunk (those still apart) and join them."""
         config, count = self.config, hi - lo
         first, second = first[lo:hi], second[lo:hi]
@@ -961,7 +1012,7 @@ def cluster_joined(
     components: UnionFind,
     pairs: VerifiedPairs,
     joined: BoolArray,
-    scorer: PairScorer,
+    scorer: Scorer,
 ) -> tuple[Clusters, BoolArray]:
     """Clusters of the exact links and the verified pairs, as ``config.cluster`` says.
 
@@ -1052,30 +1103,48 @@ def find_duplicates(
     *,
     show_progress: bool = False,
     work_dir: Path | None = None,
+    corpus: EncodedCorpus | None = None,
 ) -> DedupResult:
     """Every stage after sketching: exact groups, candidates, verification, clustering.
 
     ``work_dir``: where candidate pairs go when they outgrow half of the working memory
     (``config.memory_gb``; in memory when None), and the shingle sets verification makes (an
-    anonymous temporary file when None).
+    anonymous temporary file when None), or the embedding method's vectors. ``corpus``: where
+    the embedding method's vectors come from (``None``: ``config.embedding``'s model or file).
     """
     num_docs = sketched.num_docs
     with timings.stage("exact"):
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
-    with timings.stage("candidates"):
-        active = is_first & ~sketched.is_short
-        candidates = find_candidates(sketched, active, config, work_dir)
+    scorer: Scorer
+    vectors: F32Array | None = None
+    if config.embedding is not None:
+        active = is_first & ~sketched.is_empty
+        corpus = corpus if corpus is not None else EncodedCorpus(config.embedding)
+        with timings.stage("embed"):
+            vectors = document_vectors(
+                corpus, sketched.texts, sketched.ids, group_first, active, config, work_dir,
+                show_progress=show_progress,
+            )  # fmt: skip
+        with timings.stage("candidates"):
+            sketched.keys.release()  # the shingle bands' files: the join writes its own
+            candidates = _cosine_candidates(vectors, active, config, work_dir)
+        scorer = VectorScorer(vectors, config)
+    else:
+        with timings.stage("candidates"):
+            active = is_first & ~sketched.is_short
+            candidates = find_candidates(sketched, active, config, work_dir)
+        scorer = PairScorer(
+            sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
+        )
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
-    with PairScorer(
-        sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
-    ) as scorer:
+    with scorer:
         try:
             with (
                 timings.stage("verify"),
                 Progress("verify", runs.num_stored(), unit="pairs", enabled=show_progress) as bar,
             ):
-                if scorer.sets is not None:
+                if isinstance(scorer, PairScorer):
                     scorer.make_sets(runs.members())
                 crash_point("verifying")
                 found = verify_and_join(runs.pairs(), num_docs, scorer, bar)
@@ -1099,6 +1168,23 @@ def find_duplicates(
         exact_pairs=(group_first[linked], docs[linked]),
         pairs=reported,
         summary=summary,
+        vectors=vectors if config.embedding is not None else None,
+    )
+
+
+def _cosine_candidates(
+    vectors: F32Array, active: BoolArray, config: DedupConfig, work_dir: Path | None
+) -> Candidates:
+    """The embedding method's candidates (:func:`~neardup.semantic.cosine_candidates`) as runs."""
+    runs = PairRuns(
+        active.shape[0], work_dir, memory_bytes=config.working_memory // 2, with_values=False
+    )
+    first, second, info = cosine_candidates(vectors, active, config, work_dir)
+    runs.add(first, second)
+    return Candidates(
+        runs,
+        num_giant_buckets=int(info.get("num_giant_buckets", 0)),  # type: ignore[call-overload]
+        largest_bucket=int(info.get("largest_bucket", 0)),  # type: ignore[call-overload]
     )
 
 
@@ -1116,6 +1202,8 @@ def dedup(
     ids: Sequence[str] | None = None,
     config: DedupConfig | None = None,
     fields: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    encoder: Encoder | None = None,
 ) -> DedupResult:
     """Find near-duplicate clusters among in-memory texts.
 
@@ -1131,6 +1219,10 @@ def dedup(
     fields
         The values of the ``config.keep_by`` fields, one per text (numbers, strings, dates;
         None where a document has none), e.g. ``{"quality": [0.3, 0.9, 0.5]}``.
+    encoder
+        The embedding method's encoder (``config.embedding``): any object with
+        ``encode(list[str]) -> ndarray`` (:class:`neardup.embed.Encoder`), used instead of
+        loading ``config.embedding.model``.
 
     Examples
     --------
@@ -1140,6 +1232,11 @@ def dedup(
     ([0, 0, 2], [True, False, True])
     """
     config = config if config is not None else DedupConfig()
+    if encoder is not None and config.embedding is None:
+        raise ParameterError(
+            "dedup got an encoder, but config.embedding is None: set "
+            "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
+        )
     if ids is None:
         ids = [str(i) for i in range(len(texts))]
     if len(ids) != len(texts):
@@ -1162,6 +1259,7 @@ def dedup(
         StringTexts(texts, config),
         config,
         values,
+        encoder=encoder,
     )
 
 
@@ -1170,11 +1268,14 @@ def dedup_batches(
     texts: TextStore,
     config: DedupConfig,
     keep_values: KeepValues | None = None,
+    *,
+    encoder: Encoder | None = None,
 ) -> DedupResult:
     """Every stage over documents held in memory.
 
     ``batches()`` gives them as record batches (once more to fit the IDF of a TF-IDF SimHash);
-    ``texts`` gives them again to verification; ``keep_values`` are the ``keep_by`` values.
+    ``texts`` gives them again to verification; ``keep_values`` are the ``keep_by`` values;
+    ``encoder`` the embedding method's, if not ``config.embedding.model``'s.
     """
     timings = Timings()
     with timings.stage("idf"):
@@ -1185,7 +1286,10 @@ def dedup_batches(
             sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf, kept=kept)
         if keep_values is not None:
             sketched = replace(sketched, keep_values=keep_values)
-        return find_duplicates(sketched, config, timings)
+        corpus = None
+        if config.embedding is not None:
+            corpus = EncodedCorpus(config.embedding, encoder)
+        return find_duplicates(sketched, config, timings, corpus=corpus)
     finally:
         if kept is not None:
             kept.close()

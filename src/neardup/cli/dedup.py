@@ -9,6 +9,7 @@ import click
 
 from neardup.cli.options import (
     apply_flags,
+    embedding_options,
     input_options,
     output_directory_options,
     profile_option,
@@ -51,6 +52,7 @@ Examples:
 )
 @input_options
 @sketch_options
+@embedding_options
 @click.option(
     "--verify",
     type=click.Choice(["exact", "signature", "none"]),

@@ -26,6 +26,7 @@ __all__ = [
     "PROFILES",
     "READ_OPTIONS",
     "apply_flags",
+    "embedding_options",
     "given_options",
     "html_extract_option",
     "input_kinds",
@@ -38,6 +39,7 @@ __all__ = [
     "refuse_inapplicable",
     "sketch_options",
     "with_profile",
+    "without_embedding",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,6 +156,31 @@ input_options = _stack(
 )
 
 
+embedding_options = _stack(
+    click.option(
+        "--model",
+        type=click.Path(path_type=Path),
+        help="--method embedding: the directory of a model saved on disk (a sentence-"
+        "transformers model such as all-MiniLM-L6-v2); no network is used.",
+    ),
+    click.option(
+        "--embeddings",
+        "embeddings_file",
+        type=click.Path(path_type=Path),
+        help="--method embedding: the embeddings.npy an earlier run of the same inputs saved "
+        "(--save-embeddings), used instead of encoding again.",
+    ),
+    click.option(
+        "--save-embeddings",
+        is_flag=True,
+        default=None,
+        help="--method embedding: write the documents' vectors to the output (embeddings.npy, "
+        "with embeddings.json saying how they were made).",
+    ),
+)
+"""The embedding method's options (``dedup``)."""
+
+
 def _sketch_help(kinds: Iterable[str]) -> str:
     return (
         "; ".join(f"{kind}: {SKETCH_KINDS[kind].summary}" for kind in kinds)
@@ -161,13 +188,18 @@ def _sketch_help(kinds: Iterable[str]) -> str:
     )
 
 
+_EMBEDDING_METHOD_HELP = (
+    "; embedding (dedup): the cosine of the texts' embeddings by a model (--model), for "
+    "paraphrases (docs/semantic.md)"
+)
+
 sketch_options = _stack(
     click.option(
         "--method",
-        type=click.Choice(["minhash", "simhash"]),
+        type=click.Choice(["minhash", "simhash", "embedding"]),
         help="minhash: a MinHash-family sketch (--sketch) with LSH; simhash: SimHash "
         "fingerprints within --hamming bits, found by block-permuted tables (the same as "
-        "--sketch simhash) [default: minhash]. See docs/simhash.md.",
+        f"--sketch simhash){_EMBEDDING_METHOD_HELP} [default: minhash]. See docs/simhash.md.",
     ),
     click.option(
         "--shingle",
@@ -412,6 +444,7 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     """
     flags = with_profile(flags)
     data = base.to_dict()
+    _apply_embedding(data, flags)
     kind = _chosen_kind(flags.get("method"), flags.get("sketch_kind"), base.sketch.kind)
     if kind != base.sketch.kind:  # the base's kind options and family do not carry over
         owned = SKETCH_KINDS[base.sketch.kind].options
@@ -453,6 +486,43 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
                 raise ParameterError(f"{option} must be above 0; got {flags[flag]}.")
             data[key] = max(1, int(flags[flag] * unit))
     return DedupConfig.from_dict(data)
+
+
+_EMBEDDING_FLAGS = {"model": "model", "embeddings_file": "embeddings", "save_embeddings": "save"}
+"""The embedding method's flags, by their place in :class:`~neardup.params.EmbeddingSpec`."""
+
+
+def _apply_embedding(data: dict[str, Any], flags: dict[str, Any]) -> None:
+    """``--method embedding`` and its options into the config's ``embedding`` section.
+
+    The method takes its pairs from the texts' embeddings: the shingle options that choose
+    candidates (``--sketch`` and the kinds' and families' own) are refused beside it, and the
+    embedding options without it.
+    """
+    method = flags.get("method")
+    given = [flag for flag in _EMBEDDING_FLAGS if flags.get(flag) is not None]
+    if method is not None and method != "embedding":
+        data["embedding"] = None
+    elif method == "embedding" and data.get("embedding") is None:
+        data["embedding"] = {}
+    if data.get("embedding") is None:
+        if given:
+            option = "--" + given[0].replace("_file", "").replace("_", "-")
+            raise click.UsageError(
+                f"{option} applies to --method embedding; add it or drop {option}"
+            )
+        return
+    owned = [_FLAG_OF_FIELD.get(name, name) for name in (*_owned(SKETCH_KINDS), *_owned(FAMILIES))]
+    for flag in ("sketch_kind", "family", "num_perm", "shingle", "fingerprint", *owned):
+        if flags.get(flag) is not None:
+            option = "--sketch" if flag == "sketch_kind" else "--" + flag.replace("_", "-")
+            raise click.UsageError(
+                f"{option} chooses shingle candidates; --method embedding finds pairs by the "
+                f"cosine of the texts' embeddings: drop {option}"
+            )
+    for flag in given:
+        value = flags[flag]
+        data["embedding"][_EMBEDDING_FLAGS[flag]] = str(value) if isinstance(value, Path) else value
 
 
 def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> None:
@@ -638,6 +708,15 @@ def narrow_sketch_options(
         if param.name == "sketch_kind" and isinstance(param, click.Option):
             param.type = click.Choice(list(kinds))
             param.help = _sketch_help(kinds)
+    without_embedding(command)
+
+
+def without_embedding(command: click.Command) -> None:
+    """Leave ``command``'s ``--method`` without ``embedding`` (a dedup method only)."""
+    for param in command.params:
+        if param.name == "method" and isinstance(param, click.Option):
+            param.type = click.Choice(["minhash", "simhash"])
+            param.help = (param.help or "").replace(_EMBEDDING_METHOD_HELP, "")
 
 
 def _owned(table: Mapping[str, Any]) -> list[str]:

@@ -31,11 +31,13 @@ from neardup._kernels.compiling import compiling_notice
 from neardup._prefetch import prefetched
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array
+from neardup.embed import Encoder
 from neardup.engine.ahead import compiling_ahead
 from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError
 from neardup.io.annotate import Annotations, write_annotated
 from neardup.io.arena import TextArena
 from neardup.io.checkpoints import WorkDirectory, input_identity
+from neardup.io.embeddings import EMBEDDINGS_FILE, write_embeddings
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
@@ -57,6 +59,7 @@ from neardup.pipeline import (
     keeps_sets,
     sketch_batches,
 )
+from neardup.semantic import EncodedCorpus
 from neardup.sketch import make_sketcher
 
 if TYPE_CHECKING:
@@ -139,6 +142,7 @@ def dedup_files(
     against: LSHIndex | None = None,
     add_to_index: bool = False,
     resume: bool = False,
+    encoder: Encoder | None = None,
 ) -> DedupResult:
     """Deduplicate files into ``output``: clusters, pairs, the kept corpus and a summary.
 
@@ -166,6 +170,9 @@ def dedup_files(
         left in ``.OUTPUT.work`` beside the output (the reading and sketching pass, or
         everything before the writing); the outputs are those of an uninterrupted run. Without
         it, or without such stages, the run starts from the beginning.
+    encoder
+        The embedding method's encoder (``config.embedding``), instead of loading
+        ``config.embedding.model``: any object with ``encode(list[str]) -> ndarray``.
 
     Raises
     ------
@@ -188,6 +195,7 @@ def dedup_files(
             against=against,
             add_to_index=add_to_index,
             resume=resume,
+            encoder=encoder,
         )
 
 
@@ -201,14 +209,28 @@ def _dedup_files(
     against: LSHIndex | None,
     add_to_index: bool,
     resume: bool,
+    encoder: Encoder | None,
 ) -> DedupResult:
     """:func:`dedup_files`, its config given."""
+    if against is not None and config.embedding is not None:
+        raise ParameterError(
+            "an index (--against) holds shingle sketches; --method embedding compares the "
+            "texts' embeddings: drop one of them"
+        )
     if against is not None and config.measure == "containment":
         raise ParameterError(
             "containment (--measure containment, the containment family) is measured between "
             "the run's own documents; --against matches them with an index by Jaccard: drop "
             "one of them (an index created with --containment-sample answers `neardup index "
             "query --measure containment`)"
+        )
+    corpus = None
+    if config.embedding is not None:
+        corpus = EncodedCorpus(config.embedding, encoder)
+    elif encoder is not None:
+        raise ParameterError(
+            "dedup_files got an encoder, but config.embedding is None: set "
+            "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
         )
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
@@ -235,7 +257,7 @@ def _dedup_files(
     with WorkDirectory(Path(output), identity, resume=resume) as work, atomic as directory:
         found: _Found | None = work.load("find")
         if found is None:
-            found = _find(sources, config, work, show_progress, against, add_to_index)
+            found = _find(sources, config, work, show_progress, against, add_to_index, corpus)
             work.save("find", found)
             work.drop("sketch")
         else:
@@ -247,6 +269,13 @@ def _dedup_files(
             written = _write_outputs(
                 directory, result, sources, found.line_spans, config, found.index_matches
             )
+            if corpus is not None and corpus.spec.save and result.vectors is not None:
+                write_embeddings(
+                    directory / EMBEDDINGS_FILE,
+                    result.vectors,
+                    corpus.describe(result.ids, config, result.vectors.shape[1]),
+                )
+                written["embeddings"] = EMBEDDINGS_FILE
         crash_point("written")
         counted = result.summary.counts
         summary = dataclasses.replace(
@@ -322,13 +351,19 @@ def _find(
     show_progress: bool,
     against: LSHIndex | None,
     add_to_index: bool,
+    corpus: EncodedCorpus | None,
 ) -> _Found:
     """Read and sketch the inputs (or take a checkpoint of that), then find the duplicates."""
     sketched, timings = _sketch(sources, config, work, show_progress)
     try:
         crash_point("sketched")
         result = find_duplicates(
-            sketched, config, timings, show_progress=show_progress, work_dir=work.scratch
+            sketched,
+            config,
+            timings,
+            show_progress=show_progress,
+            work_dir=work.scratch,
+            corpus=corpus,
         )
         index_matches: dict[int, list[Match]] | None = None
         if against is not None:

@@ -410,6 +410,11 @@ def _table_keep_values(table: Any, config: DedupConfig) -> KeepValues | None:
 
 def check_runs(config: DedupConfig) -> None:
     """Refuse what the Spark engine does not run: some sketch kinds, the exact families."""
+    if config.embedding is not None:
+        raise ParameterError(
+            "the embedding method (--method embedding) runs on the local engine: encoding is "
+            "the work, and one machine's cores do it (drop --engine spark)"
+        )
     if config.sketch.kind not in SPARK_KINDS:
         raise ParameterError(
             f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "

@@ -287,6 +287,11 @@ def dedup_units_files(
         raise ParameterError(
             "--unit writes removed.jsonl, not pairs.jsonl: drop --explain and --pairs"
         )
+    if config.embedding is not None:
+        raise ParameterError(
+            "--unit removes repeated passages by their exact text; --method embedding compares "
+            "whole documents by meaning: drop one of them"
+        )
     if config.html_field is not None:
         raise ParameterError(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "

@@ -1,0 +1,89 @@
+"""Text encoders for the embedding method: texts in, one vector per text out.
+
+Where it sits: beside :mod:`neardup.text` and :mod:`neardup.sketch`, for ``--method
+embedding``. Shingles find copies that share wording; an encoder maps texts that share meaning
+(paraphrases, heavy rewrites) to nearby directions, and the run then joins the vectors by
+cosine (:mod:`neardup.semantic`).
+
+Any object with ``encode(list[str]) -> ndarray`` (:class:`Encoder`) will do in the Python API.
+From a path, :func:`load_encoder` reads a model saved on disk, with no network:
+
+* a sentence-transformers BERT model (``modules.json``; e.g. all-MiniLM-L6-v2), run by
+  :class:`~neardup.embed.bert.BertEncoder`, a NumPy forward pass as exact as the library's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from neardup.errors import ParameterError
+
+__all__ = ["Encoder", "load_encoder", "model_digest"]
+
+
+class Encoder(Protocol):
+    """Anything that turns texts into vectors: one row per text, the same width every call."""
+
+    def encode(self, texts: Sequence[str]) -> NDArray[Any]:
+        """The texts' vectors, ``(len(texts), dim)``."""
+        ...
+
+
+def load_encoder(path: Path | str) -> Encoder:
+    """The encoder of the model saved in the directory ``path``.
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is not a directory, or holds no model of a kind this reads (named).
+    MissingExtraError
+        Without the packages the model's kind needs (``pip install 'neardup[semantic]'``).
+    """
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ParameterError(
+            f"--model {directory}: not a directory; give the directory of a model saved on "
+            "disk, e.g. a sentence-transformers model (modules.json, model.safetensors, ...)"
+        )
+    if (directory / "modules.json").is_file():
+        from neardup.embed.bert import BertEncoder
+
+        return BertEncoder(directory)
+    raise ParameterError(
+        f"--model {directory}: no modules.json; expected a sentence-transformers model as "
+        "SentenceTransformer.save writes it"
+    )
+
+
+def model_digest(path: Path | str) -> str:
+    """A SHA-256 of the model's weight files, in name order: what the embeddings were made with.
+
+    Recorded beside saved embeddings, so that embeddings of another model are refused.
+    """
+    digest = hashlib.sha256()
+    for weights in sorted(Path(path).glob("*.safetensors")):
+        digest.update(weights.name.encode())
+        with weights.open("rb") as f:
+            while block := f.read(1 << 22):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def as_rows(vectors: Any, num_texts: int, owner: str) -> NDArray[np.float32]:
+    """An encoder's output checked and made float32 rows: one finite row per text."""
+    rows = np.asarray(vectors)
+    if rows.ndim != 2 or rows.shape[0] != num_texts or not np.issubdtype(rows.dtype, np.number):
+        raise ParameterError(
+            f"{owner}.encode gave an array of shape {rows.shape} and dtype {rows.dtype} for "
+            f"{num_texts} texts; it must return one numeric row per text, (texts, dim)"
+        )
+    rows = np.ascontiguousarray(rows, dtype=np.float32)
+    if not np.isfinite(rows).all():
+        raise ParameterError(f"{owner}.encode gave NaN or infinite values")
+    return rows

@@ -1,0 +1,106 @@
+"""``dedup`` by embeddings: vectors of an encoder, cosine candidates, the same clusters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.errors import ParameterError
+from neardup.params import DedupConfig, EmbeddingSpec, LSHSpec
+
+
+class TableEncoder:
+    """A fixed vector per text, as a user's encoder object would give (and what it was asked)."""
+
+    def __init__(self, table: dict[str, Sequence[float]]) -> None:
+        self.table = table
+        self.asked: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.asked.extend(texts)
+        return np.array([self.table[text] for text in texts])
+
+
+def _config(threshold: float, **rest: object) -> DedupConfig:
+    return DedupConfig(embedding=EmbeddingSpec(), lsh=LSHSpec(threshold=threshold), **rest)
+
+
+def test_pairs_clusters_and_vectors_of_a_users_encoder() -> None:
+    """Pairs at the cosine threshold, measured exactly; each distinct text encoded once; an exact
+    copy shares its group's vector and an empty text has none."""
+    encoder = TableEncoder(
+        {"a cat sat": [1.0, 0.1, 0.0], "a cat sits": [1.0, 0.2, 0.0], "stocks fell": [0, 0, 1.0]}
+    )
+    texts = ["a cat sat", "a cat sits", "stocks fell", "a cat sat", ""]
+    result = neardup.dedup(texts, config=_config(0.9, pairs="all"), encoder=encoder)
+    assert sorted(encoder.asked) == ["a cat sat", "a cat sits", "stocks fell"]
+    assert result.clusters.labels.tolist() == [0, 0, 2, 0, 4]
+    assert result.clusters.keep.tolist() == [True, False, True, False, True]
+    assert (result.pairs.first.tolist(), result.pairs.second.tolist()) == ([0], [1])
+    cosine = (1 + 0.02) / np.sqrt(1.01 * 1.04)
+    assert result.pairs.jaccard[0] == pytest.approx(cosine, abs=1e-6)
+    assert result.clusters.similarity[1] == pytest.approx(cosine, abs=1e-6)
+    assert [a.tolist() for a in result.exact_pairs] == [[0], [3]]
+    assert result.vectors is not None
+    np.testing.assert_array_equal(result.vectors[3], result.vectors[0])
+    assert not result.vectors[4].any()
+    assert result.summary.measure == "cosine"
+
+
+def test_every_close_pair_of_planted_vectors_is_found() -> None:
+    """Against brute force on 400 random directions with 60 planted near copies: no pair below
+    the threshold, and every pair at cosine 0.97 or more found (the bands are chosen for recall
+    0.95 at the threshold 0.9; a pair that near is found with probability above 0.999)."""
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(340, 48))
+    copies = base[:60] + rng.normal(scale=0.12, size=(60, 48))
+    vectors = np.vstack([base, copies])
+    texts = [f"t{i}" for i in range(len(vectors))]
+    encoder = TableEncoder(dict(zip(texts, vectors.tolist(), strict=True)))
+    result = neardup.dedup(texts, config=_config(0.9, pairs="all"), encoder=encoder)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = unit @ unit.T
+    found = set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
+    assert all(cosine[a, b] >= 0.9 for a, b in found)
+    truth = {(a, b) for a, b in combinations(range(len(texts)), 2) if cosine[a, b] >= 0.97}
+    assert len(truth) >= 50
+    assert truth <= found
+    np.testing.assert_allclose(result.pairs.jaccard, [cosine[a, b] for a, b in sorted(found)])
+
+
+def test_center_clusters_do_not_chain() -> None:
+    """A ~ B ~ C with A and C apart: one component, two centre clusters (the same rule as the
+    shingle methods)."""
+    angle = np.deg2rad(20)  # cos 20° = 0.94 between neighbours; 40° = 0.77 from A to C
+    table = {f"d{i}": [np.cos(i * angle), np.sin(i * angle)] for i in range(3)}
+    chained = neardup.dedup(list(table), config=_config(0.9), encoder=TableEncoder(table))
+    assert chained.clusters.labels.tolist() == [0, 0, 0]
+    centred = neardup.dedup(
+        list(table), config=_config(0.9, cluster="center"), encoder=TableEncoder(table)
+    )
+    assert centred.clusters.labels.tolist() == [0, 0, 2]
+
+
+def test_what_the_method_refuses() -> None:
+    """Each refusal names what to drop or add."""
+    with pytest.raises(ParameterError, match="needs a model"):
+        neardup.dedup(["a b"], config=DedupConfig(embedding=EmbeddingSpec()))
+    with pytest.raises(ParameterError, match=r"config\.embedding is None"):
+        neardup.dedup(["a b"], encoder=TableEncoder({}))
+    with pytest.raises(ParameterError, match="measures every pair's cosine"):
+        DedupConfig(embedding=EmbeddingSpec(), verify="signature")
+    with pytest.raises(ParameterError, match="containment"):
+        DedupConfig(embedding=EmbeddingSpec(), lsh=LSHSpec(family="containment"), keep="longest")
+    with pytest.raises(ParameterError, match="must return one numeric row per text"):
+        neardup.dedup(["a b", "c d"], config=_config(0.9), encoder=OneRowEncoder())
+
+
+class OneRowEncoder:
+    """An encoder that gives one row whatever it is asked."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ones((1, 4))
