@@ -17,7 +17,7 @@ from neardup import (
     bands_rows,
 )
 from neardup.errors import InputError
-from neardup.params import MirrorSpec, UnitSpec
+from neardup.params import EmbeddingSpec, MirrorSpec, UnitSpec
 
 # An invalid value for each kind of rule: wrong type, out of range, unknown option.
 INVALID: dict[str, list[Any]] = {
@@ -33,6 +33,7 @@ INVALID: dict[str, list[Any]] = {
     "None or a str": [7, b"id"],
     "a text encoding Python knows": ["utf-9", "", None],
     "a ShingleSpec": ["word:5", None, {"k": 5}],
+    "None or an EmbeddingSpec": ["all-MiniLM-L6-v2", {"model": "m"}, True],
     "None or a hex string": ["0x1f", "1123a0ec875b778cd0", 5, "0x1123a0ec875b778cz"],
     "a tuple of 'FIELD'": ["quality", ("",), ("a", "a:min"), (1,), None],
     "None, 'jieba' or 'tiktoken:NAME'": ["spacy", "tiktoken", "tiktoken:", "jieba:x", 7, ""],
@@ -47,7 +48,16 @@ def _invalid_values(allowed: str) -> list[Any]:
     raise AssertionError(f"no invalid values declared for rule {allowed!r}")
 
 
-SPECS = [NormalizeSpec, ShingleSpec, SketchSpec, LSHSpec, MirrorSpec, UnitSpec, DedupConfig]
+SPECS = [
+    NormalizeSpec,
+    ShingleSpec,
+    SketchSpec,
+    LSHSpec,
+    MirrorSpec,
+    UnitSpec,
+    EmbeddingSpec,
+    DedupConfig,
+]
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,13 @@ from neardup.lsh.banding import equal_key_groups, near_key_share
 from neardup.lsh.containment import second_contained
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
-from neardup.semantic import EncodedCorpus, VectorScorer, cosine_candidates, document_vectors
+from neardup.semantic import (
+    EncodedCorpus,
+    VectorScorer,
+    cosine_candidates,
+    describe_join,
+    document_vectors,
+)
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.sketch.signatures import Signatures, provenance_of
 from neardup.sketch.simhash import SimHasher
@@ -1070,6 +1076,9 @@ class Candidates:
     runs: PairRuns
     num_giant_buckets: int = 0
     largest_bucket: int = 0
+    scheme: Mapping[str, Any] | None = None
+    """How they were found, where it is not the config's banding (the embedding method's
+    cosine join: :func:`~neardup.semantic.describe_join`)."""
 
 
 def find_candidates(
@@ -1183,8 +1192,9 @@ def _cosine_candidates(
     runs.add(first, second)
     return Candidates(
         runs,
-        num_giant_buckets=int(info.get("num_giant_buckets", 0)),  # type: ignore[call-overload]
-        largest_bucket=int(info.get("largest_bucket", 0)),  # type: ignore[call-overload]
+        num_giant_buckets=int(info.get("num_giant_buckets", 0)),
+        largest_bucket=int(info.get("largest_bucket", 0)),
+        scheme=describe_join(info, vectors.shape[1]),
     )
 
 
@@ -1342,11 +1352,17 @@ def summarize(
     idf: IDFWeights | None = None,
     spark_master: str | None = None,
     histogram: SimilarityHistogram | None = None,
+    scheme: Mapping[str, Any] | None = None,
 ) -> Summary:
-    """The summary of a run (of either engine) with these parameters, counts and times."""
+    """The summary of a run (of either engine) with these parameters, counts and times.
+
+    ``scheme``: how candidates were found, where not by the config's own scheme.
+    """
     return Summary(
         config=config,
-        lsh=candidate_scheme(config.sketch, config.lsh).describe(),
+        lsh=scheme
+        if scheme is not None
+        else candidate_scheme(config.sketch, config.lsh).describe(),
         signatures=provenance_of(config.sketch),
         counts=counts,
         biggest_clusters=tuple(biggest_clusters),
@@ -1408,4 +1424,5 @@ def _summary(
         timings.report(sketched.num_bytes),
         idf=sketched.idf,
         histogram=histogram,
+        scheme=candidates.scheme,
     )

@@ -18,9 +18,9 @@ embedding moves by 0.007 cosine, tests/semantic's others not at all).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -37,12 +37,29 @@ from neardup.text.spans import byte_pieces
 
 if TYPE_CHECKING:
     from neardup.io.records import Ids
-    from neardup.pipeline import TextStore
 
-__all__ = ["EncodedCorpus", "VectorScorer", "cosine_candidates", "document_vectors"]
+__all__ = [
+    "EncodedCorpus",
+    "VectorScorer",
+    "cosine_candidates",
+    "describe_join",
+    "document_vectors",
+]
 
 ENCODE_PIECE_BYTES = 4 << 20
 """Text read and handed to the encoder at once (its length batches are cut within it)."""
+
+
+class TextSource(Protocol):
+    """Where the run's texts are read again (:class:`neardup.pipeline.TextStore` is one)."""
+
+    def sizes(self) -> I64Array:
+        """Each text's size in bytes."""
+        ...
+
+    def take(self, docs: I64Array) -> Batch:
+        """The texts of ``docs``, in that order."""
+        ...
 
 
 def _texts(batch: Batch) -> list[str]:
@@ -96,7 +113,7 @@ class EncodedCorpus:
 
 def document_vectors(
     corpus: EncodedCorpus,
-    texts: TextStore,
+    texts: TextSource,
     ids: Ids,
     group_first: I64Array,
     encoded: BoolArray,
@@ -162,7 +179,7 @@ def _matrix(num_docs: int, dim: int, work_dir: Path | None) -> F32Array:
 
 def cosine_candidates(
     vectors: F32Array, active: BoolArray, config: DedupConfig, work_dir: Path | None = None
-) -> tuple[I64Array, I64Array, dict[str, object]]:
+) -> tuple[I64Array, I64Array, dict[str, Any]]:
     """The pairs of ``active`` documents whose vectors' cosine reaches ``config.lsh.threshold``.
 
     Found by :func:`~neardup.join.vector_join` (random hyperplanes, bands chosen for
@@ -186,6 +203,23 @@ def cosine_candidates(
         np.asarray(vectors[docs]), spec, work_dir=work_dir, memory_bytes=config.working_memory // 2
     )
     return docs[result.first], docs[result.second], result.info
+
+
+def describe_join(info: Mapping[str, Any], dim: int) -> dict[str, Any]:
+    """The summary's ``lsh`` section of an embedding run: the cosine join's bands and counts."""
+    if "num_bands" not in info:  # fewer than two documents to pair
+        return {"scheme": "cosine", "dim": dim, "label": "cosine (nothing to pair)"}
+    return {
+        "scheme": "cosine",
+        "family": "random hyperplanes",
+        "dim": dim,
+        "num_bands": info["num_bands"],
+        "num_rows": info["num_rows"],
+        "candidate_probability_at_threshold": info["predicted_recall"],
+        "bucket_pairs_measured": info["num_candidates"],
+        "bucket_pairs_skipped": info["bucket_pairs_skipped"],
+        "label": f"cosine, b={info['num_bands']}, r={info['num_rows']}",
+    }
 
 
 class VectorScorer:

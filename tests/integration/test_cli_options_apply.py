@@ -16,7 +16,16 @@ import pytest
 from neardup.cli.main import command_options, leaf_commands, main
 
 CONTEXTUAL = frozenset(
-    {"--spark-master", "--spark-conf", "--html-extract", "--encoding", "--html-field"}
+    {
+        "--spark-master",
+        "--spark-conf",
+        "--html-extract",
+        "--encoding",
+        "--html-field",
+        "--model",
+        "--embeddings",
+        "--save-embeddings",
+    }
 )
 """Options that apply only with some engine, input format or other option."""
 
@@ -27,6 +36,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--spark-conf", "a=b"], "--spark-conf"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--html-extract", "main"], "--html-extract"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--encoding", "cp1252"], "--encoding"),
+    ("dedup", ["dedup", "in.jsonl", "-o", "out", "--model", "m"], "--model"),
+    ("dedup", ["dedup", "in.jsonl", "-o", "out", "--embeddings", "e.npy"], "--embeddings"),
+    ("dedup", ["dedup", "in.jsonl", "-o", "out", "--save-embeddings"], "--save-embeddings"),
     (
         "dedup",
         ["dedup", "in.jsonl", "-o", "out", "--text-field", "t", "--html-field", "h"],

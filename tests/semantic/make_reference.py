@@ -15,13 +15,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from sentence_transformers import SentenceTransformer
 
 HERE = Path(__file__).parent
 
 
 def main(model_dir: str) -> None:
     """Encode the sample on the CPU and save the float32 embeddings."""
+    from sentence_transformers import SentenceTransformer  # torch: not a neardup dependency
+
     model = SentenceTransformer(model_dir, device="cpu")
     texts = json.loads((HERE / "sample_texts.json").read_text(encoding="utf-8"))
     vectors = model.encode(texts, batch_size=8, convert_to_numpy=True)

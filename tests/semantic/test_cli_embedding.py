@@ -1,0 +1,116 @@
+"""``neardup dedup --method embedding`` as a user runs it: outputs, saved vectors, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import PAIR_SCHEMA, SUMMARY_SCHEMA
+from tests.integration.conftest import run
+
+pytestmark = pytest.mark.slow  # the real model, whose kernels compile on a cold cache
+
+TEXTS = [
+    "The cat sat on the mat and looked out of the window.",
+    "A cat was sitting on the mat, looking out through the window.",
+    "Stock markets fell sharply on Monday after the announcement.",
+    "The cat sat on the mat and looked out of the window.",
+    "Fresh bread needs flour, water, salt and a long, slow rise.",
+    "",
+]
+
+
+def _write(path: Path, texts: list[str]) -> Path:
+    with path.open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(json.dumps({"id": f"d{i}", "text": text}) + "\n")
+    return path
+
+
+def _outputs(directory: Path) -> dict[str, bytes]:
+    return {
+        name: (directory / name).read_bytes()
+        for name in ("clusters.jsonl", "pairs.jsonl", "kept.jsonl")
+    }
+
+
+def test_paraphrases_cluster_and_saved_vectors_give_the_same_run(
+    minilm: Path, tmp_path: Path
+) -> None:
+    """A paraphrase joins its original at the default cosine 0.9; the vectors saved with the
+    run, given back with --embeddings, skip encoding and give identical outputs."""
+    corpus = _write(tmp_path / "in.jsonl", TEXTS)
+    first = run(
+        "dedup", corpus, "-o", tmp_path / "a", "--method", "embedding", "--model", minilm,
+        "--save-embeddings", "-q",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    a = tmp_path / "a"
+    clusters = [json.loads(line) for line in (a / "clusters.jsonl").read_text().splitlines()]
+    assert [c["cluster"] for c in clusters] == ["d0", "d0", "d2", "d0", "d4", "d5"]
+    pairs = [json.loads(line) for line in (a / "pairs.jsonl").read_text().splitlines()]
+    for pair in pairs:
+        PAIR_SCHEMA.validate(pair)
+    assert {(p["a"], p["b"], p["identical"]) for p in pairs} == {
+        ("d0", "d3", True),
+        ("d0", "d1", False),
+    }
+    summary = json.loads((a / "summary.json").read_text())
+    SUMMARY_SCHEMA.validate(summary)
+    assert summary["measure"] == "cosine"
+    assert summary["params"]["lsh"]["threshold"] == 0.9
+    assert summary["lsh"]["scheme"] == "cosine"
+    assert summary["outputs"]["embeddings"] == "embeddings.npy"
+    vectors = np.load(a / "embeddings.npy")
+    assert vectors.shape == (6, 384)
+    np.testing.assert_array_equal(vectors[3], vectors[0])
+    info = json.loads((a / "embeddings.json").read_text())
+    assert (info["num_docs"], info["dim"], info["model"]) == (6, 384, str(minilm))
+
+    again = run(
+        "dedup", corpus, "-o", tmp_path / "b", "--method", "embedding",
+        "--embeddings", a / "embeddings.npy", "-q",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert _outputs(tmp_path / "b") == _outputs(a)
+    timings = json.loads((tmp_path / "b" / "summary.json").read_text())["timings_s"]
+    assert timings["embed"] < summary["timings_s"]["embed"]
+
+    other = _write(tmp_path / "other.jsonl", TEXTS[:5])
+    refused = run(
+        "dedup", other, "-o", tmp_path / "c", "--method", "embedding",
+        "--embeddings", a / "embeddings.npy",
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "made for 6 documents, not this run's 5" in refused.stderr
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--model", "m"], "--model applies to --method embedding"),
+        (["--save-embeddings"], "--save-embeddings applies to --method embedding"),
+        (["--method", "embedding", "--sketch", "minhash"], "drop --sketch"),
+        (["--method", "embedding", "--shingle", "char:5"], "drop --shingle"),
+        (["--method", "embedding", "--bands", "4", "--rows", "2"], "drop --bands"),
+        (["--method", "embedding", "--measure", "containment"], "drop --measure"),
+        (["--method", "embedding", "--verify", "signature"], "--verify signature"),
+        (["--method", "embedding", "--engine", "spark"], "local engine"),
+        (["--method", "embedding", "--unit", "line"], "--unit"),
+        (["--method", "embedding"], "needs a model"),
+        (["--method", "embedding", "--model", "missing"], "not a directory"),
+    ],
+)
+def test_what_does_not_apply_is_refused(options: list[str], message: str, tmp_path: Path) -> None:
+    """One line naming the option, and no output."""
+    corpus = _write(tmp_path / "in.jsonl", TEXTS)
+    done = run("dedup", corpus, "-o", tmp_path / "out", *options, cwd=tmp_path)
+    assert done.returncode in (1, 2)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert message in lines[0]
+    assert not (tmp_path / "out").exists()
