@@ -83,7 +83,7 @@ def test_models_of_other_kinds_are_refused(minilm: Path, tmp_path: Path) -> None
     """A directory that is not a model, or a model of another architecture, says what it is."""
     with pytest.raises(ParameterError, match="not a directory"):
         load_encoder(tmp_path / "missing")
-    with pytest.raises(ParameterError, match=r"no modules\.json"):
+    with pytest.raises(ParameterError, match=r"no modules\.json and no model2vec"):
         load_encoder(tmp_path)
     model = _copy(minilm, tmp_path)
     pooling = model / "1_Pooling" / "config.json"

@@ -9,7 +9,10 @@ Any object with ``encode(list[str]) -> ndarray`` (:class:`Encoder`) will do in t
 From a path, :func:`load_encoder` reads a model saved on disk, with no network:
 
 * a sentence-transformers BERT model (``modules.json``; e.g. all-MiniLM-L6-v2), run by
-  :class:`~neardup.embed.bert.BertEncoder`, a NumPy forward pass as exact as the library's.
+  :class:`~neardup.embed.bert.BertEncoder`, a NumPy forward pass as exact as the library's;
+* a model2vec static model (:func:`~neardup.embed.static.is_static_model`; e.g. the potion
+  models semhash uses), run by :class:`~neardup.embed.static.StaticEncoder`: the mean
+  of its tokens' vectors, as model2vec computes it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from numpy.typing import NDArray
 
 from neardup.errors import ParameterError
 
-__all__ = ["Encoder", "load_encoder", "model_digest"]
+__all__ = ["Encoder", "as_rows", "load_encoder", "model_digest"]
 
 
 class Encoder(Protocol):
@@ -51,13 +54,18 @@ def load_encoder(path: Path | str) -> Encoder:
             f"--model {directory}: not a directory; give the directory of a model saved on "
             "disk, e.g. a sentence-transformers model (modules.json, model.safetensors, ...)"
         )
+    from neardup.embed.static import StaticEncoder, is_static_model
+
+    if is_static_model(directory):  # before modules.json, which model2vec writes too
+        return StaticEncoder(directory)
     if (directory / "modules.json").is_file():
         from neardup.embed.bert import BertEncoder
 
         return BertEncoder(directory)
     raise ParameterError(
-        f"--model {directory}: no modules.json; expected a sentence-transformers model as "
-        "SentenceTransformer.save writes it"
+        f"--model {directory}: no modules.json and no model2vec config.json; expected a "
+        "sentence-transformers model as SentenceTransformer.save writes it, or a model2vec "
+        "model as StaticModel.save_pretrained does"
     )
 
 

