@@ -55,6 +55,7 @@ Compression = Literal["none", "gzip", "zstd"]
 InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]
 HtmlExtract = Literal["text", "main", "altavista"]
 UnitKind = Literal["line", "paragraph", "sentences"]
+EmbeddingDevice = Literal["cpu", "cuda"]
 
 MAX_SEED = 2**63 - 1
 
@@ -1079,18 +1080,24 @@ class EmbeddingSpec(_Spec):
         with ``embeddings.json`` saying how they were made).
     recall
         The chance a pair exactly at the threshold becomes a candidate (nearer pairs: more).
+    device
+        ``"cpu"``: neardup's own forward pass (NumPy, every core; the same vectors on any
+        machine); ``"cuda"``: the model run by sentence-transformers on the GPU (``--device``;
+        needs torch with CUDA), its vectors within about 1e-4 of the CPU's.
     """
 
     model: str | None = None
     embeddings: str | None = None
     save: bool = False
     recall: float = 0.95
+    device: EmbeddingDevice = "cpu"
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "model": optional_text(),
         "embeddings": optional_text(),
         "save": boolean(),
         "recall": real(0.0, 1.0, low_open=True, high_open=True),
+        "device": one_of("cpu", "cuda"),
     }
 
     def __post_init__(self) -> None:

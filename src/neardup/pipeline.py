@@ -1126,25 +1126,25 @@ def find_duplicates(
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     scorer: Scorer
     vectors: F32Array | None = None
-    if config.embedding is not None:
-        active = is_first & ~sketched.is_empty
-        corpus = corpus if corpus is not None else EncodedCorpus(config.embedding)
-        with timings.stage("embed"):
-            vectors = document_vectors(
-                corpus, sketched.texts, sketched.ids, group_first, active, config, work_dir,
-                show_progress=show_progress,
-            )  # fmt: skip
-        with timings.stage("candidates"):
-            sketched.keys.release()  # the shingle bands' files: the join writes its own
-            candidates = _cosine_candidates(vectors, active, config, work_dir)
-        scorer = VectorScorer(vectors, config)
-    else:
+    if config.embedding is None:
         with timings.stage("candidates"):
             active = is_first & ~sketched.is_short
             candidates = find_candidates(sketched, active, config, work_dir)
         scorer = PairScorer(
             sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
         )
+    else:
+        active = is_first & ~sketched.is_empty
+        with timings.stage("embed"):
+            vectors = document_vectors(
+                corpus if corpus is not None else EncodedCorpus(config.embedding),
+                sketched.texts, sketched.ids, group_first, active, config, work_dir,
+                show_progress=show_progress,
+            )  # fmt: skip
+        with timings.stage("candidates"):
+            sketched.keys.release()  # the shingle bands' files: the join writes its own
+            candidates = _cosine_candidates(vectors, active, config, work_dir)
+        scorer = VectorScorer(vectors, config)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
     with scorer:
@@ -1177,7 +1177,7 @@ def find_duplicates(
         exact_pairs=(group_first[linked], docs[linked]),
         pairs=reported,
         summary=summary,
-        vectors=vectors if config.embedding is not None else None,
+        vectors=vectors,
     )
 
 
@@ -1242,11 +1242,6 @@ def dedup(
     ([0, 0, 2], [True, False, True])
     """
     config = config if config is not None else DedupConfig()
-    if encoder is not None and config.embedding is None:
-        raise ParameterError(
-            "dedup got an encoder, but config.embedding is None: set "
-            "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
-        )
     if ids is None:
         ids = [str(i) for i in range(len(texts))]
     if len(ids) != len(texts):
@@ -1287,6 +1282,7 @@ def dedup_batches(
     ``texts`` gives them again to verification; ``keep_values`` are the ``keep_by`` values;
     ``encoder`` the embedding method's, if not ``config.embedding.model``'s.
     """
+    corpus = EncodedCorpus.of_run(config, encoder)
     timings = Timings()
     with timings.stage("idf"):
         idf = fit_idf(batches(), config)
@@ -1296,9 +1292,6 @@ def dedup_batches(
             sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf, kept=kept)
         if keep_values is not None:
             sketched = replace(sketched, keep_values=keep_values)
-        corpus = None
-        if config.embedding is not None:
-            corpus = EncodedCorpus(config.embedding, encoder)
         return find_duplicates(sketched, config, timings, corpus=corpus)
     finally:
         if kept is not None:

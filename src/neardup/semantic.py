@@ -27,7 +27,7 @@ import numpy as np
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F32Array, F64Array, I64Array
 from neardup.embed import Encoder, as_rows, load_encoder, model_digest
-from neardup.errors import ParameterError
+from neardup.errors import InputError, ParameterError
 from neardup.io.embeddings import EMBEDDINGS_FILE, ids_digest, read_embeddings
 from neardup.join.distances import pair_values
 from neardup.join.vectors import vector_join
@@ -91,12 +91,37 @@ class EncodedCorpus:
         self.spec = spec
         self._encoder = encoder
         self.model_sha256 = model_digest(spec.model) if spec.model is not None else None
+        if spec.embeddings is not None and not Path(spec.embeddings).is_file():
+            raise InputError(
+                f"--embeddings {spec.embeddings}: no such file; give the embeddings.npy that a "
+                "run with --save-embeddings wrote"
+            )
+        if encoder is None and spec.embeddings is None:
+            self.encoder()  # a model that cannot be read is said before the inputs are
+
+    @classmethod
+    def of_run(cls, config: DedupConfig, encoder: Encoder | None = None) -> EncodedCorpus | None:
+        """The corpus of a run with this config (None unless it uses the embedding method).
+
+        Raises
+        ------
+        ParameterError
+            An ``encoder`` given to a run that does not use the embedding method.
+        """
+        if config.embedding is not None:
+            return cls(config.embedding, encoder)
+        if encoder is not None:
+            raise ParameterError(
+                "got an encoder, but config.embedding is None: set "
+                "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
+            )
+        return None
 
     def encoder(self) -> Encoder:
         """The encoder (loaded from ``spec.model`` on first use)."""
         if self._encoder is None:
             assert self.spec.model is not None
-            self._encoder = load_encoder(self.spec.model)
+            self._encoder = load_encoder(self.spec.model, self.spec.device)
         return self._encoder
 
     def describe(self, ids: Sequence[str], config: DedupConfig, dim: int) -> dict[str, object]:

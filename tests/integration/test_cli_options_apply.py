@@ -25,6 +25,7 @@ CONTEXTUAL = frozenset(
         "--model",
         "--embeddings",
         "--save-embeddings",
+        "--device",
     }
 )
 """Options that apply only with some engine, input format or other option."""
@@ -39,6 +40,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--model", "m"], "--model"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--embeddings", "e.npy"], "--embeddings"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--save-embeddings"], "--save-embeddings"),
+    ("dedup", ["dedup", "in.jsonl", "-o", "out", "--device", "cuda"], "--device"),
     (
         "dedup",
         ["dedup", "in.jsonl", "-o", "out", "--text-field", "t", "--html-field", "h"],

@@ -10,9 +10,9 @@ import numba
 import numpy as np
 import pytest
 
-from neardup.embed import as_rows, load_encoder, model_digest
+from neardup.embed import SentenceTransformerEncoder, as_rows, load_encoder, model_digest
 from neardup.embed.bert import BertEncoder
-from neardup.errors import ParameterError
+from neardup.errors import MissingExtraError, ParameterError
 
 pytestmark = pytest.mark.slow  # the encoder's kernels compile on a cold cache
 
@@ -139,3 +139,29 @@ def test_an_encoders_output_is_checked() -> None:
         as_rows([[1, 2]], 2, "Mine")
     with pytest.raises(ParameterError, match="NaN"):
         as_rows([[np.nan, 2]], 1, "Mine")
+
+
+def test_the_gpu_path_is_sentence_transformers(
+    minilm: Path, sample_texts: list[str], reference: np.ndarray
+) -> None:
+    """``--device cuda`` hands the model to sentence-transformers; where that library is
+    installed its adapter gives the reference vectors (here on the CPU: no GPU in CI)."""
+    pytest.importorskip("sentence_transformers")
+    vectors = SentenceTransformerEncoder(minilm, "cpu").encode(sample_texts)
+    assert _cosines(vectors, reference).min() >= 1 - 1e-4
+
+
+def test_the_gpu_path_says_what_it_needs(minilm: Path) -> None:
+    """Without sentence-transformers (or without a GPU), --device cuda says what to install."""
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(MissingExtraError, match="pip install sentence-transformers"):
+            load_encoder(minilm, "cuda")
+    else:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is present: --device cuda works here")
+        with pytest.raises(ParameterError, match="torch sees no GPU"):
+            load_encoder(minilm, "cuda")

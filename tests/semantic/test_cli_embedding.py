@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.conftest import PAIR_SCHEMA, SUMMARY_SCHEMA
-from tests.integration.conftest import run
+from tests.integration.conftest import run, run_process
 
 pytestmark = pytest.mark.slow  # the real model, whose kernels compile on a cold cache
 
@@ -70,6 +71,11 @@ def test_paraphrases_cluster_and_saved_vectors_give_the_same_run(
     info = json.loads((a / "embeddings.json").read_text())
     assert (info["num_docs"], info["dim"], info["model"]) == (6, 384, str(minilm))
 
+    reported = run("report", a, "-o", tmp_path / "report.html", "-q")
+    assert reported.returncode == 0, reported.stderr
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "random hyperplanes over the embeddings" in page
+
     again = run(
         "dedup", corpus, "-o", tmp_path / "b", "--method", "embedding",
         "--embeddings", a / "embeddings.npy", "-q",
@@ -103,6 +109,7 @@ def test_paraphrases_cluster_and_saved_vectors_give_the_same_run(
         (["--method", "embedding", "--unit", "line"], "--unit"),
         (["--method", "embedding"], "needs a model"),
         (["--method", "embedding", "--model", "missing"], "not a directory"),
+        (["--method", "embedding", "--embeddings", "missing.npy"], "no such file"),
     ],
 )
 def test_what_does_not_apply_is_refused(options: list[str], message: str, tmp_path: Path) -> None:
@@ -114,3 +121,26 @@ def test_what_does_not_apply_is_refused(options: list[str], message: str, tmp_pa
     assert len(lines) == 1, done.stderr
     assert message in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(("point", "resumed_after"), [("verifying", "sketch"), ("found", "find")])
+def test_a_killed_embedding_run_resumes_to_the_same_outputs(
+    minilm: Path, tmp_path: Path, point: str, resumed_after: str
+) -> None:
+    """Killed outright while verifying (the vectors made again) or after the checkpoint of
+    everything before writing (the vectors in it), the resumed run writes the same files."""
+    corpus = _write(tmp_path / "in.jsonl", TEXTS)
+    options = ("--method", "embedding", "--model", minilm, "--save-embeddings", "-q")
+    reference = run("dedup", corpus, "-o", tmp_path / "reference", *options)
+    assert reference.returncode == 0, reference.stderr
+    out = tmp_path / "out"
+    killed = run_process("dedup", corpus, "-o", out, *options, env={"NEARDUP_CRASH_AT": point})
+    assert killed.returncode == -signal.SIGKILL
+    assert not out.exists()
+    resumed = run("dedup", corpus, "-o", out, *options, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "summary.json").read_text())["resumed_after"] == resumed_after
+    assert _outputs(out) == _outputs(tmp_path / "reference")
+    for name in ("embeddings.npy", "embeddings.json"):
+        assert (out / name).read_bytes() == (tmp_path / "reference" / name).read_bytes()

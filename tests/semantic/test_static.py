@@ -9,6 +9,7 @@ import pytest
 
 from neardup.embed import load_encoder
 from neardup.embed.static import StaticEncoder
+from neardup.errors import ParameterError
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -59,3 +60,5 @@ def test_embeddings_equal_model2vecs(
     assert isinstance(load_encoder(path), StaticEncoder)
     np.testing.assert_allclose(ours, theirs, atol=1e-6)
     assert not ours[3].any()  # the empty text
+    with pytest.raises(ParameterError, match="static model, a table lookup"):
+        load_encoder(path, "cuda")

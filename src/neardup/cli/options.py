@@ -161,7 +161,8 @@ embedding_options = _stack(
         "--model",
         type=click.Path(path_type=Path),
         help="--method embedding: the directory of a model saved on disk (a sentence-"
-        "transformers model such as all-MiniLM-L6-v2); no network is used.",
+        "transformers BERT model such as all-MiniLM-L6-v2, or a model2vec static model); no "
+        "network is used.",
     ),
     click.option(
         "--embeddings",
@@ -169,6 +170,13 @@ embedding_options = _stack(
         type=click.Path(path_type=Path),
         help="--method embedding: the embeddings.npy an earlier run of the same inputs saved "
         "(--save-embeddings), used instead of encoding again.",
+    ),
+    click.option(
+        "--device",
+        type=click.Choice(["cpu", "cuda"]),
+        help="--method embedding: cpu, neardup's own forward pass on every core (the same "
+        "vectors on any machine); cuda, the model run by sentence-transformers on the GPU "
+        "(pip install sentence-transformers, with torch for it) [default: cpu].",
     ),
     click.option(
         "--save-embeddings",
@@ -189,7 +197,7 @@ def _sketch_help(kinds: Iterable[str]) -> str:
 
 
 _EMBEDDING_METHOD_HELP = (
-    "; embedding (dedup): the cosine of the texts' embeddings by a model (--model), for "
+    "; embedding: the cosine of the texts' embeddings by a model (--model), for "
     "paraphrases (docs/semantic.md)"
 )
 
@@ -495,7 +503,12 @@ subject every text is near every other: Clough & Stevenson's answers to one ques
 nothing reach 0.83 with their source (all-MiniLM-L6-v2), and 10% of the pairs of answers to one
 question pass 0.87 (docs/semantic.md)."""
 
-_EMBEDDING_FLAGS = {"model": "model", "embeddings_file": "embeddings", "save_embeddings": "save"}
+_EMBEDDING_FLAGS = {
+    "model": "model",
+    "embeddings_file": "embeddings",
+    "device": "device",
+    "save_embeddings": "save",
+}
 """The embedding method's flags, by their place in :class:`~neardup.params.EmbeddingSpec`."""
 
 
@@ -518,7 +531,7 @@ def _apply_embedding(data: dict[str, Any], flags: dict[str, Any]) -> None:
         if given:
             option = "--" + given[0].replace("_file", "").replace("_", "-")
             raise click.UsageError(
-                f"{option} applies to --method embedding; add it or drop {option}"
+                f"{option} applies to --method embedding: add that, or drop {option}"
             )
         return
     owned = [_FLAG_OF_FIELD.get(name, name) for name in (*_owned(SKETCH_KINDS), *_owned(FAMILIES))]

@@ -224,14 +224,7 @@ def _dedup_files(
             "one of them (an index created with --containment-sample answers `neardup index "
             "query --measure containment`)"
         )
-    corpus = None
-    if config.embedding is not None:
-        corpus = EncodedCorpus(config.embedding, encoder)
-    elif encoder is not None:
-        raise ParameterError(
-            "dedup_files got an encoder, but config.embedding is None: set "
-            "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
-        )
+    corpus = EncodedCorpus.of_run(config, encoder)
     options = ReadOptions.of(config)
     sources = open_sources(inputs, options, config.input_format)
     table_format = {"parquet": "Parquet", "arrow": "Arrow"}.get(sources[0].format)

@@ -237,6 +237,15 @@ def _similarity_section(run: Run) -> str:
 
 def _s_curve_section(run: Run) -> str:
     lsh = run.summary.get("lsh") or {}
+    if lsh.get("scheme") == "cosine" and "num_bands" in lsh:
+        b, r = int(lsh["num_bands"]), int(lsh["num_rows"])
+        probability = float(lsh["candidate_probability_at_threshold"])
+        return missing(
+            f"Candidates came from b = {b} bands of r = {r} random hyperplanes over the "
+            "embeddings: a pair at cosine s falls on one side of a hyperplane together with "
+            f"probability 1 - arccos(s)/π (seed 002), and is a candidate with probability "
+            f"{probability:.4f} at the threshold {run.threshold:g}."
+        )
     if lsh.get("scheme") != "bands":
         what = f"{lsh.get('scheme', 'unknown')} ({lsh.get('label', '')})"
         return missing(
