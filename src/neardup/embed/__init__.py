@@ -33,6 +33,7 @@ __all__ = [
     "as_rows",
     "load_encoder",
     "model_digest",
+    "model_files",
 ]
 
 
@@ -131,6 +132,34 @@ def model_digest(path: Path | str) -> str:
             while block := f.read(1 << 22):
                 digest.update(block)
     return digest.hexdigest()
+
+
+def model_files(path: Path) -> tuple[Any, dict[str, NDArray[Any]]]:
+    """A saved model's tokenizer (``tokenizer.json``) and tensors (``model.safetensors``).
+
+    Raises
+    ------
+    ParameterError
+        Either file missing or unreadable (named).
+    MissingExtraError
+        Without the ``tokenizers`` and ``safetensors`` packages (``neardup[semantic]``).
+    """
+    try:
+        import threadpoolctl  # noqa: F401  (BertEncoder runs BLAS on one thread per batch)
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+    except ImportError as error:
+        raise MissingExtraError(
+            "the embedding method needs: pip install 'neardup[semantic]'"
+        ) from error
+    try:
+        return Tokenizer.from_file(str(path / "tokenizer.json")), load_file(
+            str(path / "model.safetensors")
+        )
+    except Exception as error:  # tokenizers and safetensors raise their own kinds
+        raise ParameterError(
+            f"--model {path}: cannot read tokenizer.json and model.safetensors: {error}"
+        ) from None
 
 
 def as_rows(vectors: Any, num_texts: int, owner: str) -> NDArray[np.float32]:

@@ -29,7 +29,8 @@ import numpy as np
 from neardup._kernels.encoder import gelu_rows, layer_norm_rows, masked_softmax
 from neardup._parallel import in_blocks
 from neardup._types import F32Array, I64Array
-from neardup.errors import MissingExtraError, ParameterError
+from neardup.embed import model_files
+from neardup.errors import ParameterError
 
 __all__ = ["BertEncoder"]
 
@@ -108,15 +109,6 @@ class BertEncoder:
     """
 
     def __init__(self, path: Path | str, *, batch_tokens: int = BATCH_TOKENS) -> None:
-        try:
-            import threadpoolctl  # noqa: F401  (encode runs BLAS on one thread per batch)
-            from safetensors.numpy import load_file
-
-            from tokenizers import Tokenizer
-        except ImportError as error:
-            raise MissingExtraError(
-                "the embedding method needs: pip install 'neardup[semantic]'"
-            ) from error
         self.path = Path(path)
         self.pooling, self.normalizes = _modules(self.path)
         config = _read_json(self.path / "config.json")
@@ -133,20 +125,25 @@ class BertEncoder:
         positions = int(config["max_position_embeddings"])
         self.max_length = min(int(settings.get("max_seq_length") or positions), positions)
         self.batch_tokens = max(batch_tokens, self.max_length)
-        self.tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        self.tokenizer, tensors = model_files(self.path)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
-        weights = load_file(str(self.path / "model.safetensors"))
-        weights = {k.removeprefix("bert."): v for k, v in weights.items()}
-        self._embeddings = (
-            weights["embeddings.word_embeddings.weight"],
-            weights["embeddings.position_embeddings.weight"],
-            weights["embeddings.token_type_embeddings.weight"][0],
-        )
-        self._norm = _norm(weights, "embeddings.LayerNorm")
-        self._layers = [
-            _layer(weights, f"encoder.layer.{i}") for i in range(config["num_hidden_layers"])
-        ]
+        weights = {k.removeprefix("bert."): v for k, v in tensors.items()}
+        try:
+            self._embeddings = (
+                weights["embeddings.word_embeddings.weight"],
+                weights["embeddings.position_embeddings.weight"],
+                weights["embeddings.token_type_embeddings.weight"][0],
+            )
+            self._norm = _norm(weights, "embeddings.LayerNorm")
+            self._layers = [
+                _layer(weights, f"encoder.layer.{i}") for i in range(config["num_hidden_layers"])
+            ]
+        except KeyError as missing:
+            raise ParameterError(
+                f"--model {self.path}: model.safetensors has no tensor {missing}; expected "
+                f"{_SUPPORTED}"
+            ) from None
 
     def encode(self, texts: Sequence[str]) -> F32Array:
         """The embeddings of ``texts``, one float32 row each (unit length if the model says).

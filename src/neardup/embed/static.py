@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from neardup._types import F32Array
-from neardup.errors import MissingExtraError, ParameterError
+from neardup.embed import model_files
+from neardup.errors import ParameterError
 
 __all__ = ["StaticEncoder", "is_static_model"]
 
@@ -72,23 +73,11 @@ class StaticEncoder:
     """
 
     def __init__(self, path: Path | str) -> None:
-        try:
-            from safetensors.numpy import load_file
-
-            from tokenizers import Tokenizer
-        except ImportError as error:
-            raise MissingExtraError(
-                "the embedding method needs: pip install 'neardup[semantic]'"
-            ) from error
         self.path = Path(path)
-        try:
-            config: dict[str, Any] = json.loads((self.path / "config.json").read_text("utf-8"))
-            tables = load_file(str(self.path / "model.safetensors"))
-            self.tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-        except (OSError, ValueError) as error:
-            raise ParameterError(
-                f"--model {self.path}: cannot read the static model: {error}"
-            ) from None
+        self.tokenizer, tables = model_files(self.path)
+        config = _json(self.path / "config.json")
+        if not isinstance(config, dict):
+            raise ParameterError(f"--model {self.path}: no readable config.json")
         if "embeddings" not in tables:
             raise ParameterError(
                 f"--model {self.path}: model.safetensors holds no 'embeddings' table; "
