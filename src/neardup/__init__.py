@@ -17,6 +17,7 @@ from neardup._version import __version__
 
 if TYPE_CHECKING:
     from neardup.cluster import Clusters, connected_components
+    from neardup.embed import Encoder, load_encoder
     from neardup.engine.frames import dedup_dataset, dedup_frame
     from neardup.engine.local import dedup_files
     from neardup.errors import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from neardup.pairs import CandidatePairs
     from neardup.params import (
         DedupConfig,
+        EmbeddingSpec,
         JoinSpec,
         LSHSpec,
         NormalizeSpec,
@@ -83,6 +85,7 @@ _HOMES = {
         "ParameterError",
         "StoreError",
     ),
+    "neardup.embed": ("Encoder", "load_encoder"),
     "neardup.explain": ("Passage", "shared_passages"),
     "neardup.hamming": ("HammingIndex",),
     "neardup.index": ("LSHIndex",),
@@ -101,6 +104,7 @@ _HOMES = {
     "neardup.pairs": ("CandidatePairs",),
     "neardup.params": (
         "DedupConfig",
+        "EmbeddingSpec",
         "JoinSpec",
         "LSHSpec",
         "NormalizeSpec",
@@ -132,6 +136,8 @@ __all__ = [
     "Clusters",
     "DedupConfig",
     "DedupResult",
+    "EmbeddingSpec",
+    "Encoder",
     "HammingIndex",
     "IDFWeights",
     "IdExistsError",
@@ -175,6 +181,7 @@ __all__ = [
     "estimate_jaccard",
     "exact_jaccard",
     "jaccard_of_sets",
+    "load_encoder",
     "make_sketcher",
     "minhash_sets",
     "normalize",

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import neardup
+from neardup import DedupConfig, EmbeddingSpec, LSHSpec
 from neardup.errors import ParameterError
-from neardup.params import DedupConfig, EmbeddingSpec, LSHSpec
 
 
 class TableEncoder:
