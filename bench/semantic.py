@@ -8,6 +8,8 @@ Two parts, each printing markdown tables:
   similarity to its source: precision 1 on these pairs), the share of each class found by the
   cosine, by the Jaccard, and by either; then the share clustered with its source by
   ``dedup --method embedding`` at several cosine thresholds beside word-shingle MinHash.
+* ``kmeans``: SemDeDup's k-means partitions as the candidates instead, on the vectors ``rfc``
+  saved (``--workdir``): time and recall for several k.
 * ``rfc``: 100,000 paragraphs of the RFCs (cut at blank lines, 8 words or more). The whole
   command, as separate processes under ``/usr/bin/time``: neardup encoding and deduplicating
   (``--save-embeddings``), neardup again on the saved vectors (``--embeddings``: the search
@@ -245,6 +247,39 @@ def rfc(model: Path, count: int, scratch: Path) -> None:
     print(f"- neardup's join: {summary['lsh']}")
 
 
+def kmeans_partitions(scratch: Path) -> None:
+    """SemDeDup's candidates against the LSH's, on the vectors the ``rfc`` part saved.
+
+    SemDeDup (Abbas et al. 2023) clusters the embeddings by k-means and compares all pairs
+    within each cluster: a pair is lost when k-means puts its texts in two clusters. For k
+    clusters: the time (fit and assignment, then the products within clusters), the pairs
+    measured and the recall of the brute-force pairs (all pairs, copies included).
+    """
+    from sklearn.cluster import KMeans  # type: ignore[import-untyped]
+
+    vectors = np.load(scratch / "encoded" / "embeddings.npy")
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    truth = brute_force(vectors, THRESHOLD)
+    print(f"\n## k-means partitions (SemDeDup) on the same {len(vectors):,} vectors\n")
+    rows = []
+    for k in (100, 316, 1000):
+        started = time.perf_counter()
+        labels = KMeans(n_clusters=k, n_init=1, max_iter=50, random_state=0).fit_predict(unit)
+        fitted = time.perf_counter() - started
+        found: set[tuple[int, int]] = set()
+        measured = 0
+        for cluster in range(k):
+            members = np.flatnonzero(labels == cluster)
+            block = unit[members] @ unit[members].T
+            a, b = np.nonzero(np.triu(block >= THRESHOLD, 1))
+            found.update(zip(members[a].tolist(), members[b].tolist(), strict=True))
+            measured += members.shape[0] * (members.shape[0] - 1) // 2
+        total = time.perf_counter() - started
+        recall = len(found & truth) / len(truth)
+        rows.append([k, f"{fitted:.1f}", f"{total:.1f}", f"{measured:,}", f"{recall:.4f}"])
+    print(table(["k", "k-means s", "total s", "pairs measured", "recall"], rows))
+
+
 def _components(num_items: int, pairs: set[tuple[int, int]]) -> int:
     """Connected components of ``pairs`` over ``num_items`` items."""
     parent = list(range(num_items))
@@ -263,7 +298,7 @@ def _components(num_items: int, pairs: set[tuple[int, int]]) -> int:
 def main() -> None:
     """Run the parts asked for."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["clough", "rfc"])
+    parser.add_argument("--only", choices=["clough", "rfc", "kmeans"])
     parser.add_argument("--paragraphs", type=int, default=100_000)
     parser.add_argument("--model", help="a sentence-transformers model directory")
     parser.add_argument(
@@ -278,6 +313,8 @@ def main() -> None:
             clough(model)
         if args.only in (None, "rfc"):
             rfc(model, args.paragraphs, scratch)
+        if args.only in (None, "kmeans"):
+            kmeans_partitions(scratch)
 
 
 if __name__ == "__main__":
