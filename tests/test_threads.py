@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
+import numba
 import pytest
 
 from neardup._parallel import in_blocks
@@ -79,6 +80,26 @@ def test_every_block_runs_once_and_an_error_of_a_block_is_raised() -> None:
 
     with pytest.raises(ValueError, match="block of item 50000"):
         in_blocks(fail_at_the_middle, 100_000)
+
+
+def test_an_interrupted_caller_stops_the_helpers_within_a_block() -> None:
+    """Ctrl-C (here an error) in the calling thread ends a long call at once: the helpers
+    finish the block each is running and take no other (a 100,000-text encoding was stopped
+    28 s after Ctrl-C before, 0.5 s now)."""
+    if numba.get_num_threads() < 2:
+        pytest.skip("one thread: no helper to stop")
+    ran: list[int] = []
+    callers = threading.get_ident()
+
+    def block(lo: int, hi: int) -> None:
+        if threading.get_ident() == callers:
+            raise KeyboardInterrupt
+        ran.append(lo)
+        threading.Event().wait(0.01)  # a block's work, the GIL released
+
+    with pytest.raises(KeyboardInterrupt):
+        in_blocks(block, 1000, max_block=1)
+    assert len(ran) < 50
 
 
 def test_prefetched_items_come_in_order_and_errors_where_they_happened() -> None:

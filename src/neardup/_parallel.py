@@ -46,7 +46,8 @@ def in_blocks(
     kernel) for the threads to overlap, and blocks must not depend on each other. The caller
     always makes progress itself, so calls from many threads at once (the service's pool, the
     batch job's reading thread) never wait on each other's blocks. An exception of any block is
-    raised here, after every started block has ended.
+    raised here, after every started block has ended; one in the calling thread (an error, or
+    Ctrl-C) stops the helpers after the block each is running.
 
     Examples
     --------
@@ -67,13 +68,18 @@ def in_blocks(
     taken = itertools.count()  # next() on a count is atomic under the GIL
     job = [run]  # emptied at the end: a cancelled helper still queued holds no array
 
+    stopped: list[bool] = []  # the caller failed: the helpers take no further block
+
     def take_blocks() -> None:
-        while (b := next(taken)) < num_blocks:
+        while not stopped and (b := next(taken)) < num_blocks:
             job[0](b * block, min(num_items, (b + 1) * block))
 
     helpers = [_HELPERS.submit(take_blocks) for _ in range(threads - 1)]
     try:
         take_blocks()
+    except BaseException:
+        stopped.append(True)  # Ctrl-C in a long call ends it within a block, not at its end
+        raise
     finally:
         for helper in helpers:
             helper.cancel()  # one still queued behind other callers' blocks has nothing left
