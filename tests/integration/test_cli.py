@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -401,3 +402,29 @@ progress.LOG_EVERY_S = 0.0
 from neardup.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
+
+
+def test_a_signal_inside_an_llvm_callback_is_delivered_again_once_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C while numba loads a kernel (llvmlite calling back into Python) crashed the
+    process with SIGSEGV: the exception was raised inside the callback. The handler sends the
+    signal again a moment later instead; elsewhere it raises at once."""
+    from neardup.cli import main as cli_main
+
+    sent: list[int] = []
+    delivered = threading.Event()
+
+    def kill(pid: int, signum: int) -> None:
+        sent.append(signum)
+        delivered.set()
+
+    monkeypatch.setattr(cli_main.os, "kill", kill)
+    callback: dict[str, object] = {"__name__": "llvmlite.binding.executionengine", "sys": sys}
+    exec("def frame():\n    return sys._getframe()\n", callback)  # a frame of that module
+    handler = cli_main._unwinding(KeyboardInterrupt)
+    handler(signal.SIGINT, callback["frame"]())  # type: ignore[operator]
+    assert delivered.wait(5)
+    assert sent == [signal.SIGINT]
+    with pytest.raises(KeyboardInterrupt):
+        handler(signal.SIGINT, sys._getframe())

@@ -16,7 +16,8 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import NoReturn
 
 import click
@@ -135,21 +136,62 @@ class Terminated(BaseException):
     """SIGTERM arrived: unwind as an interrupt does (no handler of the command catches it)."""
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+SIGNAL_RETRY_S = 0.05
+"""How soon a signal that arrived inside LLVM is delivered again."""
+
+
+def _inside_llvm(frame: FrameType | None) -> bool:
+    """Whether Python code called back from LLVM (llvmlite's ctypes callbacks) is running."""
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).startswith("llvmlite"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _unwinding(raised: type[BaseException]) -> Callable[[int, FrameType | None], None]:
+    """A signal handler raising ``raised``, except inside an LLVM callback.
+
+    numba loads and compiles kernels through llvmlite, whose C++ calls back into Python: an
+    exception raised in such a callback is swallowed there and the process then crashes
+    (SIGSEGV instead of exit 130). There the signal is sent again a moment later, when the
+    callback has returned.
+    """
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if _inside_llvm(frame):
+            again = threading.Timer(SIGNAL_RETRY_S, os.kill, (os.getpid(), signum))
+            again.daemon = True
+            again.start()
+            return
+        raise raised
+
+    return handle
 
 
 @contextlib.contextmanager
-def _terminated_on_sigterm() -> Iterator[None]:
-    """While the block runs (in the main thread), SIGTERM raises :class:`Terminated`."""
+def _signals_unwind() -> Iterator[None]:
+    """While the block runs, SIGINT raises ``KeyboardInterrupt``, SIGTERM :class:`Terminated`.
+
+    In the main thread only (where Python runs signal handlers), and never inside an LLVM
+    callback (:func:`_unwinding`). A SIGINT ignored from the start (a command started in the
+    background of a shell) stays ignored.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    raising = {signal.SIGINT: KeyboardInterrupt, signal.SIGTERM: Terminated}
+    previous = {signum: signal.getsignal(signum) for signum in raising}
+    if previous[signal.SIGINT] == signal.SIG_IGN:  # started in the background: leave it so
+        del raising[signal.SIGINT]
+    for signum, raised in raising.items():
+        signal.signal(signum, _unwinding(raised))
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum in raising:
+            before = previous[signum]
+            signal.signal(signum, signal.SIG_DFL if before is None else before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     warnings.showwarning = _show_warning
     try:
-        with _terminated_on_sigterm():
+        with _signals_unwind():
             cli.main(args=args, prog_name="neardup", standalone_mode=False)
     except Terminated:
         click.echo("terminated", err=True)

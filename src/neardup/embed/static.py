@@ -41,11 +41,8 @@ def is_static_model(path: Path) -> bool:
     config, modules = _json(path / "config.json"), _json(path / "modules.json")
     if isinstance(config, dict) and config.get("model_type") == "model2vec":
         return True
-    return (
-        isinstance(modules, list)
-        and bool(modules)
-        and str(modules[0].get("type", "")).endswith(".StaticEmbedding")
-    )
+    first = modules[0] if isinstance(modules, list) and modules else None
+    return isinstance(first, dict) and str(first.get("type", "")).endswith(".StaticEmbedding")
 
 
 def _json(path: Path) -> Any:
