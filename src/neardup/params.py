@@ -1081,9 +1081,10 @@ class EmbeddingSpec(_Spec):
     recall
         The chance a pair exactly at the threshold becomes a candidate (nearer pairs: more).
     device
-        ``"cpu"``: neardup's own forward pass (NumPy, every core; the same vectors on any
-        machine); ``"cuda"``: the model run by sentence-transformers on the GPU (``--device``;
-        needs torch with CUDA), its vectors within about 1e-4 of the CPU's.
+        ``"cpu"``: neardup's own forward pass (NumPy, every core; the same vectors at every
+        run, whatever the number of threads); ``"cuda"``: the model run by
+        sentence-transformers on the GPU (``--device``; needs torch with CUDA), its vectors
+        within about 1e-4 of the CPU's.
     """
 
     model: str | None = None

@@ -175,7 +175,7 @@ embedding_options = _stack(
         "--device",
         type=click.Choice(["cpu", "cuda"]),
         help="--method embedding: cpu, neardup's own forward pass on every core (the same "
-        "vectors on any machine); cuda, the model run by sentence-transformers on the GPU "
+        "vectors at every run); cuda, the model run by sentence-transformers on the GPU "
         "(pip install sentence-transformers, with torch for it) [default: cpu].",
     ),
     click.option(
