@@ -252,19 +252,29 @@ def scancode(modes: Sequence[str]) -> None:
     print(table(CLUSTER_HEADER, rows))
 
 
-def clough(modes: Sequence[str]) -> None:
+def load_clough() -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Clough & Stevenson: ``(names, texts, source, answer, category)``.
+
+    The five sources come first (with keep="first" each one is its cluster's
+    representative), then the 95 answers; ``source[i]`` and ``answer[i]`` are the texts of the
+    i-th answer's pair, ``category[i]`` its class (cut, light, heavy, non).
+    """
     folder = DATA / "clough_stevenson_short_answers"
     with open(folder / "file_information.csv", newline="") as f:
         answers = [row for row in csv.DictReader(f) if row["Category"] != "orig"]
     tasks = "abcde"
-    # The sources first: with keep="first" each one is its cluster's representative.
     names = [f"orig_task{task}.txt" for task in tasks] + [row["File"] for row in answers]
     texts = [(folder / name).read_text(encoding="latin-1") for name in names]
     source = np.array([tasks.index(row["Task"]) for row in answers])
     answer = np.arange(len(tasks), len(names))
     category = np.array([row["Category"] for row in answers])
+    return names, texts, source, answer, category
+
+
+def clough(modes: Sequence[str]) -> None:
+    names, texts, source, answer, category = load_clough()
     jaccard, source_in_answer, answer_in_source = pair_similarity(texts, source, answer)
-    print(f"\n## Clough & Stevenson: {len(answers)} answers to {len(tasks)} sources\n")
+    print(f"\n## Clough & Stevenson: {len(answer)} answers to {len(names) - len(answer)} sources\n")
     measures = {"Jaccard": jaccard, "containment of answer in source": answer_in_source}
     rows: list[list[object]] = []
     for name in CLASSES:

@@ -26,7 +26,6 @@ Run: ``.venv/bin/python bench/semantic.py [--only clough|rfc] [--paragraphs N] [
 from __future__ import annotations
 
 import argparse
-import csv
 import importlib.util
 import json
 import re
@@ -45,8 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p).resolve() != ROOT / "bench")]
 
 from bench.corpora import load_rfcs, paragraphs  # noqa: E402
-from bench.quality import CLASSES, DATA, pair_similarity, table  # noqa: E402
-from neardup import DedupConfig, LSHSpec, dedup  # noqa: E402
+from bench.quality import CLASSES, load_clough, pair_similarity, table  # noqa: E402
+from neardup import DedupConfig, LSHSpec, connected_components, dedup  # noqa: E402
 from neardup.embed import load_encoder  # noqa: E402
 from neardup.params import EmbeddingSpec  # noqa: E402
 
@@ -69,19 +68,11 @@ def model_directory(given: str | None, scratch: Path) -> Path:
 
 def clough(model: Path) -> None:
     """Cosine against Jaccard per revision class, at equal precision, and clustered by dedup."""
-    folder = DATA / "clough_stevenson_short_answers"
-    with open(folder / "file_information.csv", newline="") as f:
-        answers = [row for row in csv.DictReader(f) if row["Category"] != "orig"]
-    tasks = "abcde"
-    names = [f"orig_task{task}.txt" for task in tasks] + [row["File"] for row in answers]
-    texts = [(folder / name).read_text(encoding="latin-1") for name in names]
-    source = np.array([tasks.index(row["Task"]) for row in answers])
-    answer = np.arange(len(tasks), len(names))
-    category = np.array([row["Category"] for row in answers])
+    names, texts, source, answer, category = load_clough()
     vectors = load_encoder(model).encode(texts)
     cosine = (vectors[source] * vectors[answer]).sum(axis=1)
     jaccard = pair_similarity(texts, source, answer)[0]
-    print(f"\n## Clough & Stevenson: {len(answers)} answers to {len(tasks)} sources\n")
+    print(f"\n## Clough & Stevenson: {len(answer)} answers to {len(names) - len(answer)} sources\n")
     rows = [
         [name, int((category == name).sum()), f"{cosine[category == name].mean():.3f}",
          f"{jaccard[category == name].mean():.3f}"]
@@ -203,7 +194,10 @@ def rfc(model: Path, count: int, scratch: Path) -> None:
     started = time.perf_counter()
     truth = brute_force(vectors, THRESHOLD)
     brute_s = time.perf_counter() - started
-    removed_truth = len(texts) - _components(len(texts), truth)
+    linked = np.array(sorted(truth), dtype=np.int64).reshape(-1, 2)
+    removed_truth = len(texts) - int(
+        connected_components(len(texts), linked[:, 0], linked[:, 1]).keep.sum()
+    )
     ids = {f"p{i}": i for i in range(len(texts))}
     found, copies = set(), set()
     for line in (search / "pairs.jsonl").read_text().splitlines():
@@ -278,21 +272,6 @@ def kmeans_partitions(scratch: Path) -> None:
         recall = len(found & truth) / len(truth)
         rows.append([k, f"{fitted:.1f}", f"{total:.1f}", f"{measured:,}", f"{recall:.4f}"])
     print(table(["k", "k-means s", "total s", "pairs measured", "recall"], rows))
-
-
-def _components(num_items: int, pairs: set[tuple[int, int]]) -> int:
-    """Connected components of ``pairs`` over ``num_items`` items."""
-    parent = list(range(num_items))
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        parent[root(a)] = root(b)
-    return sum(1 for x in range(num_items) if root(x) == x)
 
 
 def main() -> None:

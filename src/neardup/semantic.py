@@ -17,6 +17,7 @@ embedding moves by 0.007 cosine, tests/semantic's others not at all).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -90,7 +91,6 @@ class EncodedCorpus:
             )
         self.spec = spec
         self._encoder = encoder
-        self.model_sha256 = model_digest(spec.model) if spec.model is not None else None
         if spec.embeddings is not None and not Path(spec.embeddings).is_file():
             raise InputError(
                 f"--embeddings {spec.embeddings}: no such file; give the embeddings.npy that a "
@@ -116,6 +116,14 @@ class EncodedCorpus:
                 "DedupConfig(embedding=EmbeddingSpec()) to use the embedding method"
             )
         return None
+
+    @functools.cached_property
+    def model_sha256(self) -> str | None:
+        """The digest of ``spec.model``'s weights.
+
+        Read only where a run saves or reuses vectors (90 MB for all-MiniLM-L6-v2).
+        """
+        return model_digest(self.spec.model) if self.spec.model is not None else None
 
     def encoder(self) -> Encoder:
         """The encoder (loaded from ``spec.model`` on first use)."""

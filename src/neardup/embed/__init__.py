@@ -18,6 +18,7 @@ From a path, :func:`load_encoder` reads a model saved on disk, with no network:
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +35,7 @@ __all__ = [
     "load_encoder",
     "model_digest",
     "model_files",
+    "model_json",
 ]
 
 
@@ -132,6 +134,25 @@ def model_digest(path: Path | str) -> str:
             while block := f.read(1 << 22):
                 digest.update(block)
     return digest.hexdigest()
+
+
+def model_json(path: Path, expected: str) -> Any:
+    """A saved model's JSON file (its ``config.json``, ``modules.json``, ...).
+
+    Raises
+    ------
+    ParameterError
+        The file missing (named, with what the model directory was ``expected`` to hold), or
+        unreadable.
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParameterError(
+            f"--model {path.parent}: no {path.name}; expected {expected}"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise ParameterError(f"--model {path.parent}: cannot read {path.name}: {error}") from None
 
 
 def model_files(path: Path) -> tuple[Any, dict[str, NDArray[Any]]]:

@@ -17,19 +17,17 @@ its embeddings agree with sentence-transformers' to 1e-4 cosine (tests/semantic)
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from neardup._kernels.encoder import gelu_rows, layer_norm_rows, masked_softmax
 from neardup._parallel import in_blocks
 from neardup._types import F32Array, I64Array
-from neardup.embed import model_files
+from neardup.embed import model_files, model_json
 from neardup.errors import ParameterError
 
 __all__ = ["BertEncoder"]
@@ -57,26 +55,15 @@ class _Layer:
     norm2: tuple[F32Array, F32Array]
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ParameterError(
-            f"--model {path.parent}: no {path.name}; expected {_SUPPORTED}"
-        ) from None
-    except (OSError, ValueError) as error:
-        raise ParameterError(f"--model {path.parent}: cannot read {path.name}: {error}") from None
-
-
 def _modules(path: Path) -> tuple[str, bool]:
     """The pooling (``"mean"`` or ``"cls"``) and whether the model normalises its output."""
-    kinds = {m["type"].rsplit(".", 1)[-1]: m for m in _read_json(path / "modules.json")}
+    kinds = {m["type"].rsplit(".", 1)[-1]: m for m in model_json(path / "modules.json", _SUPPORTED)}
     unknown = set(kinds) - {"Transformer", "Pooling", "Normalize"}
     if "Transformer" not in kinds or "Pooling" not in kinds or unknown:
         raise ParameterError(
             f"--model {path}: modules {sorted(kinds)} are not supported; expected {_SUPPORTED}"
         )
-    pooling = _read_json(path / kinds["Pooling"]["path"] / "config.json")
+    pooling = model_json(path / kinds["Pooling"]["path"] / "config.json", _SUPPORTED)
     modes = [
         k.removeprefix("pooling_mode_")
         for k, v in pooling.items()
@@ -111,7 +98,7 @@ class BertEncoder:
     def __init__(self, path: Path | str, *, batch_tokens: int = BATCH_TOKENS) -> None:
         self.path = Path(path)
         self.pooling, self.normalizes = _modules(self.path)
-        config = _read_json(self.path / "config.json")
+        config = model_json(self.path / "config.json", _SUPPORTED)
         if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
             raise ParameterError(
                 f"--model {self.path}: model_type {config.get('model_type')!r} with "
@@ -121,7 +108,7 @@ class BertEncoder:
         self.dim = int(config["hidden_size"])
         self.num_heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        settings = _read_json(self.path / "sentence_bert_config.json")
+        settings = model_json(self.path / "sentence_bert_config.json", _SUPPORTED)
         positions = int(config["max_position_embeddings"])
         self.max_length = min(int(settings.get("max_seq_length") or positions), positions)
         self.batch_tokens = max(batch_tokens, self.max_length)

@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from neardup._types import F32Array
-from neardup.embed import model_files
+from neardup.embed import model_files, model_json
 from neardup.errors import ParameterError
 
 __all__ = ["StaticEncoder", "is_static_model"]
+
+_SAVED = "a model2vec model as StaticModel.save_pretrained writes it"
 
 DEFAULT_MAX_LENGTH = 512
 """Tokens per text where the model's config names no ``max_length`` (model2vec's default)."""
@@ -72,9 +74,9 @@ class StaticEncoder:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.tokenizer, tables = model_files(self.path)
-        config = _json(self.path / "config.json")
+        config = model_json(self.path / "config.json", _SAVED)
         if not isinstance(config, dict):
-            raise ParameterError(f"--model {self.path}: no readable config.json")
+            raise ParameterError(f"--model {self.path}: config.json is not a JSON object")
         if "embeddings" not in tables:
             raise ParameterError(
                 f"--model {self.path}: model.safetensors holds no 'embeddings' table; "
