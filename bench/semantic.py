@@ -106,6 +106,10 @@ def clough(model: Path) -> None:
     rows = []
     runs = [(f"embedding, cosine {t}", _embedding_config(t, model)) for t in (0.8, 0.85, 0.9)]
     runs += [(f"minhash, Jaccard {t}", DedupConfig(lsh=LSHSpec(threshold=t))) for t in (0.1, 0.3)]
+    runs += [
+        (f"minhash+embedding, Jaccard {j} or cosine {c}", _combined_config(j, c, model))
+        for j, c in ((0.1, 0.9), (0.1, 0.85), (0.3, 0.9))
+    ]
     for label, config in runs:
         started = time.perf_counter()
         labels = dedup(texts, names, config).clusters.labels
@@ -115,6 +119,14 @@ def clough(model: Path) -> None:
              f"{time.perf_counter() - started:.1f}"]
         )  # fmt: skip
     print(table(["run", *CLASSES, "s"], rows))
+
+
+def _combined_config(jaccard: float, cosine: float, model: Path) -> DedupConfig:
+    return DedupConfig(
+        embedding=EmbeddingSpec(model=str(model), with_shingles=True, cosine_threshold=cosine),
+        lsh=LSHSpec(threshold=jaccard),
+        pairs="all",
+    )
 
 
 def _embedding_config(threshold: float, model: Path) -> DedupConfig:

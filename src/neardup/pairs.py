@@ -7,10 +7,11 @@ Hamming search, verification), so none of them needs another's module for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from neardup._types import I64Array
+from neardup._types import F64Array, I64Array
 
-__all__ = ["CandidatePairs"]
+__all__ = ["CandidatePairs", "Measured"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +34,16 @@ class CandidatePairs:
 
     def __len__(self) -> int:
         return int(self.first.shape[0])
+
+
+class Measured(NamedTuple):
+    """What verification measured of some pairs, one value per pair (NaN: not measured).
+
+    ``estimate``: the sketch's estimate of the similarity; ``exact``: the exact similarity (of
+    shingle sets, or the cosine of vectors); ``cosine``: the vectors' cosine beside the
+    shingles' Jaccard (``--method minhash+embedding``), else ``None``.
+    """
+
+    estimate: F64Array
+    exact: F64Array
+    cosine: F64Array | None = None

@@ -97,6 +97,12 @@ def real(low: float, high: float, *, low_open: bool = False, high_open: bool = F
     return Rule(f"a float in {left}{low}, {high}{right}", check)
 
 
+def optional_real(low: float, high: float, *, low_open: bool = False) -> Rule:
+    """None, or a finite float in the interval (:func:`real`)."""
+    inner = real(low, high, low_open=low_open)
+    return Rule(f"None or {inner.allowed}", lambda v: v is None or inner.check(v))
+
+
 def one_of(*values: str) -> Rule:
     """One of the given strings."""
     listed = ", ".join(repr(v) for v in values)
@@ -1085,6 +1091,14 @@ class EmbeddingSpec(_Spec):
         run, whatever the number of threads); ``"cuda"``: the model run by
         sentence-transformers on the GPU (``--device``; needs torch with CUDA), its vectors
         within about 1e-4 of the CPU's.
+    with_shingles
+        Also find pairs by their shingles (``--method minhash+embedding``): a pair is a near
+        duplicate when its shingle Jaccard reaches ``DedupConfig.lsh.threshold`` *or* its
+        cosine reaches ``cosine_threshold``, and ``pairs.jsonl`` says which did (``found_by``).
+    cosine_threshold
+        The cosine at which a pair is a near duplicate when ``with_shingles`` (``None``:
+        :data:`COMBINED_COSINE_THRESHOLD`); the embedding method alone joins at
+        ``DedupConfig.lsh.threshold``, and this must then be ``None``.
     """
 
     model: str | None = None
@@ -1092,6 +1106,8 @@ class EmbeddingSpec(_Spec):
     save: bool = False
     recall: float = 0.95
     device: EmbeddingDevice = "cpu"
+    with_shingles: bool = False
+    cosine_threshold: float | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
         "model": optional_text(),
@@ -1099,10 +1115,22 @@ class EmbeddingSpec(_Spec):
         "save": boolean(),
         "recall": real(0.0, 1.0, low_open=True, high_open=True),
         "device": one_of("cpu", "cuda"),
+        "with_shingles": boolean(),
+        "cosine_threshold": optional_real(0.0, 1.0, low_open=True),
     }
 
     def __post_init__(self) -> None:
         self._validate()
+        if self.cosine_threshold is not None and not self.with_shingles:
+            raise ParameterError(
+                "EmbeddingSpec.cosine_threshold applies with shingles (with_shingles); the "
+                "embedding method alone joins at DedupConfig.lsh.threshold: set that instead"
+            )
+
+
+COMBINED_COSINE_THRESHOLD = 0.9
+"""The cosine of ``--method minhash+embedding`` when none is given (as ``--method embedding``'s
+``--threshold``: docs/semantic.md measures it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1187,6 +1215,11 @@ class DedupConfig(_Spec):
         Give each near pair of ``pairs.jsonl`` its shared passages
         (:func:`neardup.explain.shared_passages`, character offsets into the texts as read),
         at the cost of one more pass over the inputs. Local engine only.
+    embedding
+        The embedding method (:class:`EmbeddingSpec`, ``--method embedding``): pairs by the
+        cosine of the texts' vectors, at ``lsh.threshold``; with its ``with_shingles``
+        (``--method minhash+embedding``), by either the shingles' Jaccard or the cosine.
+        ``None``: shingles only.
     """
 
     sketch: SketchSpec = field(default_factory=SketchSpec)
@@ -1268,17 +1301,37 @@ class DedupConfig(_Spec):
             self._check_embedding()
 
     def _check_embedding(self) -> None:
-        """The embedding method measures the exact cosine of vectors, not shingles."""
+        """The embedding method measures the exact cosine of vectors (and Jaccard, combined)."""
+        assert self.embedding is not None
+        method = "minhash+embedding" if self.embedding.with_shingles else "embedding"
         if self.lsh.family == "containment":
             raise ParameterError(
-                "the embedding method (--method embedding) joins by cosine; containment "
-                "(--measure containment) measures shingle sets: drop one of them"
+                f"--method {method} joins by cosine; containment (--measure containment) "
+                "measures how much of one shingle set is in another: drop one of them"
             )
-        if self.verify_mode != "exact" or self.explain:
-            option = "--explain" if self.explain else f"--verify {self.verify}"
+        if self.verify_mode != "exact":
+            measures = "Jaccard and cosine" if self.embedding.with_shingles else "cosine"
             raise ParameterError(
-                f"the embedding method (--method embedding) measures every pair's cosine "
-                f"exactly and has no shared passages to show: drop {option}"
+                f"--method {method} measures every pair's {measures} exactly: "
+                f"drop --verify {self.verify}"
+            )
+        if not self.embedding.with_shingles:
+            if self.explain:
+                raise ParameterError(
+                    "the embedding method (--method embedding) has no shared passages to show: "
+                    "drop --explain, or find pairs by shingles too (--method minhash+embedding)"
+                )
+            return
+        if SKETCH_KINDS[self.sketch.kind].exact != "jaccard":
+            raise ParameterError(
+                f"--method minhash+embedding measures the shingles' Jaccard beside the cosine; "
+                f"--sketch {self.sketch.kind} measures {SKETCH_KINDS[self.sketch.kind].exact}: "
+                "choose a MinHash sketch (the default, oph) or --method embedding"
+            )
+        if self.cluster == "center":
+            raise ParameterError(
+                "--cluster center ranks each document's pairs by one measure; "
+                "--method minhash+embedding joins by two: use --cluster components, or one method"
             )
 
     def _check_containment(self) -> None:
@@ -1303,12 +1356,35 @@ class DedupConfig(_Spec):
 
     @property
     def measure(self) -> Measure:
-        """What the similarity of a pair is: the kind's exact measure, or containment."""
+        """What the similarity of a pair is: the kind's exact measure, containment, or cosine.
+
+        With ``embedding.with_shingles`` it is the shingles' measure; the cosine comes beside it.
+        """
         if self.lsh.family == "containment":
             return "containment"
-        if self.embedding is not None:
+        if self.embedding_only:
             return "cosine"
         return SKETCH_KINDS[self.sketch.kind].exact
+
+    @property
+    def embedding_only(self) -> bool:
+        """Whether pairs are found and measured by embeddings alone (``--method embedding``)."""
+        return self.embedding is not None and not self.embedding.with_shingles
+
+    @property
+    def combined(self) -> bool:
+        """Whether a pair is joined by its shingles or by its embeddings (minhash+embedding)."""
+        return self.embedding is not None and self.embedding.with_shingles
+
+    @property
+    def cosine_threshold(self) -> float | None:
+        """The cosine at which the embedding method joins a pair (``None``: no embeddings)."""
+        if self.embedding is None:
+            return None
+        if self.embedding_only:
+            return self.lsh.threshold
+        given = self.embedding.cosine_threshold
+        return COMBINED_COSINE_THRESHOLD if given is None else given
 
     @property
     def verify_mode(self) -> VerifyMode:

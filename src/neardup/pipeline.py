@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._faults import crash_point
 from neardup._kernels.compiling import Stopwatch
@@ -68,7 +69,7 @@ from neardup.keep import KeepValues
 from neardup.kinds import SKETCH_KINDS
 from neardup.lsh.banding import equal_key_groups, near_key_share
 from neardup.lsh.containment import second_contained
-from neardup.pairs import CandidatePairs
+from neardup.pairs import CandidatePairs, Measured
 from neardup.params import DedupConfig
 from neardup.semantic import (
     EncodedCorpus,
@@ -224,13 +225,16 @@ class Sketched:
 class VerifiedPairs:
     """Near-duplicate pairs accepted by verification, with both similarity measures.
 
-    ``jaccard`` is NaN where it was not computed (``verify="signature"`` or ``"none"``).
+    ``jaccard`` is the exact similarity of the run's measure (:attr:`DedupConfig.measure`),
+    NaN where it was not computed (``verify="signature"`` or ``"none"``).
     """
 
     first: I64Array
     second: I64Array
     estimate: F64Array
     jaccard: F64Array
+    cosine: F64Array | None = None
+    """The vectors' cosine beside the shingles' Jaccard (``--method minhash+embedding``)."""
     candidate_counts: I64Array | None = None
     """The candidates verified, by similarity (:func:`histogram_counts`); None for a subset."""
 
@@ -240,8 +244,24 @@ class VerifiedPairs:
     def subset(self, mask: BoolArray) -> VerifiedPairs:
         """The pairs where ``mask`` is true."""
         return VerifiedPairs(
-            self.first[mask], self.second[mask], self.estimate[mask], self.jaccard[mask]
+            self.first[mask],
+            self.second[mask],
+            self.estimate[mask],
+            self.jaccard[mask],
+            None if self.cosine is None else self.cosine[mask],
         )
+
+    def found_by(self, config: DedupConfig) -> NDArray[np.int8]:
+        """Per pair, what reached its threshold, by code of :data:`~neardup.io.results.FOUND_BY`.
+
+        Of a run that measures ``cosine`` beside the Jaccard (:attr:`DedupConfig.combined`):
+        0 the Jaccard alone, 1 the cosine alone, 2 both.
+        """
+        assert self.cosine is not None
+        assert config.cosine_threshold is not None
+        by_shingles = self.jaccard >= config.lsh.threshold
+        by_embedding = self.cosine >= config.cosine_threshold
+        return (2 * by_embedding + by_shingles - 1).astype(np.int8)
 
     def contained_first(self, lengths: I64Array) -> VerifiedPairs:
         """The pairs with their contained member first, the shorter by ``lengths``.
@@ -255,6 +275,7 @@ class VerifiedPairs:
             np.where(swap, self.first, self.second),
             self.estimate,
             self.jaccard,
+            self.cosine,
         )
 
 
@@ -458,10 +479,10 @@ def keeps_sets(config: DedupConfig) -> bool:
     """Whether verification reads shingle sets, so that sketching may keep them.
 
     Under exact verification of OPH sketches (:class:`PairScorer`), the default; not under the
-    embedding method, which measures vectors.
+    embedding method alone, which measures vectors.
     """
     return (
-        config.verify_mode == "exact" and config.sketch.kind == "oph" and config.embedding is None
+        config.verify_mode == "exact" and config.sketch.kind == "oph" and not config.embedding_only
     )
 
 
@@ -637,7 +658,7 @@ class PairScorer:
                 kept,
             )
 
-    def make_sets(self, needed: BoolArray) -> None:
+    def prepare(self, needed: BoolArray) -> None:
         """Make the shingle sets of the ``needed`` documents now, in document order.
 
         With OPH and exact verification (:attr:`sets`; else nothing to do). The texts are read
@@ -702,7 +723,7 @@ class PairScorer:
         jaccard = np.full(len(pairs), np.nan)
         for chunk in self.chunks(pairs):
             positions = np.arange(chunk.lo, chunk.hi)
-            estimate[positions], jaccard[positions] = chunk.measure(
+            estimate[positions], jaccard[positions], _ = chunk.measure(
                 positions, with_estimate=with_estimate
             )
             if progress is not None:
@@ -743,18 +764,16 @@ class MeasuredChunk(Protocol):
     lo: int
     hi: int
 
-    def measure(
-        self, positions: I64Array, *, with_estimate: bool = True
-    ) -> tuple[F64Array, F64Array]:
-        """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
+    def measure(self, positions: I64Array, *, with_estimate: bool = True) -> Measured:
+        """What is measured of the pairs at ``positions`` (within ``lo .. hi - 1``)."""
         ...
 
 
 class Scorer(Protocol):
     """What verification and clustering ask of a measure.
 
-    :class:`PairScorer` (shingles) or :class:`~neardup.semantic.VectorScorer` (the embedding
-    method's cosine).
+    :class:`PairScorer` (shingles), :class:`~neardup.semantic.VectorScorer` (the embedding
+    method's cosine) or :class:`EitherScorer` (both).
     """
 
     config: DedupConfig
@@ -762,6 +781,10 @@ class Scorer(Protocol):
     @property
     def measures_in_parts(self) -> bool:
         """Whether a chunk's pairs may be measured a part at a time at no extra cost."""
+        ...
+
+    def prepare(self, needed: BoolArray) -> None:
+        """Make ready what measuring the ``needed`` documents' pairs reads."""
         ...
 
     def chunks(self, pairs: CandidatePairs) -> Iterator[MeasuredChunk]:
@@ -796,9 +819,7 @@ class ScoredChunk:
         else:
             self._batch = scorer.texts.take(docs)
 
-    def measure(
-        self, positions: I64Array, *, with_estimate: bool = True
-    ) -> tuple[F64Array, F64Array]:
+    def measure(self, positions: I64Array, *, with_estimate: bool = True) -> Measured:
         """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``).
 
         ``with_estimate=False`` leaves the estimates NaN where the exact similarity is measured.
@@ -809,7 +830,7 @@ class ScoredChunk:
         )
         estimate = np.full(len(local), np.nan)
         if config.measure == "containment":
-            return estimate, self._containment(local)
+            return Measured(estimate, self._containment(local))
         if self._sets is not None:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
             # at the threshold (no second pass over the text, no row matrix).
@@ -820,13 +841,13 @@ class ScoredChunk:
                 estimate[near] = scorer.sketcher.agreement_of_sets(
                     self._sets, local.first[near], local.second[near]
                 )
-            return estimate, exact
+            return Measured(estimate, exact)
         assert self._batch is not None
         if with_estimate or config.verify_mode != "exact":
             estimate = estimate_similarity(scorer.sketcher.sketch(self._batch), local)
         if config.verify_mode != "exact":
-            return estimate, np.full(len(local), np.nan)
-        return estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf)
+            return Measured(estimate, np.full(len(local), np.nan))
+        return Measured(estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf))
 
     def _containment(self, local: CandidatePairs) -> F64Array:
         """The containment of each pair's shorter document in the other."""
@@ -839,6 +860,62 @@ class ScoredChunk:
         assert lengths is not None  # the scorer requires them under containment
         swap = second_contained(docs[local.first], docs[local.second], lengths)
         return exact_containment(sets, local, swap)
+
+
+class EitherScorer:
+    """The shingles' Jaccard and the vectors' cosine of each pair (``minhash+embedding``).
+
+    Verification joins a pair when either reaches its threshold (:class:`_Joining`); the
+    similarity to a cluster's representative is the Jaccard, the run's measure.
+    """
+
+    def __init__(self, shingles: PairScorer, vectors: VectorScorer) -> None:
+        self.config = shingles.config
+        self.shingles, self.vectors = shingles, vectors
+
+    @property
+    def measures_in_parts(self) -> bool:
+        """As the shingles' scorer (a vector is a small row at hand)."""
+        return self.shingles.measures_in_parts
+
+    def prepare(self, needed: BoolArray) -> None:
+        """Make the ``needed`` documents' shingle sets."""
+        self.shingles.prepare(needed)
+
+    def chunks(self, pairs: CandidatePairs) -> Iterator[EitherChunk]:
+        """The shingles' chunks, each measuring the cosine too."""
+        for chunk in self.shingles.chunks(pairs):
+            yield EitherChunk(chunk, self.vectors, pairs)
+
+    def similarity(self, pairs: CandidatePairs) -> F64Array:
+        """The Jaccard of each pair."""
+        return self.shingles.similarity(pairs)
+
+    def close(self) -> None:
+        """Release the shingle sets' file."""
+        self.shingles.close()
+
+    def __enter__(self) -> EitherScorer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class EitherChunk:
+    """A chunk of :class:`EitherScorer`: its shingles' chunk, and the cosine of its pairs."""
+
+    def __init__(self, chunk: ScoredChunk, vectors: VectorScorer, pairs: CandidatePairs) -> None:
+        self.lo, self.hi = chunk.lo, chunk.hi
+        self._chunk, self._vectors, self._pairs = chunk, vectors, pairs
+
+    def measure(self, positions: I64Array, *, with_estimate: bool = True) -> Measured:
+        """The estimate and Jaccard of the pairs at ``positions``, and their cosine."""
+        estimate, jaccard, _ = self._chunk.measure(positions, with_estimate=with_estimate)
+        pairs = CandidatePairs(
+            first=self._pairs.first[positions], second=self._pairs.second[positions]
+        )
+        return Measured(estimate, jaccard, self._vectors.similarity(pairs))
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:
@@ -939,7 +1016,8 @@ class _Joining:
         self.config = config
         self.every = measures_every_candidate(config)
         self.components = UnionFind(num_docs)
-        self.kept: list[tuple[I64Array, I64Array, F64Array, F64Array, BoolArray]] = []
+        self.kept: list[VerifiedPairs] = []
+        self.joined: list[BoolArray] = []
         self.counts = histogram_counts(np.empty(0))
         self.num_already_joined = 0
 
@@ -952,30 +1030,44 @@ class _Joining:
         todo = (
             np.ones(count, dtype=bool) if self.every else ~self.components.connected(first, second)
         )
-        estimate, jaccard = np.full(count, np.nan), np.full(count, np.nan)
         at = np.flatnonzero(todo)
-        estimate[at], jaccard[at] = chunk.measure(lo + at)
-        passed = accepted(estimate, jaccard, config) & todo
+        values = chunk.measure(lo + at)
+        estimate, jaccard = np.full(count, np.nan), np.full(count, np.nan)
+        estimate[at], jaccard[at] = values.estimate, values.exact
+        passed = accepted(estimate, jaccard, config)
+        cosine = None
+        if values.cosine is not None:
+            cosine = np.full(count, np.nan)
+            cosine[at] = values.cosine
+            passed |= cosine >= config.cosine_threshold
+        passed &= todo
         decided, joined = self.components.join(first, second, passed, skip_joined=not self.every)
         self.counts += histogram_counts(measured(estimate, jaccard, config)[decided])
         self.num_already_joined += count - int(decided.sum())
         chosen = passed if self.every else joined
-        self.kept.append(
-            (first[chosen], second[chosen], estimate[chosen], jaccard[chosen], joined[chosen])
-        )
+        pairs = VerifiedPairs(first, second, estimate, jaccard, cosine)
+        self.kept.append(pairs.subset(chosen))
+        self.joined.append(joined[chosen])
 
     def result(self, num_candidates: int) -> JoinedPairs:
         """The components, the pairs kept in order, and the counts."""
-        empty = np.empty(0, dtype=np.int64)
-        first, second, estimate, jaccard, joined = (
-            [np.concatenate(column) for column in zip(*self.kept, strict=True)]
-            if self.kept
-            else [empty, empty, np.empty(0), np.empty(0), np.empty(0, dtype=bool)]
+        kept = self.kept
+        ints, reals = np.empty(0, dtype=np.int64), np.empty(0)
+        cosine = None
+        if self.config.combined:
+            cosine = np.concatenate([reals, *(p.cosine for p in kept if p.cosine is not None)])
+        pairs = VerifiedPairs(
+            np.concatenate([ints, *(p.first for p in kept)]),
+            np.concatenate([ints, *(p.second for p in kept)]),
+            np.concatenate([reals, *(p.estimate for p in kept)]),
+            np.concatenate([reals, *(p.jaccard for p in kept)]),
+            cosine,
+            candidate_counts=self.counts,
         )
         return JoinedPairs(
             components=self.components,
-            pairs=VerifiedPairs(first, second, estimate, jaccard, candidate_counts=self.counts),
-            joined=joined,
+            pairs=pairs,
+            joined=np.concatenate([np.empty(0, dtype=bool), *self.joined]),
             num_candidates=num_candidates,
             num_already_joined=self.num_already_joined,
         )
@@ -1124,27 +1216,25 @@ def find_duplicates(
     num_docs = sketched.num_docs
     with timings.stage("exact"):
         group_first, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
-    scorer: Scorer
     vectors: F32Array | None = None
-    if config.embedding is None:
-        with timings.stage("candidates"):
-            active = is_first & ~sketched.is_short
-            candidates = find_candidates(sketched, active, config, work_dir)
-        scorer = PairScorer(
-            sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
-        )
-    else:
-        active = is_first & ~sketched.is_empty
+    if config.embedding is not None:
+        encoded = is_first & ~sketched.is_empty
         with timings.stage("embed"):
             vectors = document_vectors(
                 corpus if corpus is not None else EncodedCorpus(config.embedding),
-                sketched.texts, sketched.ids, group_first, active, config, work_dir,
+                sketched.texts, sketched.ids, group_first, encoded, config, work_dir,
                 show_progress=show_progress,
             )  # fmt: skip
-        with timings.stage("candidates"):
-            sketched.keys.release()  # the shingle bands' files: the join writes its own
-            candidates = _cosine_candidates(vectors, active, config, work_dir)
-        scorer = VectorScorer(vectors, config)
+    with timings.stage("candidates"):
+        candidates = None
+        if config.embedding_only:
+            sketched.keys.release()  # the shingle bands' files (the join writes its own)
+        else:
+            candidates = find_candidates(sketched, is_first & ~sketched.is_short, config, work_dir)
+        if vectors is not None:
+            candidates = _cosine_candidates(vectors, encoded, config, work_dir, candidates)
+    assert candidates is not None
+    scorer = _scorer(sketched, config, work_dir, vectors)
     warn_of_giant_buckets(candidates.num_giant_buckets, candidates.largest_bucket, config)
     runs = candidates.runs
     with scorer:
@@ -1153,8 +1243,7 @@ def find_duplicates(
                 timings.stage("verify"),
                 Progress("verify", runs.num_stored(), unit="pairs", enabled=show_progress) as bar,
             ):
-                if isinstance(scorer, PairScorer):
-                    scorer.make_sets(runs.members())
+                scorer.prepare(runs.members())
                 crash_point("verifying")
                 found = verify_and_join(runs.pairs(), num_docs, scorer, bar)
         finally:
@@ -1182,20 +1271,45 @@ def find_duplicates(
 
 
 def _cosine_candidates(
-    vectors: F32Array, active: BoolArray, config: DedupConfig, work_dir: Path | None
+    vectors: F32Array,
+    active: BoolArray,
+    config: DedupConfig,
+    work_dir: Path | None,
+    shingles: Candidates | None = None,
 ) -> Candidates:
-    """The embedding method's candidates (:func:`~neardup.semantic.cosine_candidates`) as runs."""
-    runs = PairRuns(
-        active.shape[0], work_dir, memory_bytes=config.working_memory // 2, with_values=False
-    )
+    """The embedding method's candidates (:func:`~neardup.semantic.cosine_candidates`) as runs.
+
+    With the ``shingles``' candidates (``minhash+embedding``), added to theirs: the summary's
+    ``lsh`` section is then the shingles' banding with the cosine join under ``"cosine"``.
+    """
+    if shingles is None:
+        runs = PairRuns(
+            active.shape[0], work_dir, memory_bytes=config.working_memory // 2, with_values=False
+        )
+        shingles = Candidates(runs)
     first, second, info = cosine_candidates(vectors, active, config, work_dir)
-    runs.add(first, second)
+    shingles.runs.add(first, second)
+    scheme = describe_join(info, vectors.shape[1])
+    if not config.embedding_only:
+        scheme = {**candidate_scheme(config.sketch, config.lsh).describe(), "cosine": scheme}
     return Candidates(
-        runs,
-        num_giant_buckets=int(info.get("num_giant_buckets", 0)),
-        largest_bucket=int(info.get("largest_bucket", 0)),
-        scheme=describe_join(info, vectors.shape[1]),
+        shingles.runs,
+        num_giant_buckets=shingles.num_giant_buckets + int(info.get("num_giant_buckets", 0)),
+        largest_bucket=max(shingles.largest_bucket, int(info.get("largest_bucket", 0))),
+        scheme=scheme,
     )
+
+
+def _scorer(
+    sketched: Sketched, config: DedupConfig, work_dir: Path | None, vectors: F32Array | None
+) -> Scorer:
+    """What measures the run's pairs: shingles, vectors, or both (:class:`EitherScorer`)."""
+    if vectors is not None and config.embedding_only:
+        return VectorScorer(vectors, config)
+    shingles = PairScorer(
+        sketched.texts, config, sketched.idf, work_dir, sketched.lengths, sketched.kept_sets
+    )
+    return shingles if vectors is None else EitherScorer(shingles, VectorScorer(vectors, config))
 
 
 def _reported(joined: BoolArray, config: DedupConfig) -> BoolArray:

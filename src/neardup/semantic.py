@@ -32,7 +32,7 @@ from neardup.errors import InputError, ParameterError
 from neardup.io.embeddings import EMBEDDINGS_FILE, ids_digest, read_embeddings
 from neardup.join.distances import pair_values
 from neardup.join.vectors import vector_join
-from neardup.pairs import CandidatePairs
+from neardup.pairs import CandidatePairs, Measured
 from neardup.params import DedupConfig, EmbeddingSpec, JoinSpec
 from neardup.text.spans import byte_pieces
 
@@ -213,7 +213,10 @@ def _matrix(num_docs: int, dim: int, work_dir: Path | None) -> F32Array:
 def cosine_candidates(
     vectors: F32Array, active: BoolArray, config: DedupConfig, work_dir: Path | None = None
 ) -> tuple[I64Array, I64Array, dict[str, Any]]:
-    """The pairs of ``active`` documents whose vectors' cosine reaches ``config.lsh.threshold``.
+    """The pairs of ``active`` documents whose vectors' cosine reaches the run's cosine threshold.
+
+    That is ``config.lsh.threshold`` for the embedding method alone, the embedding spec's
+    own with shingles (:attr:`~neardup.params.DedupConfig.cosine_threshold`).
 
     Found by :func:`~neardup.join.vector_join` (random hyperplanes, bands chosen for
     ``config.embedding.recall`` at the threshold from a seeded sample of pairs, buckets past
@@ -221,10 +224,11 @@ def cosine_candidates(
     as document numbers, sorted, and how the join found them.
     """
     assert config.embedding is not None
+    assert config.cosine_threshold is not None
     docs = np.flatnonzero(active)
     spec = JoinSpec(
         metric="cosine",
-        threshold=config.lsh.threshold,
+        threshold=config.cosine_threshold,
         recall=config.embedding.recall,
         max_bucket_size=config.lsh.max_bucket_size,
         seed=config.sketch.seed,
@@ -270,6 +274,9 @@ class VectorScorer:
         self.vectors = vectors
         self.config = config
 
+    def prepare(self, needed: BoolArray) -> None:
+        """Nothing to make ready: every document's vector is at hand."""
+
     def similarity(self, pairs: CandidatePairs) -> F64Array:
         """The cosine of each pair."""
         return pair_values("cosine", self.vectors, pairs.first, pairs.second)
@@ -295,13 +302,11 @@ class VectorChunk:
         self.lo, self.hi = 0, len(pairs)
         self._scorer, self._pairs = scorer, pairs
 
-    def measure(
-        self, positions: I64Array, *, with_estimate: bool = True
-    ) -> tuple[F64Array, F64Array]:
-        """``(cosine, cosine)`` of the pairs at ``positions``."""
-        del with_estimate  # the cosine is the estimate too
+    def measure(self, positions: I64Array, *, with_estimate: bool = True) -> Measured:
+        """``(cosine, cosine)`` of the pairs at ``positions``: the estimate is the cosine too."""
+        del with_estimate
         pairs = CandidatePairs(
             first=self._pairs.first[positions], second=self._pairs.second[positions]
         )
         cosine = self._scorer.similarity(pairs)
-        return cosine, cosine
+        return Measured(cosine, cosine)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +140,31 @@ def test_long_ids_are_formatted_in_bounded_chunks(
     longest_line = max(len(line.encode()) for line in expected.splitlines(keepends=True))
     assert len(buffers) > 9 + 1 + 8  # more calls than the cap of 7 lines alone makes
     assert max(buffers) <= max(300, longest_line)
+
+
+def test_pairs_with_cosine_are_what_json_dumps_writes(tmp_path: Path) -> None:
+    """``minhash+embedding``'s lines: the cosine after the estimate, ``found_by`` last; the
+    identical texts' cosine 1 and found by both."""
+    rng = np.random.default_rng(4)
+    ids = [f"d{i}" + '\n"é' * (i % 3) for i in range(30)]
+    a, b = rng.integers(0, 30, size=(2, 40))
+    estimate = np.where(rng.random(40) < 0.3, np.nan, rng.random(40))
+    similarity, cosine = rng.random(40), rng.random(40)
+    found = rng.integers(0, 3, size=40).astype(np.int8)
+    path = tmp_path / "pairs.jsonl"
+    results.write_pairs(
+        path, Ids.of(ids), (a[:4], b[:4]), (a, b, estimate, similarity), cosine=(cosine, found)
+    )
+    expected = [
+        exact_pair_line(ids[i], ids[j], with_cosine=True) for i, j in zip(a[:4], b[:4], strict=True)
+    ]
+    expected += [
+        near_pair_line(
+            ids[i], ids[j], estimate[n], similarity[n],
+            cosine=(cosine[n], results.FOUND_BY[found[n]]),
+        )
+        for n, (i, j) in enumerate(zip(a, b, strict=True))
+    ]  # fmt: skip
+    assert path.read_text() == "".join(expected)
+    first = json.loads(expected[0])
+    assert (first["cosine"], first["found_by"], list(first)[-1]) == (1.0, "both", "found_by")

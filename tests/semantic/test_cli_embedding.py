@@ -95,10 +95,58 @@ def test_paraphrases_cluster_and_saved_vectors_give_the_same_run(
     assert not (tmp_path / "c").exists()
 
 
+def test_either_measure_finds_a_pair_and_says_which(minilm: Path, tmp_path: Path) -> None:
+    """``--method minhash+embedding``: a paraphrase found by its embedding alone, a longer copy
+    by its shingles alone (cosine 0.88), a reworded sentence by its embedding though it shares
+    shingles below the threshold; pairs.jsonl gives both values and what found the pair."""
+    texts = [
+        *TEXTS,
+        "The cat sat on the mat and looked out of the window at the rain.",
+        "Stock markets fell sharply on Monday after the announcement by the bank.",
+    ]
+    corpus = _write(tmp_path / "in.jsonl", texts)
+    done = run(
+        "dedup", corpus, "-o", tmp_path / "out", "--method", "minhash+embedding", "--model",
+        minilm, "--threshold", "0.5", "--pairs", "all", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    for pair in pairs:
+        PAIR_SCHEMA.validate(pair)
+    assert {(p["a"], p["b"]): p["found_by"] for p in pairs} == {
+        ("d0", "d3"): "both",
+        ("d0", "d1"): "embedding",
+        ("d0", "d6"): "shingles",
+        ("d2", "d7"): "embedding",
+    }
+    by_pair = {(p["a"], p["b"]): p for p in pairs}
+    assert by_pair["d0", "d6"]["similarity"] == pytest.approx(7 / 12, abs=1e-6)
+    assert by_pair["d0", "d6"]["cosine"] < 0.9 <= by_pair["d0", "d1"]["cosine"]
+    assert by_pair["d0", "d3"]["cosine"] == 1.0
+    clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
+    assert [c["cluster"] for c in clusters] == ["d0", "d0", "d2", "d0", "d4", "d5", "d0", "d2"]
+    summary = json.loads((out / "summary.json").read_text())
+    SUMMARY_SCHEMA.validate(summary)
+    assert summary["measure"] == "jaccard"
+    assert summary["params"]["embedding"]["with_shingles"] is True
+    assert (summary["lsh"]["scheme"], summary["lsh"]["cosine"]["scheme"]) == ("bands", "cosine")
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
         (["--model", "m"], "--model applies to --method embedding"),
+        (["--cosine-threshold", "0.9"], "applies to --method minhash+embedding"),
+        (["--method", "embedding", "--cosine-threshold", "0.9"], "the cosine is --threshold"),
+        (["--method", "minhash+embedding", "--cluster", "center"], "--cluster center"),
+        (["--method", "minhash+embedding", "--sketch", "simhash"], "conflicts with --sketch"),
+        (["--method", "minhash+embedding", "--verify", "none"], "--verify none"),
+        (["--method", "minhash+embedding"], "needs a model"),
+        (
+            ["--method", "minhash+embedding", "--model", "m", "--cosine-threshold", "1.5"],
+            "--cosine-threshold must be",
+        ),
         (["--save-embeddings"], "--save-embeddings applies to --method embedding"),
         (["--method", "embedding", "--sketch", "minhash"], "drop --sketch"),
         (["--method", "embedding", "--shingle", "char:5"], "drop --shingle"),
@@ -124,14 +172,22 @@ def test_what_does_not_apply_is_refused(options: list[str], message: str, tmp_pa
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize(("point", "resumed_after"), [("verifying", "sketch"), ("found", "find")])
+@pytest.mark.parametrize(
+    ("point", "resumed_after", "method"),
+    [
+        ("verifying", "sketch", "embedding"),
+        ("found", "find", "embedding"),
+        ("found", "find", "minhash+embedding"),
+    ],
+)
 def test_a_killed_embedding_run_resumes_to_the_same_outputs(
-    minilm: Path, tmp_path: Path, point: str, resumed_after: str
+    minilm: Path, tmp_path: Path, point: str, resumed_after: str, method: str
 ) -> None:
     """Killed outright while verifying (the vectors made again) or after the checkpoint of
-    everything before writing (the vectors in it), the resumed run writes the same files."""
+    everything before writing (the vectors, and the pairs' cosines, in it), the resumed run
+    writes the same files."""
     corpus = _write(tmp_path / "in.jsonl", TEXTS)
-    options = ("--method", "embedding", "--model", minilm, "--save-embeddings", "-q")
+    options = ("--method", method, "--model", minilm, "--save-embeddings", "--pairs", "all", "-q")
     reference = run("dedup", corpus, "-o", tmp_path / "reference", *options)
     assert reference.returncode == 0, reference.stderr
     out = tmp_path / "out"

@@ -91,7 +91,7 @@ def test_what_the_method_refuses() -> None:
         neardup.dedup(["a b"], config=DedupConfig(embedding=EmbeddingSpec()))
     with pytest.raises(ParameterError, match=r"config\.embedding is None"):
         neardup.dedup(["a b"], encoder=TableEncoder({}))
-    with pytest.raises(ParameterError, match="measures every pair's cosine"):
+    with pytest.raises(ParameterError, match="cosine exactly"):
         DedupConfig(embedding=EmbeddingSpec(), verify="signature")
     with pytest.raises(ParameterError, match="containment"):
         DedupConfig(embedding=EmbeddingSpec(), lsh=LSHSpec(family="containment"), keep="longest")
@@ -104,3 +104,69 @@ class OneRowEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.ones((1, 4))
+
+
+def _word_shingles(text: str, k: int = 5) -> set[tuple[str, ...]]:
+    words = text.split()
+    return {tuple(words[i : i + k]) for i in range(len(words) - k + 1)}
+
+
+def test_either_measure_joins_and_each_pair_says_which() -> None:
+    """``minhash+embedding`` against brute force: base texts of random words, word-level edits
+    (shingle copies whose vectors are far apart) and rewrites (other words, planted vectors near
+    their base's). Every reported pair reaches a threshold, its Jaccard is the word 5-shingles'
+    and its cosine the vectors'; ``found_by`` says which reached; every clear pair is found."""
+    rng = np.random.default_rng(11)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    base = [" ".join(rng.choice(vocabulary, size=40)) for _ in range(80)]
+    edited = [" ".join([*text.split()[:-1], "changed"]) for text in base[:20]]  # Jaccard 35/37
+    rewritten = [" ".join(rng.choice(vocabulary, size=40)) for _ in range(20)]
+    texts = base + edited + rewritten
+    vectors = rng.normal(size=(len(texts), 32))
+    vectors[100:120] = vectors[20:40] + rng.normal(scale=0.1, size=(20, 32))  # rewrites of 20..39
+    vectors[15:20] = vectors[95:100] + rng.normal(scale=0.1, size=(5, 32))  # edited and close too
+    encoder = TableEncoder(dict(zip(texts, vectors.tolist(), strict=True)))
+    config = DedupConfig(embedding=EmbeddingSpec(with_shingles=True), pairs="all")
+    result = neardup.dedup(texts, config=config, encoder=encoder)
+
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = unit @ unit.T
+    sets = [_word_shingles(text) for text in texts]
+
+    def jaccard(a: int, b: int) -> float:
+        return len(sets[a] & sets[b]) / len(sets[a] | sets[b])
+
+    pairs = result.pairs
+    assert pairs.cosine is not None
+    found = list(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True))
+    np.testing.assert_allclose(pairs.jaccard, [jaccard(a, b) for a, b in found])
+    np.testing.assert_allclose(pairs.cosine, [cosine[a, b] for a, b in found], atol=1e-6)
+    by = [("shingles", "embedding", "both")[code] for code in pairs.found_by(config).tolist()]
+    truth = {
+        (a, b): (jaccard(a, b) >= 0.8, cosine[a, b] >= 0.9)
+        for a, b in combinations(range(len(texts)), 2)
+    }
+    expected_by = {(True, False): "shingles", (False, True): "embedding", (True, True): "both"}
+    assert dict(zip(found, by, strict=True)) == {pair: expected_by[truth[pair]] for pair in found}
+    clear = {(a, b) for (a, b), _ in truth.items() if jaccard(a, b) >= 0.9 or cosine[a, b] >= 0.97}
+    assert len(clear) >= 35
+    assert clear <= set(found)
+    assert sorted(set(by)) == ["both", "embedding", "shingles"]
+    assert result.summary.measure == "jaccard"
+    labels = result.clusters.labels
+    assert labels[100:120].tolist() == list(range(20, 40))
+    assert labels[80:100].tolist() == list(range(20))
+
+
+def test_what_the_combined_mode_refuses() -> None:
+    """Two measures: no centre clusters, no signature-only verification, a Jaccard sketch."""
+    with pytest.raises(ParameterError, match="--cluster center"):
+        DedupConfig(embedding=EmbeddingSpec(with_shingles=True), cluster="center")
+    with pytest.raises(ParameterError, match="Jaccard and cosine exactly"):
+        DedupConfig(embedding=EmbeddingSpec(with_shingles=True), verify="none")
+    with pytest.raises(ParameterError, match="measures cosine"):
+        DedupConfig(
+            embedding=EmbeddingSpec(with_shingles=True), sketch=neardup.SketchSpec(kind="simhash")
+        )
+    with pytest.raises(ParameterError, match="cosine_threshold applies with shingles"):
+        EmbeddingSpec(cosine_threshold=0.8)

@@ -224,27 +224,36 @@ def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-un
 
 @njit(cache=True, nogil=True)
 def pair_lines(  # type: ignore[no-untyped-def]
-    data, offsets, first, second, numbers, number_sizes, parts, out, out_offsets, lo, hi
-):
+    data, offsets, first, second, numbers, number_sizes, parts, part_bounds, tail_of, out,
+    out_offsets, lo, hi,
+):  # fmt: skip
     r"""Lines ``lo .. hi - 1`` of ``pairs.jsonl``: ``{"a": A, "b": B, "similarity": S, ...}``.
 
-    ``numbers[i, 0]`` / ``numbers[i, 1]`` hold the formatted similarity and estimate of pair
-    ``i`` (sizes in ``number_sizes``); ``parts`` are the constant pieces ``{"a": ``, ``, "b": ``,
-    ``, "similarity": ``, ``, "estimate": ``, ``, "identical": false}\\n``.
+    ``parts`` holds the constant pieces, piece ``p`` at ``part_bounds[p] .. part_bounds[p+1]``:
+    ``{"a": ``, ``, "b": ``, then the key before each column of ``numbers`` (``, "similarity":
+    ``, ``, "estimate": ``, ...), then the line endings (``, "identical": false}\n``, ...), of
+    which line ``i`` takes number ``tail_of[i]``. ``numbers[i, c]`` holds pair ``i``'s formatted
+    value of column ``c`` (its size in ``number_sizes[i, c]``).
     """
-    head, b_key, similarity_key, estimate_key, tail = parts
+    columns = numbers.shape[1]
     for i in range(lo, hi):
         a, b = first[i], second[i]
-        o = _put_bytes(head, out, out_offsets[i])
+        o = _put_part(parts, part_bounds, 0, out, out_offsets[i])
         o = _put_string(data, offsets[a], offsets[a + 1], out, o, _HEX)
-        o = _put_bytes(b_key, out, o)
+        o = _put_part(parts, part_bounds, 1, out, o)
         o = _put_string(data, offsets[b], offsets[b + 1], out, o, _HEX)
-        o = _put_bytes(similarity_key, out, o)
-        for j in range(number_sizes[i, 0]):
-            out[o + j] = numbers[i, 0, j]
-        o += number_sizes[i, 0]
-        o = _put_bytes(estimate_key, out, o)
-        for j in range(number_sizes[i, 1]):
-            out[o + j] = numbers[i, 1, j]
-        o += number_sizes[i, 1]
-        _put_bytes(tail, out, o)
+        for c in range(columns):
+            o = _put_part(parts, part_bounds, 2 + c, out, o)
+            for j in range(number_sizes[i, c]):
+                out[o + j] = numbers[i, c, j]
+            o += number_sizes[i, c]
+        _put_part(parts, part_bounds, 2 + columns + tail_of[i], out, o)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_part(parts, part_bounds, p, out, o):  # type: ignore[no-untyped-def]
+    """Write constant piece ``p`` (:func:`pair_lines`) at ``out[o]``; return the end."""
+    start, stop = part_bounds[p], part_bounds[p + 1]
+    for j in range(stop - start):
+        out[o + j] = parts[start + j]
+    return o + stop - start

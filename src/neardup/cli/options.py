@@ -185,6 +185,12 @@ embedding_options = _stack(
         help="--method embedding: write the documents' vectors to the output (embeddings.npy, "
         "with embeddings.json saying how they were made).",
     ),
+    click.option(
+        "--cosine-threshold",
+        type=float,
+        help="--method minhash+embedding: the cosine that makes a pair a near duplicate, "
+        "beside --threshold's Jaccard [default: 0.9].",
+    ),
 )
 """The embedding method's options (``dedup``)."""
 
@@ -198,13 +204,17 @@ def _sketch_help(kinds: Iterable[str]) -> str:
 
 _EMBEDDING_METHOD_HELP = (
     "; embedding: the cosine of the texts' embeddings by a model (--model), for "
-    "paraphrases (docs/semantic.md)"
+    "paraphrases; minhash+embedding: a pair found by either, pairs.jsonl saying which "
+    "(docs/semantic.md)"
 )
+
+EMBEDDING_METHODS = ("embedding", "minhash+embedding")
+"""``--method`` values that embed the texts (``dedup`` only)."""
 
 sketch_options = _stack(
     click.option(
         "--method",
-        type=click.Choice(["minhash", "simhash", "embedding"]),
+        type=click.Choice(["minhash", "simhash", *EMBEDDING_METHODS]),
         help="minhash: a MinHash-family sketch (--sketch) with LSH; simhash: SimHash "
         "fingerprints within --hamming bits, found by block-permuted tables (the same as "
         f"--sketch simhash){_EMBEDDING_METHOD_HELP} [default: minhash]. See docs/simhash.md.",
@@ -332,7 +342,7 @@ sketch_options = _stack(
         "--threshold",
         type=float,
         help="Similarity of a near duplicate: Jaccard (cosine for SimHash and --method "
-        "embedding) [default: 0.8; 0.9 for --method embedding].",
+        "embedding; see --cosine-threshold) [default: 0.8; 0.9 for --method embedding].",
     ),
     click.option(
         "--bands", type=int, help="LSH bands (with --rows) instead of choosing from the threshold."
@@ -508,43 +518,74 @@ _EMBEDDING_FLAGS = {
     "embeddings_file": "embeddings",
     "device": "device",
     "save_embeddings": "save",
+    "cosine_threshold": "cosine_threshold",
 }
 """The embedding method's flags, by their place in :class:`~neardup.params.EmbeddingSpec`."""
 
 
 def _apply_embedding(data: dict[str, Any], flags: dict[str, Any]) -> None:
-    """``--method embedding`` and its options into the config's ``embedding`` section.
+    """``--method embedding`` (or ``minhash+embedding``) and its options into the config.
 
-    The method takes its pairs from the texts' embeddings: the shingle options that choose
-    candidates (``--sketch`` and the kinds' and families' own) are refused beside it, and the
-    embedding options without it.
+    The embedding method alone takes its pairs from the texts' embeddings: the shingle options
+    that choose candidates (``--sketch`` and the kinds' and families' own) are refused beside
+    it; the embedding options are refused without an embedding method, and
+    ``--cosine-threshold`` without shingles (``--threshold`` is then the cosine).
     """
     method = flags.get("method")
+    if method is not None:
+        _choose_embedding(data, method, threshold_given=flags.get("threshold") is not None)
+    embedding = data.get("embedding")
     given = [flag for flag in _EMBEDDING_FLAGS if flags.get(flag) is not None]
-    if method is not None and method != "embedding":
-        data["embedding"] = None
-    elif method == "embedding" and data.get("embedding") is None:
-        data["embedding"] = {}
-        if flags.get("threshold") is None:
-            data["lsh"]["threshold"] = EMBEDDING_THRESHOLD
-    if data.get("embedding") is None:
+    if embedding is None:
         if given:
             option = "--" + given[0].replace("_file", "").replace("_", "-")
+            method = EMBEDDING_METHODS[given[0] == "cosine_threshold"]
             raise click.UsageError(
-                f"{option} applies to --method embedding: add that, or drop {option}"
+                f"{option} applies to --method {method}: add that, or drop {option}"
             )
         return
+    if not embedding.get("with_shingles", False):
+        _refuse_shingle_flags(flags)
+    for flag in given:
+        value = flags[flag]
+        embedding[_EMBEDDING_FLAGS[flag]] = str(value) if isinstance(value, Path) else value
+
+
+def _choose_embedding(data: dict[str, Any], method: str, *, threshold_given: bool) -> None:
+    """The config's ``embedding`` section as ``--method`` says, over the base config's.
+
+    Where the threshold's measure changes (a Jaccard becomes the embedding method's cosine,
+    or back) and ``--threshold`` is not given, it takes the new measure's default.
+    """
+    was = data.get("embedding")
+    if method not in EMBEDDING_METHODS:
+        data["embedding"] = None
+        return
+    alone = method == "embedding"
+    was_alone = was is not None and not was.get("with_shingles", False)
+    if alone != was_alone and not threshold_given:
+        data["lsh"]["threshold"] = EMBEDDING_THRESHOLD if alone else DedupConfig().lsh.threshold
+    data["embedding"] = {**(was or {}), "with_shingles": not alone}
+    if alone:
+        data["embedding"].pop("cosine_threshold", None)
+
+
+def _refuse_shingle_flags(flags: dict[str, Any]) -> None:
+    """Refuse the options of shingle candidates beside the embedding method alone."""
+    if flags.get("cosine_threshold") is not None:
+        raise click.UsageError(
+            "--cosine-threshold applies to --method minhash+embedding; with --method "
+            "embedding the cosine is --threshold: give that instead"
+        )
     owned = [_FLAG_OF_FIELD.get(name, name) for name in (*_owned(SKETCH_KINDS), *_owned(FAMILIES))]
     for flag in ("sketch_kind", "family", "num_perm", "shingle", "fingerprint", "measure", *owned):
         if flags.get(flag) is not None:
             option = "--sketch" if flag == "sketch_kind" else "--" + flag.replace("_", "-")
             raise click.UsageError(
                 f"{option} chooses shingle candidates; --method embedding finds pairs by the "
-                f"cosine of the texts' embeddings: drop {option}"
+                f"cosine of the texts' embeddings: drop {option}, or use --method "
+                "minhash+embedding for pairs found by either"
             )
-    for flag in given:
-        value = flags[flag]
-        data["embedding"][_EMBEDDING_FLAGS[flag]] = str(value) if isinstance(value, Path) else value
 
 
 def _apply_measure(data: dict[str, Any], flags: dict[str, Any], kind: str) -> None:
@@ -749,7 +790,8 @@ def _owned(table: Mapping[str, Any]) -> list[str]:
 def _chosen_kind(method: str | None, kind: str | None, base: str) -> str:
     """The sketch kind of ``--method`` and ``--sketch`` over the ``base`` config's.
 
-    ``--method simhash`` is ``--sketch simhash``; ``--method minhash`` any other sketch.
+    ``--method simhash`` is ``--sketch simhash``; ``--method minhash`` (or
+    ``minhash+embedding``) any other sketch.
     """
     if method is not None and kind is not None and (method == "simhash") != (kind == "simhash"):
         raise click.UsageError(f"--method {method} conflicts with --sketch {kind}; give one.")
@@ -757,7 +799,7 @@ def _chosen_kind(method: str | None, kind: str | None, base: str) -> str:
         return kind
     if method == "simhash":
         return "simhash"
-    if method == "minhash" and base == "simhash":
+    if method in ("minhash", "minhash+embedding") and base == "simhash":
         return "oph"
     return base
 

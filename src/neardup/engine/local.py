@@ -483,6 +483,7 @@ def _write_outputs(
                 result.exact_pairs,
                 (pairs.first, pairs.second, pairs.estimate, pairs.jaccard),
                 _explained(sources, pairs, config) if config.explain else None,
+                cosine=None if pairs.cosine is None else (pairs.cosine, pairs.found_by(config)),
             )
             written["pairs"] = "pairs.jsonl"
         written["annotated" if config.annotate is not None else "kept"] = kept.result().name

@@ -10,6 +10,9 @@ marks a cluster that chained.
 ``{"a": ..., "b": ..., "similarity": <exact similarity, in the measure summary.json names, or
 null>, "estimate": <from signatures>, "identical": <true when the normalised texts are
 identical>}`` (earlier runs wrote ``jaccard`` for ``similarity`` and ``exact`` for ``identical``).
+With ``--method minhash+embedding`` a line also gives the embeddings' ``"cosine"`` after the
+estimate, and ends with ``"found_by"``: which measure reached its threshold, ``"shingles"``,
+``"embedding"`` or ``"both"`` (:data:`FOUND_BY`; identical texts: both).
 
 The line functions (:func:`cluster_line`, :func:`exact_pair_line`, :func:`near_pair_line`) are
 the definition of these bytes (the Spark engine writes with them); :func:`write_clusters` and
@@ -35,6 +38,7 @@ from neardup._types import Batch, BoolArray, F64Array, I64Array, U8Array
 from neardup.io.records import Ids
 
 __all__ = [
+    "FOUND_BY",
     "annotation_notes",
     "cluster_line",
     "exact_pair_line",
@@ -52,6 +56,9 @@ CHUNK_LINES = 1 << 18
 
 CHUNK_BYTES = 64 << 20
 """Most bytes formatted per kernel call (unless one line is longer): long ids stay bounded."""
+
+FOUND_BY = ("shingles", "embedding", "both")
+"""``pairs.jsonl``'s ``found_by`` values, by their code in :func:`write_pairs`."""
 
 
 def cluster_line(
@@ -73,9 +80,17 @@ def _rounded(value: float) -> float | None:
     return None if np.isnan(value) else round(value, 6)
 
 
-def exact_pair_line(a: str, b: str) -> str:
-    """The ``pairs.jsonl`` line of two documents with identical normalised text."""
-    record = {"a": a, "b": b, "similarity": 1.0, "estimate": 1.0, "identical": True}
+def exact_pair_line(a: str, b: str, *, with_cosine: bool = False) -> str:
+    """The ``pairs.jsonl`` line of two documents with identical normalised text.
+
+    ``with_cosine``: of a run that measures embeddings beside shingles (their cosine is 1).
+    """
+    record: dict[str, Any] = {"a": a, "b": b, "similarity": 1.0, "estimate": 1.0}
+    if with_cosine:
+        record["cosine"] = 1.0
+    record["identical"] = True
+    if with_cosine:
+        record["found_by"] = "both"
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -85,19 +100,26 @@ def near_pair_line(
     estimate: float,
     similarity: float,
     passages: Sequence[Sequence[int]] | None = None,
+    *,
+    cosine: tuple[float, str] | None = None,
 ) -> str:
     """The ``pairs.jsonl`` line of a verified near pair (``similarity`` NaN when not computed).
 
     ``passages`` (``dedup --explain``): ``[a_start, a_end, b_start, b_end, num_shingles]`` of
-    each shared passage, after the other fields.
+    each shared passage, after the other fields. ``cosine``: the embeddings' cosine and which
+    measure found the pair (:data:`FOUND_BY`), of a run that measures both.
     """
     record: dict[str, Any] = {
         "a": a,
         "b": b,
         "similarity": _rounded(similarity),
         "estimate": _rounded(estimate),
-        "identical": False,
     }
+    if cosine is not None:
+        record["cosine"] = _rounded(cosine[0])
+    record["identical"] = False
+    if cosine is not None:
+        record["found_by"] = cosine[1]
     if passages is not None:
         record["passages"] = [list(p) for p in passages]
     return json.dumps(record, ensure_ascii=False) + "\n"
@@ -118,11 +140,8 @@ _CLUSTER_PARTS = tuple(
         "}\n",
     )
 )
-_PAIR_HEAD = tuple(
-    _bytes(part) for part in ('{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ')
-)
-_EXACT_TAIL = _bytes(', "identical": true}\n')
-_NEAR_TAIL = _bytes(', "identical": false}\n')
+_PAIR_KEYS = ('{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ')
+_COSINE_KEY = ', "cosine": '
 
 
 def _as_ids(ids: Sequence[str]) -> Ids:
@@ -214,60 +233,91 @@ def write_pairs(
     exact: tuple[I64Array, I64Array],
     near: tuple[I64Array, I64Array, F64Array, F64Array],
     passages: Sequence[Sequence[Sequence[int]]] | None = None,
+    *,
+    cosine: tuple[F64Array, NDArray[np.int8]] | None = None,
 ) -> None:
     """Write ``pairs.jsonl``: exact duplicates first, then near duplicates.
 
-    ``passages``, when given, holds each near pair's shared passages (:func:`near_pair_line`).
+    ``near``: ``(first, second, estimate, similarity)``. ``passages``, when given, holds each
+    near pair's shared passages (:func:`near_pair_line`). ``cosine``: each near pair's cosine
+    and the code of what found it (in :data:`FOUND_BY`), of a run that measures both.
     """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
     first, second, estimate, similarity = near
+    with_cosine = cosine is not None
     ones = np.ones(exact[0].shape[0])
+    exact_columns = [ones, ones, ones] if with_cosine else [ones, ones]
     with path.open("wb") as f:
-        for chunk in _pair_chunks((*exact, ones, ones), _EXACT_TAIL):
-            _write_pair_chunk(f, packed, sizes, *chunk)
+        _write_pair_lines(
+            f, packed, sizes, *exact, exact_columns, _tails(True, with_cosine),
+            np.full(ones.shape[0], len(FOUND_BY) - 1 if with_cosine else 0, dtype=np.int8),
+        )  # fmt: skip
         if passages is not None:
             for i, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
                 line = near_pair_line(
-                    packed[a], packed[b], float(estimate[i]), float(similarity[i]), passages[i]
-                )
+                    packed[a], packed[b], float(estimate[i]), float(similarity[i]), passages[i],
+                    cosine=None if cosine is None else (
+                        float(cosine[0][i]), FOUND_BY[int(cosine[1][i])]
+                    ),
+                )  # fmt: skip
                 f.write(line.encode("utf-8", "surrogatepass"))
             return
-        for chunk in _pair_chunks((first, second, similarity, estimate), _NEAR_TAIL):
-            _write_pair_chunk(f, packed, sizes, *chunk)
+        columns = [similarity, estimate] if cosine is None else [similarity, estimate, cosine[0]]
+        tail_of = np.zeros(first.shape[0], dtype=np.int8) if cosine is None else cosine[1]
+        _write_pair_lines(
+            f, packed, sizes, first, second, columns, _tails(False, with_cosine), tail_of
+        )
 
 
-def _pair_chunks(
-    columns: tuple[I64Array, I64Array, F64Array, F64Array], tail: U8Array
-) -> Iterator[tuple[I64Array, I64Array, F64Array, F64Array, U8Array]]:
-    first, second, similarity, estimate = columns
-    for lo in range(0, first.shape[0], CHUNK_LINES):
-        hi = lo + CHUNK_LINES
-        yield first[lo:hi], second[lo:hi], similarity[lo:hi], estimate[lo:hi], tail
+def _tails(identical: bool, with_cosine: bool) -> list[str]:
+    """The endings of ``pairs.jsonl`` lines, by ``found_by`` code when ``with_cosine``."""
+    flag = ', "identical": ' + ("true" if identical else "false")
+    if not with_cosine:
+        return [flag + "}\n"]
+    return [f'{flag}, "found_by": "{found}"}}\n' for found in FOUND_BY]
 
 
-def _write_pair_chunk(
+def _write_pair_lines(
     f: IO[bytes],
     ids: Ids,
     sizes: I64Array,
     first: I64Array,
     second: I64Array,
-    similarity: F64Array,
-    estimate: F64Array,
-    tail: U8Array,
+    columns: Sequence[F64Array],
+    tails: Sequence[str],
+    tail_of: NDArray[np.int8],
 ) -> None:
-    first = np.ascontiguousarray(first, dtype=np.int64)
-    second = np.ascontiguousarray(second, dtype=np.int64)
-    numbers, number_sizes = _format_numbers(np.stack([similarity, estimate], axis=1))
-    constant = sum(part.shape[0] for part in _PAIR_HEAD) + tail.shape[0]
-    line_sizes = constant + sizes[first] + sizes[second] + number_sizes.sum(axis=1)
-    for a, b, out, offsets in _rooms(line_sizes):
-        run = partial(
-            kernels.pair_lines, read_only(ids.data), ids.offsets, first[a:b], second[a:b],
-            numbers[a:b], number_sizes[a:b], (*_PAIR_HEAD, tail), out, offsets,
-        )  # fmt: skip
-        in_blocks(run, b - a)
-        f.write(out.data)
+    """Write pair lines: ids, then each column under its key, then the line's own ending."""
+    keys = [*_PAIR_KEYS, _COSINE_KEY][: 2 + len(columns)]
+    pieces = [piece.encode() for piece in (*keys, *tails)]
+    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
+    parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    tail_sizes = np.diff(bounds)[len(keys) :]
+    for lo in range(0, first.shape[0], CHUNK_LINES):
+        hi = lo + CHUNK_LINES
+        chunk_first = np.ascontiguousarray(first[lo:hi], dtype=np.int64)
+        chunk_second = np.ascontiguousarray(second[lo:hi], dtype=np.int64)
+        chunk_tails = np.ascontiguousarray(tail_of[lo:hi], dtype=np.int8)
+        numbers, number_sizes = _format_numbers(
+            np.stack([column[lo:hi] for column in columns], axis=1)
+        )
+        line_sizes = (
+            int(bounds[len(keys)])
+            + sizes[chunk_first]
+            + sizes[chunk_second]
+            + number_sizes.sum(axis=1)
+            + tail_sizes[chunk_tails]
+        )
+        for a, b, out, offsets in _rooms(line_sizes):
+            run = partial(
+                kernels.pair_lines, read_only(ids.data), ids.offsets, chunk_first[a:b],
+                chunk_second[a:b], numbers[a:b], number_sizes[a:b], parts, bounds,
+                chunk_tails[a:b], out, offsets,
+            )  # fmt: skip
+            in_blocks(run, b - a)
+            f.write(out.data)
 
 
 def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
