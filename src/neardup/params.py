@@ -1215,6 +1215,12 @@ class DedupConfig(_Spec):
         Give each near pair of ``pairs.jsonl`` its shared passages
         (:func:`neardup.explain.shared_passages`, character offsets into the texts as read),
         at the cost of one more pass over the inputs. Local engine only.
+    host_templates
+        Leave each web host's template (the shingles on half or more of its pages: navigation,
+        footers, a mirror's banner) out of its pages' texts before they are compared, each
+        host's template learned from its first pages in a first pass
+        (:class:`neardup.templates.HostTemplates`, ``--host-templates``). A page's host is that
+        of its id when the id is an ``http(s)`` URL, as web archives give it. Local engine.
     embedding
         The embedding method (:class:`EmbeddingSpec`, ``--method embedding``): pairs by the
         cosine of the texts' vectors, at ``lsh.threshold``; with its ``with_shingles``
@@ -1241,6 +1247,7 @@ class DedupConfig(_Spec):
     pairs: PairsMode = "spanning"
     memory_bytes: int | None = None
     explain: bool = False
+    host_templates: bool = False
     embedding: EmbeddingSpec | None = None
 
     _RULES: ClassVar[Mapping[str, Rule]] = {
@@ -1266,6 +1273,7 @@ class DedupConfig(_Spec):
         "pairs": one_of("all", "spanning", "none"),
         "memory_bytes": optional_integer(1 << 24, 1 << 50),
         "explain": boolean(),
+        "host_templates": boolean(),
         "embedding": Rule(
             "None or an EmbeddingSpec", lambda v: v is None or isinstance(v, EmbeddingSpec)
         ),

@@ -89,6 +89,7 @@ from neardup.summary import (
     Summary,
     histogram_counts,
 )
+from neardup.templates import HostTemplates
 from neardup.text.normalize import TextStats, normalize_bytes, text_statistics
 from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import byte_pieces, pack_strings
@@ -214,6 +215,8 @@ class Sketched:
     """The ``keep_by`` fields' values, when representatives are chosen by them."""
     kept_sets: SketchedSets | None = None
     """The shingle sets kept as the documents were sketched (:func:`keeps_sets`)."""
+    host_templates: Mapping[str, Any] | None = None
+    """How the hosts' templates left out of the texts were learned (``--host-templates``)."""
 
     @property
     def num_docs(self) -> int:
@@ -394,13 +397,15 @@ def sketch_batches(
     idf: IDFWeights | None = None,
     progress: ProgressCallback | None = None,
     kept: SketchedSets | None = None,
+    templates: HostTemplates | None = None,
 ) -> Sketched:
     """Normalise and sketch record batches; keep per document only what later stages need.
 
     Each batch goes through :class:`BatchSketcher`: the lookup keys of each block are appended
     to ``keys`` and its signature rows dropped. The normalised texts go to ``texts``; the
     shingle sets verification will want, to ``kept`` (:func:`keeps_sets`). ``idf``: the
-    weights of ``weighting="tfidf"`` (:func:`fit_idf`).
+    weights of ``weighting="tfidf"`` (:func:`fit_idf`); ``templates``: the hosts' templates
+    the normalised texts are stripped of (``config.host_templates``).
     """
     step = BatchSketcher(config, idf)
     ids: list[Ids] = []
@@ -413,6 +418,7 @@ def sketch_batches(
         kept.keeping = False  # until a batch shows dense near copies
     for batch in batches:
         normalized, stats = step.normalize(batch.texts, batch.stats, in_place=True)
+        normalized = _stripped(batch.ids, normalized, templates)
         texts.append(batch, normalized)
         first_block = len(fingerprints)
         observed: list[U64Array] = []
@@ -497,17 +503,26 @@ def _emptied(parts: list[Any]) -> list[Any]:
     return taken
 
 
-def fit_idf(batches: Iterable[RecordBatch], config: DedupConfig) -> IDFWeights | None:
+def fit_idf(
+    batches: Iterable[RecordBatch], config: DedupConfig, templates: HostTemplates | None = None
+) -> IDFWeights | None:
     """The IDF of the corpus when ``config``'s sketch uses it (a first pass), else None.
 
     A TF-IDF SimHash weighs its shingles by it; canonical forms keep the terms of a band of it.
+    ``templates``: the hosts' templates the texts are compared without.
     """
     kind = SKETCH_KINDS[config.sketch.kind]
     weighs_by_tf = "weighting" in kind.options and config.sketch.weighting == "tf"
     if not kind.uses_idf or weighs_by_tf:
         return None
-    normalized = (normalize_bytes(b.texts, config.sketch.normalize) for b in batches)
+    spec = config.sketch.normalize
+    normalized = (_stripped(b.ids, normalize_bytes(b.texts, spec), templates) for b in batches)
     return IDFWeights(config.sketch).fit_batches(normalized)
+
+
+def _stripped(ids: Sequence[str], normalized: Batch, templates: HostTemplates | None) -> Batch:
+    """The normalised texts without their hosts' templates, where there are templates."""
+    return normalized if templates is None else templates.strip(ids, normalized)
 
 
 def duplicate_ids(ids: Ids) -> tuple[int, int] | None:
@@ -1365,6 +1380,10 @@ def dedup(
     if duplicate is not None:
         a, b = duplicate
         raise InputError(f"ids[{a}] and ids[{b}] are both {ids[a]!r}; ids must be unique")
+    templates = None
+    if config.host_templates:
+        batches = _string_batches(ids, texts, config.batch_bytes)
+        templates = HostTemplates.learn(batches, config.sketch.normalize)
     values = None
     if config.keep_by:
         if fields is None:
@@ -1375,10 +1394,11 @@ def dedup(
         values = KeepValues.of_mapping(config, fields, len(texts))
     return dedup_batches(
         lambda: _string_batches(ids, texts, config.batch_bytes),
-        StringTexts(texts, config),
+        StringTexts(texts, config, ids, templates),
         config,
         values,
         encoder=encoder,
+        templates=templates,
     )
 
 
@@ -1389,23 +1409,29 @@ def dedup_batches(
     keep_values: KeepValues | None = None,
     *,
     encoder: Encoder | None = None,
+    templates: HostTemplates | None = None,
 ) -> DedupResult:
     """Every stage over documents held in memory.
 
     ``batches()`` gives them as record batches (once more to fit the IDF of a TF-IDF SimHash);
     ``texts`` gives them again to verification; ``keep_values`` are the ``keep_by`` values;
-    ``encoder`` the embedding method's, if not ``config.embedding.model``'s.
+    ``encoder`` the embedding method's, if not ``config.embedding.model``'s; ``templates``
+    the hosts' templates the texts were stripped of (``config.host_templates``).
     """
     corpus = EncodedCorpus.of_run(config, encoder)
     timings = Timings()
     with timings.stage("idf"):
-        idf = fit_idf(batches(), config)
+        idf = fit_idf(batches(), config, templates)
     kept = SketchedSets() if keeps_sets(config) else None
     try:
         with timings.stage("read_sketch"):
-            sketched = sketch_batches(batches(), config, KeyColumns(), texts, idf=idf, kept=kept)
+            sketched = sketch_batches(
+                batches(), config, KeyColumns(), texts, idf=idf, kept=kept, templates=templates
+            )
         if keep_values is not None:
             sketched = replace(sketched, keep_values=keep_values)
+        if templates is not None:
+            sketched = replace(sketched, host_templates=templates.describe())
         return find_duplicates(sketched, config, timings, corpus=corpus)
     finally:
         if kept is not None:
@@ -1430,9 +1456,16 @@ class StringTexts:
     Nothing is copied: the strings are already in memory, and verification needs few of them.
     """
 
-    def __init__(self, texts: Sequence[str], config: DedupConfig) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        config: DedupConfig,
+        ids: Sequence[str] = (),
+        templates: HostTemplates | None = None,
+    ) -> None:
         self._texts = texts
         self._spec = config.sketch.normalize
+        self._ids, self._templates = ids, templates
 
     def append(self, records: RecordBatch, normalized: Batch) -> None:
         """Nothing to keep: the strings stay where they are."""
@@ -1447,7 +1480,10 @@ class StringTexts:
     def take(self, docs: I64Array) -> Batch:
         """The normalised texts of ``docs``, in that order."""
         chosen = [self._texts[d] for d in docs.tolist()]
-        return normalize_bytes(Batch(*pack_strings(chosen)), self._spec)
+        normalized = normalize_bytes(Batch(*pack_strings(chosen)), self._spec)
+        if self._templates is None:
+            return normalized
+        return self._templates.strip([self._ids[d] for d in docs.tolist()], normalized)
 
 
 def summarize(
@@ -1524,7 +1560,7 @@ def _summary(
     histogram = None
     if verified.candidate_counts is not None:
         histogram = SimilarityHistogram.of(verified.candidate_counts, verified_counts)
-    return summarize(
+    summary = summarize(
         config,
         counts,
         biggest,
@@ -1533,3 +1569,4 @@ def _summary(
         histogram=histogram,
         scheme=candidates.scheme,
     )
+    return replace(summary, host_templates=sketched.host_templates)

@@ -212,6 +212,9 @@ class Summary:
     resumed_after
         The last stage (``"sketch"`` or ``"find"``) a resumed run took from the checkpoints
         of an interrupted one, else None.
+    host_templates
+        How the hosts' templates were learned (``--host-templates``:
+        :meth:`neardup.templates.HostTemplates.describe`), else None.
     """
 
     config: DedupConfig
@@ -227,6 +230,7 @@ class Summary:
     outputs: Mapping[str, str] | None = None
     similarity_histogram: SimilarityHistogram | None = None
     resumed_after: str | None = None
+    host_templates: Mapping[str, Any] | None = None
     neardup_version: str = __version__
 
     @property
@@ -254,6 +258,11 @@ class Summary:
             "measure": self.measure,
             "signatures": dict(self.signatures),
             **({"idf": dict(self.idf)} if self.idf is not None else {}),
+            **(
+                {"host_templates": dict(self.host_templates)}
+                if self.host_templates is not None
+                else {}
+            ),
             "biggest_clusters": [c._asdict() for c in self.biggest_clusters],
             **(
                 {"similarity_histogram": self.similarity_histogram.to_dict()}

@@ -39,6 +39,10 @@ class Crawl:
     """Each expected mirror pair (hosts in sorted order) -> its kind."""
     hosts: dict[str, int] = field(default_factory=dict)
     """Host -> number of distinct pages it publishes (aliases not counted)."""
+    copies: dict[str, str] = field(default_factory=dict)
+    """URL of every page copied from another host -> the URL of its original."""
+    edited: set[str] = field(default_factory=set)
+    """The copies a stale mirror edited (the others are the original under a mirror's chrome)."""
 
 
 def load_docs() -> dict[str, dict[str, str]]:
@@ -198,6 +202,7 @@ def build_crawl(directory: Path, *, copies: int = 1, seed: int = 7, num_files: i
     files = [directory / f"crawl-{i:02d}.warc.gz" for i in range(num_files)]
     writers = [CrawlWriter(path) for path in files]
     crawl = Crawl(files=files, mirrors=expected_mirrors(sites))
+    origins = {site.docs: site for site in sites if site.role == "origin"}
     for n, site in enumerate(sites):
         pages = dict(sorted(docs[site.docs].items()))
         if site.role == "partial":
@@ -216,6 +221,12 @@ def build_crawl(directory: Path, *, copies: int = 1, seed: int = 7, num_files: i
         writer = writers[n % num_files]
         for name, original in pages.items():
             html = original
+            url = f"https://{site.host}{site.prefix}{name}"
+            if site.role != "origin":  # a copied page of another set is named SET-PAGE
+                other, _, page = name.partition("-")
+                origin = origins[other] if other in origins else origins[site.docs]
+                page = page if other in origins else name
+                crawl.copies[url] = f"https://{origin.host}{origin.prefix}{page}"
             if site.role in ("full", "partial", "stale"):
                 html = relink(html, site.origin, site.host)
                 html = banner(
@@ -223,7 +234,7 @@ def build_crawl(directory: Path, *, copies: int = 1, seed: int = 7, num_files: i
                 )
             if site.role == "stale" and rng.random() < 0.4:
                 html = edit(html, rng)
-            url = f"https://{site.host}{site.prefix}{name}"
+                crawl.edited.add(url)
             writer.page(url, html.encode("utf-8"))
             crawl.pages[url] = site.host
             if site.role == "origin" and name == "index.html":

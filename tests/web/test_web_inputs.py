@@ -103,3 +103,54 @@ def test_dedup_a_web_archive(crawl: Crawl, tmp_path: Path, extract: str) -> None
     )
     kept = (out / "kept.jsonl").read_text().splitlines()
     assert len(kept) == counts["kept"]
+
+
+def _share_with_original(clusters: dict[str, str], crawl: Crawl) -> tuple[float, list[str]]:
+    """The share of the crawl's unedited page copies in their original's cluster, and the
+    copies that are not."""
+    copies = {url: origin for url, origin in crawl.copies.items() if url not in crawl.edited}
+    apart = sorted(url for url, origin in copies.items() if clusters[url] != clusters[origin])
+    return 1 - len(apart) / len(copies), apart
+
+
+def test_host_templates_join_short_pages_to_their_mirrored_copies(
+    crawl: Crawl, tmp_path: Path
+) -> None:
+    """With all the visible text, a mirror's banner outweighs a short page's words (the module
+    index, the search page); without each host's template every mirrored or verbatim copy
+    joins its original. The kept corpus keeps the pages whole."""
+    found = {}
+    for name, options in (("plain", []), ("templates", ["--host-templates"])):
+        done = run("dedup", crawl.files[0], "-o", tmp_path / name, "--pairs", "all", *options)
+        assert done.returncode == 0, done.stderr
+        lines = (tmp_path / name / "clusters.jsonl").read_text().splitlines()
+        clusters = [json.loads(line) for line in lines]
+        found[name] = _share_with_original({c["id"]: c["cluster"] for c in clusters}, crawl)
+    share, apart = found["plain"]
+    assert share < 0.95
+    assert any(url.endswith(("/py-modindex.html", "/search.html")) for url in apart)
+    assert found["templates"] == (1.0, [])
+    summary = json.loads((tmp_path / "templates" / "summary.json").read_text())
+    described = summary["host_templates"]
+    assert described["hosts"] == len(crawl.hosts)
+    assert described["hosts_with_template"] == len(crawl.hosts)
+    assert summary["params"]["host_templates"] is True
+    pages = _pages(crawl)
+    lines = (tmp_path / "templates" / "kept.jsonl").read_text().splitlines()
+    kept = [json.loads(line) for line in lines]
+    assert all(record["text"] == pages[record["id"]] for record in kept)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [(["--engine", "spark"], "local engine only"), (["--unit", "line"], "--host-templates")],
+)
+def test_host_templates_refused_where_they_cannot_apply(
+    options: list[str], message: str, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text('{"id": "https://a.example/", "text": "one two three"}\n')
+    done = run("dedup", corpus, "-o", tmp_path / "out", "--host-templates", *options)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "out").exists()

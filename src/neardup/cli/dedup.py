@@ -112,6 +112,15 @@ Examples:
     help="Give each near pair of pairs.jsonl its shared passages ([a_start, a_end, b_start, "
     "b_end, shingles] character offsets into the texts); reads the inputs once more.",
 )
+@click.option(
+    "--host-templates",
+    is_flag=True,
+    default=None,
+    help="Web inputs (ids that are http(s) URLs, as in WARC files): leave each host's "
+    "template (shingles on half or more of its pages: navigation, footers, a mirror's "
+    "banner) out of its pages before comparing them, learned from the first 64 pages of each "
+    "host in a first pass; the kept corpus keeps the pages whole. See docs/web.md.",
+)
 @click.option("--batch-mb", type=float, help="Input read per batch, in MB [default: 32].")
 @click.option(
     "--memory-gb",

@@ -378,6 +378,7 @@ _FLAG_PLACES = [
     ("annotate", ("annotate",)),
     ("cluster", ("cluster",)),
     ("explain", ("explain",)),
+    ("host_templates", ("host_templates",)),
     ("compress", ("compress",)),
     ("input_format", ("input_format",)),
     ("text_field", ("text_field",)),

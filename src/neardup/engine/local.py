@@ -61,6 +61,7 @@ from neardup.pipeline import (
 )
 from neardup.semantic import EncodedCorpus
 from neardup.sketch import make_sketcher
+from neardup.templates import HostTemplates
 
 if TYPE_CHECKING:
     from neardup.index import LSHIndex, Match
@@ -125,9 +126,12 @@ def _plain_lines(sources: Sequence[Source]) -> list[JSONLinesSource]:
 
 
 def _text_store(sources: Sequence[Source], config: DedupConfig, work: Path) -> TextStore:
-    """Plain JSONL lines are read again in place; anything else is copied to an arena file."""
+    """Plain JSONL lines are read again in place; anything else is copied to an arena file.
+
+    So are the texts of a run that strips them of their hosts' templates (``host_templates``).
+    """
     lines = _plain_lines(sources)
-    if len(lines) == len(sources):
+    if len(lines) == len(sources) and not config.host_templates:  # stripped texts are kept
         return JSONLineTexts(lines, config.sketch.normalize)
     return TextArena(work / ARENA_FILE)
 
@@ -387,8 +391,13 @@ def _sketch(
     keys = KeyColumns(work.scratch)
     kept = SketchedSets(work.scratch) if keeps_sets(config) else None
     try:
+        templates = None
+        if config.host_templates:
+            with timings.stage("templates"):
+                read = all_batches(sources, config.batch_bytes)
+                templates = HostTemplates.learn(read, config.sketch.normalize)
         with timings.stage("idf"):
-            idf = fit_idf(all_batches(sources, config.batch_bytes), config)
+            idf = fit_idf(all_batches(sources, config.batch_bytes), config, templates)
         total_bytes = sum(source.size for source in sources)
         with (
             timings.stage("read_sketch"),
@@ -397,8 +406,10 @@ def _sketch(
             counts = [0] * len(sources)
             batches = prefetched(all_batches(sources, config.batch_bytes, counts))
             sketched = sketch_batches(
-                batches, config, keys, texts, idf=idf, progress=bar, kept=kept
+                batches, config, keys, texts, idf=idf, progress=bar, kept=kept, templates=templates
             )
+            if templates is not None:
+                sketched = dataclasses.replace(sketched, host_templates=templates.describe())
             _check_unique_ids(sketched, sources, counts, texts)
             if config.keep_by:
                 values = keep_values(sources, config, sketched.num_docs)

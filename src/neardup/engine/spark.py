@@ -420,6 +420,11 @@ def check_runs(config: DedupConfig) -> None:
             f"the Spark engine runs sketch kinds {', '.join(SPARK_KINDS)}; "
             f"got {config.sketch.kind!r} (use the local engine for it)."
         )
+    if config.host_templates:
+        raise ParameterError(
+            "--host-templates learns each host's template in a first pass over the inputs, on "
+            "the local engine only: drop it, or --engine spark"
+        )
     if config.explain:
         raise ParameterError(
             "explain (shared passages in pairs.jsonl) runs on the local engine only; drop "

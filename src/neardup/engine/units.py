@@ -292,6 +292,11 @@ def dedup_units_files(
             "--unit removes repeated passages by their exact text; --method embedding compares "
             "whole documents by meaning: drop one of them"
         )
+    if config.host_templates:
+        raise ParameterError(
+            "--unit removes repeated passages by their exact text, a host's template with "
+            "them: drop --host-templates"
+        )
     if config.html_field is not None:
         raise ParameterError(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "

@@ -38,6 +38,7 @@ import numpy as np
 from neardup._types import F64Array, I64Array, U64Array
 from neardup.join import JoinResult, similarity_join
 from neardup.params import JoinSpec, MirrorSpec
+from neardup.templates import template_mask
 from neardup.text import Shingler
 from neardup.text.shingle import ShingleSets
 from neardup.text.urls import url_parts, url_shingles
@@ -92,32 +93,23 @@ def page_copies(
     """Every pair of ``texts`` whose shingle sets, less their hosts' templates, reach ``threshold``.
 
     A host's *template* is the shingles found on at least half of its pages (and on at least
-    three): navigation, footers, a mirror banner. They say which site a page belongs to, not
-    what it holds, so they are left out before pages are compared: two sites built by one
-    generator then share little, and a mirror's banner is no edit. The result's ``values`` are
-    the pairs' exact Jaccard.
+    three; :mod:`neardup.templates`): navigation, footers, a mirror banner. They say which
+    site a page belongs to, not what it holds, so they are left out before pages are compared:
+    two sites built by one generator then share little, and a mirror's banner is no edit. The
+    result's ``values`` are the pairs' exact Jaccard.
     """
     sets = _without_templates(Shingler(spec.shingle).shingle_sets(texts), hosts)
     return similarity_join(sets, JoinSpec(metric="jaccard", threshold=threshold, seed=spec.seed))
 
 
 def _without_templates(sets: ShingleSets, hosts: Sequence[str]) -> ShingleSets:
-    """``sets`` less each host's template shingles (on half or more of its pages, and >= 3)."""
+    """``sets`` less each host's template shingles (:func:`~neardup.templates.template_mask`)."""
     if sets.hashes.shape[0] == 0:
         return sets
     _, host_of = np.unique(np.asarray(hosts, dtype=object), return_inverse=True)
     host_of = host_of.astype(np.int64)
     sizes = sets.sizes()
-    element_host = np.repeat(host_of, sizes)
-    order = np.lexsort((sets.hashes, element_host))
-    h, x = element_host[order], sets.hashes[order]
-    starts = np.flatnonzero(np.r_[True, (h[1:] != h[:-1]) | (x[1:] != x[:-1])])
-    runs = np.diff(np.r_[starts, h.shape[0]])
-    pages = np.bincount(host_of)
-    frequent = runs >= np.maximum(3, np.ceil(0.5 * pages[h[starts]]))
-    template = np.empty(h.shape[0], dtype=bool)
-    template[order] = np.repeat(frequent, runs)
-    kept = ~template
+    kept = ~template_mask(sets.hashes, np.repeat(host_of, sizes), np.bincount(host_of))
     offsets = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
     doc_of = np.repeat(np.arange(sizes.shape[0]), sizes)
     offsets[1:] = np.cumsum(np.bincount(doc_of[kept], minlength=sizes.shape[0]))
