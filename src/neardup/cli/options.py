@@ -13,6 +13,7 @@ from click.core import ParameterSource
 from neardup.errors import ParameterError
 from neardup.kinds import FAMILIES, SKETCH_KINDS
 from neardup.params import (
+    COSINE_THRESHOLD,
     FEATURE_PRESETS,
     STEM_LANGUAGES,
     STOPWORD_LANGUAGES,
@@ -508,12 +509,6 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     return DedupConfig.from_dict(data)
 
 
-EMBEDDING_THRESHOLD = 0.9
-"""``--threshold`` of ``--method embedding`` when none is given: a cosine. On a corpus about one
-subject every text is near every other: Clough & Stevenson's answers to one question that copy
-nothing reach 0.83 with their source (all-MiniLM-L6-v2), and 10% of the pairs of answers to one
-question pass 0.87 (docs/semantic.md)."""
-
 _EMBEDDING_FLAGS = {
     "model": "model",
     "embeddings_file": "embeddings",
@@ -565,7 +560,7 @@ def _choose_embedding(data: dict[str, Any], method: str, *, threshold_given: boo
     alone = method == "embedding"
     was_alone = was is not None and not was.get("with_shingles", False)
     if alone != was_alone and not threshold_given:
-        data["lsh"]["threshold"] = EMBEDDING_THRESHOLD if alone else DedupConfig().lsh.threshold
+        data["lsh"]["threshold"] = COSINE_THRESHOLD if alone else DedupConfig().lsh.threshold
     data["embedding"] = {**(was or {}), "with_shingles": not alone}
     if alone:
         data["embedding"].pop("cosine_threshold", None)
