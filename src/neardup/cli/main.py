@@ -251,12 +251,33 @@ def run() -> NoReturn:
     every command; the command's own work is done and its files closed by then. A run that
     started Spark exits the ordinary way, so that Spark's exit handlers stop its JVM.
     """
+    _skip_numba_blas_check()
     code = main()
     if "pyspark" in sys.modules:
         sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _skip_numba_blas_check() -> None:
+    """Load numba's array functions without its BLAS check, which imports SciPy's linalg.
+
+    numba makes the check when the first kernel is loaded, to offer ``np.dot`` and
+    ``np.linalg`` inside kernels; importing ``scipy.linalg`` for it costs the command about
+    0.18 s. No neardup kernel calls them, so the command's process goes without (the kernels
+    it loads from the cache or compiles are the same). SciPy itself is not touched: the
+    module is hidden only while numba looks, and imports as usual afterwards. The Python API
+    leaves numba as it is.
+    """
+    hidden = "scipy.linalg.cython_blas"
+    if hidden in sys.modules or "numba.np.arraymath" in sys.modules:
+        return
+    sys.modules[hidden] = None  # type: ignore[assignment]  # import fails: numba skips BLAS
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        del sys.modules[hidden]
 
 
 if __name__ == "__main__":
