@@ -96,6 +96,14 @@ def test_similarities_round_exactly_as_python_rounds(tmp_path: Path) -> None:
             np.array([p / q for q in range(1, 300) for p in range(1, q + 1)]),
         ]
     )
+    values = np.concatenate(  # distances: past 1, up to the kernel's bound and beyond it
+        [
+            values,
+            1 + rng.random(5_000) * 1e3,
+            rng.random(5_000) * 2.0**33,
+            np.arange(129, 9999, 2) / 128,
+        ]
+    )
     texts, sizes = results._format_numbers(values[:, None])
     written = [bytes(texts[i, 0, : sizes[i, 0]]).decode() for i in range(values.shape[0])]
     assert written == [repr(round(float(v), 6)) for v in values]

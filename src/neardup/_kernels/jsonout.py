@@ -7,8 +7,8 @@ by name, other bytes below 0x20 as ``\\u00XX`` (lower-case hex), everything else
 Similarities are written as ``repr(round(x, 6))``: the kernels round ``x * 10^6`` exactly as
 Python's correctly rounded ``round`` does (the product's rounding error is recovered exactly,
 Dekker's two-product, so a tie is told from a near tie, and ties go to even) and write the
-digits; values where ``repr`` switches to exponent notation (below 1e-4), negative or above 1
-are flagged for the caller to format in Python.
+digits; values where ``repr`` switches to exponent notation (below 1e-4), negative or from
+:data:`LARGEST` on are flagged for the caller to format in Python.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 NUMBER_WIDTH = 24
 """Bytes reserved per formatted number (``repr`` of a float is at most 24 characters)."""
+
+LARGEST = 2.0**32
+"""Values from here on are formatted in Python: at ``2^33`` the doubles are more than 10^-6
+apart, and ``repr`` may then write a shorter decimal than the six places."""
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -149,12 +153,17 @@ def annotation_texts(  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _put_number(value, out, o):  # type: ignore[no-untyped-def]
-    """Write ``value / 10^6`` as repr writes it: ``0.0``, ``1.0``, ``0.5``, ``0.923077``."""
+    """Write ``value / 10^6`` as repr writes it: ``0.0``, ``1.0``, ``0.5``, ``12.923077``."""
     whole = value // 1000000
     frac = value % 1000000
-    out[o] = 48 + whole
-    out[o + 1] = 46
-    o += 2
+    digits = 1
+    while whole >= 10**digits:
+        digits += 1
+    for j in range(digits - 1, -1, -1):
+        out[o + j] = 48 + whole % 10
+        whole //= 10
+    out[o + digits] = 46
+    o += digits + 1
     if frac == 0:
         out[o] = 48
         return o + 1
@@ -170,11 +179,12 @@ def _put_number(value, out, o):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _round_millionths(v):  # type: ignore[no-untyped-def]
-    """``round(v * 10^6)`` of the exact value of ``v`` (0 <= v <= 1), ties to even.
+    """``round(v * 10^6)`` of the exact value of ``v`` (0 <= v < :data:`LARGEST`), ties to even.
 
     ``v * 10^6 = (64 v) * 15625``; ``64 v`` is exact, and the product's rounding error is
     recovered exactly by splitting ``64 v`` into two 26-bit halves (each half times 15625 is
-    exact). Only a product that lands on ``k + 0.5`` needs the error, to tell a true tie
+    exact: Dekker's two-product, at any magnitude); below :data:`LARGEST` the product's whole
+    part is exact too. Only a product that lands on ``k + 0.5`` needs the error, to tell a true tie
     (round to even) from a value just above or below it.
     """
     z = v * 64.0
@@ -214,7 +224,7 @@ def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-un
             sizes[i] = 3
             is_python[i] = False
             continue
-        if not (1e-4 <= v <= 1.0):
+        if not (1e-4 <= v < LARGEST):
             sizes[i] = 0
             is_python[i] = True
             continue
@@ -224,14 +234,15 @@ def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-un
 
 @njit(cache=True, nogil=True)
 def pair_lines(  # type: ignore[no-untyped-def]
-    data, offsets, first, second, numbers, number_sizes, parts, part_bounds, tail_of, out,
-    out_offsets, lo, hi,
+    data, offsets, quoted, first, second, numbers, number_sizes, parts, part_bounds, tail_of,
+    out, out_offsets, lo, hi,
 ):  # fmt: skip
     r"""Lines ``lo .. hi - 1`` of ``pairs.jsonl``: ``{"a": A, "b": B, "similarity": S, ...}``.
 
-    ``parts`` holds the constant pieces, piece ``p`` at ``part_bounds[p] .. part_bounds[p+1]``:
-    ``{"a": ``, ``, "b": ``, then the key before each column of ``numbers`` (``, "similarity":
-    ``, ``, "estimate": ``, ...), then the line endings (``, "identical": false}\n``, ...), of
+    The ids are JSON strings (``quoted``), or written as they are (numbers). ``parts`` holds
+    the constant pieces, piece ``p`` at ``part_bounds[p] .. part_bounds[p + 1]``: ``{"a": ``,
+    ``, "b": ``, then the key before each column of ``numbers`` (``, "similarity": ``,
+    ``, "estimate": ``, ...), then the line endings (``, "identical": false}\n``, ...), of
     which line ``i`` takes number ``tail_of[i]``. ``numbers[i, c]`` holds pair ``i``'s formatted
     value of column ``c`` (its size in ``number_sizes[i, c]``).
     """
@@ -239,15 +250,25 @@ def pair_lines(  # type: ignore[no-untyped-def]
     for i in range(lo, hi):
         a, b = first[i], second[i]
         o = _put_part(parts, part_bounds, 0, out, out_offsets[i])
-        o = _put_string(data, offsets[a], offsets[a + 1], out, o, _HEX)
+        o = _put_id(data, offsets[a], offsets[a + 1], quoted, out, o)
         o = _put_part(parts, part_bounds, 1, out, o)
-        o = _put_string(data, offsets[b], offsets[b + 1], out, o, _HEX)
+        o = _put_id(data, offsets[b], offsets[b + 1], quoted, out, o)
         for c in range(columns):
             o = _put_part(parts, part_bounds, 2 + c, out, o)
             for j in range(number_sizes[i, c]):
                 out[o + j] = numbers[i, c, j]
             o += number_sizes[i, c]
         _put_part(parts, part_bounds, 2 + columns + tail_of[i], out, o)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_id(data, start, stop, quoted, out, o):  # type: ignore[no-untyped-def]
+    """Write an id at ``out[o]``, a JSON string or its bytes as they are; return the end."""
+    if quoted:
+        return _put_string(data, start, stop, out, o, _HEX)
+    for j in range(stop - start):
+        out[o + j] = data[start + j]
+    return o + stop - start
 
 
 @njit(cache=True, nogil=True, inline="always")

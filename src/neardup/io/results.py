@@ -140,7 +140,7 @@ _CLUSTER_PARTS = tuple(
         "}\n",
     )
 )
-_PAIR_KEYS = ('{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ')
+_PAIR_KEYS = ['{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ']
 _COSINE_KEY = ', "cosine": '
 
 
@@ -245,14 +245,12 @@ def write_pairs(
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
     first, second, estimate, similarity = near
-    with_cosine = cosine is not None
+    keys = [*_PAIR_KEYS, _COSINE_KEY] if cosine is not None else _PAIR_KEYS
     ones = np.ones(exact[0].shape[0])
-    exact_columns = [ones, ones, ones] if with_cosine else [ones, ones]
     with path.open("wb") as f:
-        _write_pair_lines(
-            f, packed, sizes, *exact, exact_columns, _tails(True, with_cosine),
-            np.full(ones.shape[0], len(FOUND_BY) - 1 if with_cosine else 0, dtype=np.int8),
-        )  # fmt: skip
+        exact_lines = _PairLines(packed, sizes, keys, _tails(True, cosine is not None))
+        both = len(FOUND_BY) - 1 if cosine is not None else 0
+        exact_lines.write(f, *exact, [ones] * (len(keys) - 2), np.full(ones.shape[0], both))
         if passages is not None:
             for i, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
                 line = near_pair_line(
@@ -264,10 +262,8 @@ def write_pairs(
                 f.write(line.encode("utf-8", "surrogatepass"))
             return
         columns = [similarity, estimate] if cosine is None else [similarity, estimate, cosine[0]]
-        tail_of = np.zeros(first.shape[0], dtype=np.int8) if cosine is None else cosine[1]
-        _write_pair_lines(
-            f, packed, sizes, first, second, columns, _tails(False, with_cosine), tail_of
-        )
+        near_lines = _PairLines(packed, sizes, keys, _tails(False, cosine is not None))
+        near_lines.write(f, first, second, columns, None if cosine is None else cosine[1])
 
 
 def _tails(identical: bool, with_cosine: bool) -> list[str]:
@@ -278,59 +274,94 @@ def _tails(identical: bool, with_cosine: bool) -> list[str]:
     return [f'{flag}, "found_by": "{found}"}}\n' for found in FOUND_BY]
 
 
-def _write_pair_lines(
-    f: IO[bytes],
-    ids: Ids,
-    sizes: I64Array,
-    first: I64Array,
-    second: I64Array,
-    columns: Sequence[F64Array],
-    tails: Sequence[str],
-    tail_of: NDArray[np.int8],
-) -> None:
-    """Write pair lines: ids, then each column under its key, then the line's own ending."""
-    keys = [*_PAIR_KEYS, _COSINE_KEY][: 2 + len(columns)]
-    pieces = [piece.encode() for piece in (*keys, *tails)]
-    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
-    parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-    tail_sizes = np.diff(bounds)[len(keys) :]
-    for lo in range(0, first.shape[0], CHUNK_LINES):
-        hi = lo + CHUNK_LINES
-        chunk_first = np.ascontiguousarray(first[lo:hi], dtype=np.int64)
-        chunk_second = np.ascontiguousarray(second[lo:hi], dtype=np.int64)
-        chunk_tails = np.ascontiguousarray(tail_of[lo:hi], dtype=np.int8)
-        numbers, number_sizes = _format_numbers(
-            np.stack([column[lo:hi] for column in columns], axis=1)
-        )
-        line_sizes = (
-            int(bounds[len(keys)])
-            + sizes[chunk_first]
-            + sizes[chunk_second]
-            + number_sizes.sum(axis=1)
-            + tail_sizes[chunk_tails]
-        )
-        for a, b, out, offsets in _rooms(line_sizes):
-            run = partial(
-                kernels.pair_lines, read_only(ids.data), ids.offsets, chunk_first[a:b],
-                chunk_second[a:b], numbers[a:b], number_sizes[a:b], parts, bounds,
-                chunk_tails[a:b], out, offsets,
-            )  # fmt: skip
-            in_blocks(run, b - a)
-            f.write(out.data)
+class _PairLines:
+    """Pair lines of one layout, written by the kernel a bounded chunk at a time.
+
+    A line is ``{"a": A, "b": B`` (ids as JSON strings, or as they are where ``quoted`` is
+    false: numbers), each value column after its key (``keys[2:]``), then one of ``tails``.
+    ``id_sizes``: each id's bytes as written. Values are ``repr(round(v, 6))``, or whole
+    numbers where ``integral``.
+    """
+
+    def __init__(
+        self,
+        ids: Ids,
+        id_sizes: I64Array,
+        keys: Sequence[str],
+        tails: Sequence[str],
+        *,
+        quoted: bool = True,
+        integral: bool = False,
+    ) -> None:
+        self.ids, self.id_sizes, self.quoted, self.integral = ids, id_sizes, quoted, integral
+        pieces = [piece.encode() for piece in (*keys, *tails)]
+        self.bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(piece) for piece in pieces], out=self.bounds[1:])
+        self.parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        self.key_bytes = int(self.bounds[len(keys)])
+        self.tail_sizes = np.diff(self.bounds)[len(keys) :]
+
+    def write(
+        self,
+        f: IO[bytes],
+        first: I64Array,
+        second: I64Array,
+        columns: Sequence[F64Array],
+        tail_of: NDArray[np.integer[Any]] | None = None,
+    ) -> None:
+        """Write the lines of pairs ``first``, ``second`` (``tail_of``: each one's ending)."""
+        for lo in range(0, first.shape[0], CHUNK_LINES):
+            hi = lo + CHUNK_LINES
+            chunk_first = np.ascontiguousarray(first[lo:hi], dtype=np.int64)
+            chunk_second = np.ascontiguousarray(second[lo:hi], dtype=np.int64)
+            chunk_tails = (
+                np.zeros(chunk_first.shape[0], dtype=np.int8)
+                if tail_of is None
+                else np.ascontiguousarray(tail_of[lo:hi], dtype=np.int8)
+            )
+            numbers, number_sizes = _format_numbers(
+                np.stack([column[lo:hi] for column in columns], axis=1), integral=self.integral
+            )
+            line_sizes = (
+                self.key_bytes
+                + self.id_sizes[chunk_first]
+                + self.id_sizes[chunk_second]
+                + number_sizes.sum(axis=1)
+                + self.tail_sizes[chunk_tails]
+            )
+            for a, b, out, offsets in _rooms(line_sizes):
+                run = partial(
+                    kernels.pair_lines, read_only(self.ids.data), self.ids.offsets, self.quoted,
+                    chunk_first[a:b], chunk_second[a:b], numbers[a:b], number_sizes[a:b],
+                    self.parts, self.bounds, chunk_tails[a:b], out, offsets,
+                )  # fmt: skip
+                in_blocks(run, b - a)
+                f.write(out.data)
 
 
-def _format_numbers(values: F64Array) -> tuple[U8Array, I64Array]:
-    """``repr(round(v, 6))`` (``null`` for NaN) of each value, as fixed-width byte rows."""
+def _format_numbers(values: F64Array, *, integral: bool = False) -> tuple[U8Array, I64Array]:
+    """``repr(round(v, 6))`` (``null`` for NaN) of each value, as fixed-width byte rows.
+
+    ``integral``: each value as a whole number (``str(int(v))``).
+    """
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     out = np.empty((flat.shape[0], kernels.NUMBER_WIDTH), dtype=np.uint8)
     sizes = np.empty(flat.shape[0], dtype=np.int64)
-    is_python = np.empty(flat.shape[0], dtype=bool)
-    in_blocks(partial(kernels.format_numbers, flat, out, sizes, is_python), flat.shape[0])
-    for i in np.flatnonzero(is_python).tolist():
-        text = json.dumps(round(float(flat[i]), 6)).encode()
-        out[i, : len(text)] = np.frombuffer(text, dtype=np.uint8)
-        sizes[i] = len(text)
+    if integral:  # few distinct values (distances in bits): each formatted once
+        whole, where = np.unique(flat.astype(np.int64), return_inverse=True)
+        texts = [str(value).encode() for value in whole.tolist()]
+        table = np.zeros((len(texts), kernels.NUMBER_WIDTH), dtype=np.uint8)
+        for row, text in enumerate(texts):
+            table[row, : len(text)] = np.frombuffer(text, dtype=np.uint8)
+        out[:] = table[where]
+        sizes[:] = np.array([len(text) for text in texts], dtype=np.int64)[where]
+    else:
+        is_python = np.empty(flat.shape[0], dtype=bool)
+        in_blocks(partial(kernels.format_numbers, flat, out, sizes, is_python), flat.shape[0])
+        for i in np.flatnonzero(is_python).tolist():
+            text = json.dumps(round(float(flat[i]), 6)).encode()
+            out[i, : len(text)] = np.frombuffer(text, dtype=np.uint8)
+            sizes[i] = len(text)
     shape = (*values.shape, kernels.NUMBER_WIDTH)
     return out.reshape(shape), sizes.reshape(values.shape)
 
@@ -353,7 +384,7 @@ def _rooms(line_sizes: I64Array) -> Iterator[tuple[int, int, U8Array, I64Array]]
 
 def write_value_pairs(
     path: Path,
-    ids: NDArray[Any],
+    ids: NDArray[Any] | Ids,
     first: I64Array,
     second: I64Array,
     values: F64Array,
@@ -380,7 +411,7 @@ def write_value_pairs(
 
 def write_value_pair_chunks(
     path: Path,
-    ids: NDArray[Any],
+    ids: NDArray[Any] | Ids,
     chunks: Iterable[tuple[I64Array, I64Array, F64Array]],
     *,
     key: str,
@@ -391,21 +422,24 @@ def write_value_pair_chunks(
     The bytes are those of :func:`write_value_pairs` on the chunks concatenated, whatever the
     chunks: a join streams its merged pairs through here without holding them all.
     """
+    packed, quoted = _id_literals(ids)
+    sizes = _literal_sizes(packed) if quoted else np.diff(packed.offsets)
+    keys = ('{"a": ', ', "b": ', ", " + json.dumps(key) + ": ")
+    lines = _PairLines(packed, sizes, keys, ["}\n"], quoted=quoted, integral=integral)
     written = 0
-    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+    with path.open("wb") as f:
         for first, second, values in chunks:
             written += int(first.shape[0])
-            for lo in range(0, first.shape[0], CHUNK_LINES):
-                hi = lo + CHUNK_LINES
-                a = ids[first[lo:hi]].tolist()
-                b = ids[second[lo:hi]].tolist()
-                numbers = values[lo:hi].tolist()
-                shown = [int(v) for v in numbers] if integral else [round(v, 6) for v in numbers]
-                f.writelines(
-                    json.dumps({"a": x, "b": y, key: v}, ensure_ascii=False) + "\n"
-                    for x, y, v in zip(a, b, shown, strict=True)
-                )
+            lines.write(f, first, second, [values])
     return written
+
+
+def _id_literals(ids: NDArray[Any] | Ids) -> tuple[Ids, bool]:
+    """Ids packed as UTF-8, and whether they are strings (else integers, written as numbers)."""
+    if isinstance(ids, Ids):
+        return ids, True
+    numbers = np.issubdtype(ids.dtype, np.integer)
+    return Ids.of([str(i) for i in ids.tolist()]), not numbers
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
