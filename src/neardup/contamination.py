@@ -22,7 +22,6 @@ table per evaluation input (``benchmarks``).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import all_batches, open_sources
 from neardup.io.records import RecordBatch
-from neardup.io.results import write_json
+from neardup.io.results import record_line, write_json
 from neardup.io.source import ReadOptions
 from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
 from neardup.record import RunRecord, stage_timings
@@ -300,7 +299,7 @@ def _scan(
                 "shared_ngrams": overlap.shared_ngrams,
                 "spans": [list(span) for span in overlap.spans],
             }
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(record_line(record))
             counts.contaminated_items.add(overlap.item)
         if found:
             keep[doc] = False

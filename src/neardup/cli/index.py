@@ -33,6 +33,7 @@ from neardup.errors import (
     ParameterError,
     StoreError,
 )
+from neardup.io.results import record_line
 from neardup.kinds import INDEX_KINDS
 from neardup.params import DedupConfig
 
@@ -327,7 +328,7 @@ def query_command(
             )
             for (doc_id, _), matches in zip(batch, found, strict=True):
                 line = {"query": doc_id, "matches": [m.to_dict() for m in matches]}
-                click.echo(json.dumps(line, ensure_ascii=False))
+                click.echo(record_line(line), nl=False)
 
 
 @index_group.command("delete", epilog="\b\nExample:\n  neardup index delete seen.ndx doc-17 doc-18")

@@ -27,7 +27,6 @@ distinct text in the numbering table, and the documents' ids and lengths.
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -48,7 +47,7 @@ from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
 from neardup.io.records import Ids, RecordBatch
-from neardup.io.results import write_json
+from neardup.io.results import record_line, write_json
 from neardup.io.spill import KeyColumns
 from neardup.params import DedupConfig, KeepRule, UnitSpec
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_batches
@@ -233,7 +232,7 @@ class _Rewriter:
         )
         ids = self.layout.ids
         record = {"id": ids[doc], "spans": [[a, b, ids[k]] for a, b, k in spans]}
-        self.removed_out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.removed_out.write(record_line(record))
         self.chars_removed += sum(end - start for start, end, _ in spans)
         new = without_spans(text, spans)
         if not self.min_doc_chars:
@@ -244,7 +243,7 @@ class _Rewriter:
         self.dropped += 1
         if self.dropped_out is not None:
             line = {"id": ids[doc], "chars_left": left}
-            self.dropped_out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self.dropped_out.write(record_line(line))
         return None
 
 

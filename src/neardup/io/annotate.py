@@ -30,7 +30,7 @@ from neardup.io.compression import open_binary_write
 from neardup.io.kept import corpus_path, one_header, one_schema
 from neardup.io.readers import CSVSource, JSONLinesSource, Source
 from neardup.io.records import Ids
-from neardup.io.results import annotation_notes
+from neardup.io.results import annotation_notes, record_line
 from neardup.io.tabular import TableSource, table_writer
 from neardup.params import Compression
 
@@ -97,8 +97,7 @@ def write_annotated(
             ):
                 note = {"cluster": cluster, "keep": keep, "similarity": similarity}
                 record = {"id": doc_id, "text": text, annotations.field: note}
-                line = json.dumps(record, ensure_ascii=False) + "\n"
-                out.write(line.encode("utf-8", "surrogatepass"))
+                out.write(record_line(record).encode("utf-8", "surrogatepass"))
     return path
 
 

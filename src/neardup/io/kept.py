@@ -28,6 +28,7 @@ from neardup.errors import InputError
 from neardup.io.compression import open_binary_write
 from neardup.io.output import start_writeback
 from neardup.io.readers import CSVSource, JSONLinesSource, Source
+from neardup.io.results import record_line
 from neardup.io.tabular import TableSource, table_writer
 from neardup.params import Compression
 from neardup.text.spans import gather
@@ -293,8 +294,7 @@ def _changed_input() -> InputError:
 
 
 def _text_record(doc_id: str, text: str) -> bytes:
-    line = json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n"
-    return line.encode("utf-8", "surrogatepass")
+    return record_line({"id": doc_id, "text": text}).encode("utf-8", "surrogatepass")
 
 
 def _json_line(record: dict[str, object]) -> bytes:

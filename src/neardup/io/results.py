@@ -43,10 +43,12 @@ __all__ = [
     "cluster_line",
     "exact_pair_line",
     "near_pair_line",
+    "record_line",
     "write_clusters",
     "write_index_matches",
     "write_json",
     "write_pairs",
+    "write_records",
     "write_value_pair_chunks",
     "write_value_pairs",
 ]
@@ -61,6 +63,26 @@ FOUND_BY = ("shingles", "embedding", "both")
 """``pairs.jsonl``'s ``found_by`` values, by their code in :func:`write_pairs`."""
 
 
+def record_line(record: Mapping[str, Any]) -> str:
+    """A record as one JSON Lines line: :func:`json.dumps` with UTF-8 as it is, and a newline.
+
+    Every record neardup writes one by one is this line, encoded with ``surrogatepass`` (the
+    lone surrogates of an input's ids pass through as the readers keep them, as the kernels
+    write them); :func:`write_records` writes a file of them.
+    """
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def write_records(path: Path, records: Iterable[Mapping[str, Any]]) -> int:
+    """Write ``records`` to ``path`` as JSON Lines (:func:`record_line`); the number written."""
+    written = 0
+    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+        for record in records:
+            f.write(record_line(record))
+            written += 1
+    return written
+
+
 def cluster_line(
     doc_id: str, cluster_id: str, keep: bool, similarity: float, min_similarity: float
 ) -> str:
@@ -72,7 +94,7 @@ def cluster_line(
         "similarity": _rounded(similarity),
         "min_similarity": _rounded(min_similarity),
     }
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return record_line(record)
 
 
 def _rounded(value: float) -> float | None:
@@ -91,7 +113,7 @@ def exact_pair_line(a: str, b: str, *, with_cosine: bool = False) -> str:
     record["identical"] = True
     if with_cosine:
         record["found_by"] = "both"
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return record_line(record)
 
 
 def near_pair_line(
@@ -122,7 +144,7 @@ def near_pair_line(
         record["found_by"] = cosine[1]
     if passages is not None:
         record["passages"] = [list(p) for p in passages]
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return record_line(record)
 
 
 def _bytes(text: str) -> U8Array:
@@ -456,7 +478,13 @@ def write_index_matches(
     Each line is ``{"id", "matches": [{"id", "similarity"}, ...]}``, in input order; a SimHash
     index's matches also give their ``distance`` in bits.
     """
-    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
-        for doc in sorted(matches):
-            found = [{**m.to_dict(), "similarity": round(m.similarity, 6)} for m in matches[doc]]
-            f.write(json.dumps({"id": ids[doc], "matches": found}, ensure_ascii=False) + "\n")
+    found = (
+        {
+            "id": ids[doc],
+            "matches": [
+                {**m.to_dict(), "similarity": round(m.similarity, 6)} for m in matches[doc]
+            ],
+        }
+        for doc in sorted(matches)
+    )
+    write_records(path, found)

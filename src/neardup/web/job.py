@@ -16,7 +16,6 @@ Output directory (written atomically):
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -28,7 +27,7 @@ import numpy as np
 from neardup._progress import Progress
 from neardup.io.output import AtomicDirectory
 from neardup.io.records import Ids
-from neardup.io.results import write_json
+from neardup.io.results import write_json, write_records
 from neardup.params import HtmlExtract, MirrorSpec
 from neardup.record import RunRecord, stage_timings
 from neardup.text.urls import url_host
@@ -153,13 +152,13 @@ def mirrors_files(
         read_seconds = time.perf_counter() - start
         report = analyse_crawl(crawl, spec, threshold)
         start = time.perf_counter()
-        _write_jsonl(
+        write_records(
             directory / "hosts.jsonl",
             ({"host": h, "pages": n} for h, n in report.host_pages.items()),
         )
-        _write_jsonl(directory / "mirrors.jsonl", (m.to_dict() for m in report.mirrors))
+        write_records(directory / "mirrors.jsonl", (m.to_dict() for m in report.mirrors))
         rep = report.clusters.representative
-        _write_jsonl(
+        write_records(
             directory / "pages.jsonl",
             (
                 {
@@ -227,12 +226,6 @@ def _summary(
         timings_s=stage_timings({"read": read_seconds, **report.timings}),
         details={"alias_parameters": report.alias_parameters, "path_crumbs": report.path_crumbs},
     ).to_dict()
-
-
-def _write_jsonl(path: Path, records: Any) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _write_graph(directory: Path, graph: LinkGraph) -> None:
