@@ -1080,7 +1080,9 @@ class EmbeddingSpec(_Spec):
         to the Python API.
     embeddings
         An ``embeddings.npy`` an earlier run of the same inputs saved (``--embeddings``): no
-        encoding; refused when made for other documents or with another model.
+        encoding; refused when made for other documents or with another model. Or a
+        ``.parquet`` table of vectors made elsewhere, an ``id`` and an ``embedding`` (a list of
+        floats) per document (:func:`neardup.io.embeddings.read_embedding_table`).
     save
         Write the documents' vectors to the output as ``embeddings.npy`` (``--save-embeddings``,
         with ``embeddings.json`` saying how they were made).

@@ -29,7 +29,12 @@ from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, F32Array, F64Array, I64Array
 from neardup.embed import Encoder, as_rows, load_encoder, model_digest
 from neardup.errors import InputError, ParameterError
-from neardup.io.embeddings import EMBEDDINGS_FILE, ids_digest, read_embeddings
+from neardup.io.embeddings import (
+    EMBEDDINGS_FILE,
+    ids_digest,
+    read_embedding_table,
+    read_embeddings,
+)
 from neardup.join.distances import pair_values
 from neardup.join.vectors import vector_join
 from neardup.pairs import CandidatePairs, Measured
@@ -94,7 +99,7 @@ class EncodedCorpus:
         if spec.embeddings is not None and not Path(spec.embeddings).is_file():
             raise InputError(
                 f"--embeddings {spec.embeddings}: no such file; give the embeddings.npy that a "
-                "run with --save-embeddings wrote"
+                "run with --save-embeddings wrote, or a Parquet table of 'id' and 'embedding'"
             )
         if encoder is None and spec.embeddings is None:
             self.encoder()  # a model that cannot be read is said before the inputs are
@@ -158,12 +163,15 @@ def document_vectors(
     """Every document's vector, ``(num_docs, dim)`` float32, in input order.
 
     The ``encoded`` documents (each exact group's first that has a token) are encoded a piece
-    of :data:`ENCODE_PIECE_BYTES` of text at a time, or read from ``corpus.spec.embeddings``;
+    of :data:`ENCODE_PIECE_BYTES` of text at a time, or read from ``corpus.spec.embeddings`` (a
+    saved ``.npy``, or a ``.parquet`` table of vectors by id made elsewhere);
     a copy takes its group's vector, an empty document zeros. With ``work_dir`` the matrix is
     the file :data:`~neardup.io.embeddings.EMBEDDINGS_FILE` there (mapped, so only the pages
     in use are held), else in memory.
     """
     spec = corpus.spec
+    if spec.embeddings is not None and spec.embeddings.endswith(".parquet"):
+        return read_embedding_table(spec.embeddings, list(ids))
     if spec.embeddings is not None:
         return read_embeddings(
             spec.embeddings,

@@ -200,3 +200,25 @@ def test_a_killed_embedding_run_resumes_to_the_same_outputs(
     assert _outputs(out) == _outputs(tmp_path / "reference")
     for name in ("embeddings.npy", "embeddings.json"):
         assert (out / name).read_bytes() == (tmp_path / "reference" / name).read_bytes()
+
+
+def test_vectors_from_a_parquet_table_need_no_model(tmp_path: Path) -> None:
+    """``--embeddings FILE.parquet`` (an id and an embedding per document): pairs by their
+    cosine, no model read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    corpus = _write(tmp_path / "in.jsonl", TEXTS[:3])
+    vectors = {"d0": [1.0, 0.1, 0.0], "d1": [1.0, 0.15, 0.0], "d2": [0.0, 0.0, 1.0]}
+    table = tmp_path / "vectors.parquet"
+    pq.write_table(pa.table({"id": list(vectors), "embedding": list(vectors.values())}), table)
+    done = run(
+        "dedup", corpus, "-o", tmp_path / "out", "--method", "embedding", "--embeddings", table,
+        "--pairs", "all", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pairs = [
+        json.loads(line) for line in (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()
+    ]
+    assert [(p["a"], p["b"]) for p in pairs] == [("d0", "d1")]
+    assert pairs[0]["similarity"] == pytest.approx((1 + 0.015) / np.sqrt(1.01 * 1.0225), abs=1e-6)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import neardup
 from neardup import DedupConfig, EmbeddingSpec, LSHSpec
-from neardup.errors import ParameterError
+from neardup.errors import InputError, ParameterError
 
 
 class TableEncoder:
@@ -170,3 +171,53 @@ def test_what_the_combined_mode_refuses() -> None:
         )
     with pytest.raises(ParameterError, match="cosine_threshold applies with shingles"):
         EmbeddingSpec(cosine_threshold=0.8)
+
+
+def test_vectors_made_elsewhere_come_by_id_from_a_parquet_table(tmp_path: Path) -> None:
+    """Rows in any order, extra ids aside: the same run as with the encoder; a missing or
+    repeated id, a missing column and ragged vectors are refused, naming what."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = ["a cat sat", "a cat sits", "stocks fell", "a cat sat", "bread rises"]
+    table = {
+        "a cat sat": [1.0, 0.1, 0.0],
+        "a cat sits": [1.0, 0.2, 0.0],
+        "stocks fell": [0.0, 0.0, 1.0],
+        "bread rises": [0.0, 1.0, 0.1],
+    }
+    ids = [f"d{i}" for i in range(len(texts))]
+    config = _config(0.9, pairs="all")
+    expected = neardup.dedup(texts, ids, config, encoder=TableEncoder(table))
+    order = [4, 2, 0, 3, 1]
+    path = tmp_path / "vectors.parquet"
+    rows = {
+        "id": [ids[i] for i in order] + ["other"],
+        "embedding": [table[texts[i]] for i in order] + [[9.0, 9.0, 9.0]],
+    }
+    pq.write_table(pa.table(rows), path)
+    given = DedupConfig(
+        embedding=EmbeddingSpec(embeddings=str(path)), lsh=LSHSpec(threshold=0.9), pairs="all"
+    )
+    result = neardup.dedup(texts, ids, given)
+    np.testing.assert_array_equal(result.clusters.labels, expected.clusters.labels)
+    np.testing.assert_array_equal(result.pairs.first, expected.pairs.first)
+    np.testing.assert_allclose(result.pairs.jaccard, expected.pairs.jaccard)
+    broken = {
+        "missing": ({"id": ids[:4], "embedding": [table[t] for t in texts[:4]]}, "no vector for 1"),
+        "twice": (
+            {"id": [*ids, "d0"], "embedding": [table[t] for t in [*texts, texts[0]]]},
+            "'d0' has more than one row",
+        ),
+        "column": ({"id": ids, "vector": [table[t] for t in texts]}, "no column 'embedding'"),
+        "ragged": (
+            {"id": ids, "embedding": [table[t][: 2 + (i % 2)] for i, t in enumerate(texts)]},
+            "one length",
+        ),
+    }
+    for name, (columns, message) in broken.items():
+        bad = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table(columns), bad)
+        spec = EmbeddingSpec(embeddings=str(bad))
+        with pytest.raises(InputError, match=message):
+            neardup.dedup(texts, ids, DedupConfig(embedding=spec, lsh=LSHSpec(threshold=0.9)))

@@ -170,7 +170,8 @@ embedding_options = _stack(
         "embeddings_file",
         type=click.Path(path_type=Path),
         help="--method embedding: the embeddings.npy an earlier run of the same inputs saved "
-        "(--save-embeddings), used instead of encoding again.",
+        "(--save-embeddings), or a .parquet table of vectors made elsewhere (columns id and "
+        "embedding, a row per document), used instead of encoding.",
     ),
     click.option(
         "--device",

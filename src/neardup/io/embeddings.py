@@ -15,6 +15,11 @@ document zeros). Beside it, ``embeddings.json`` (for a file ``NAME.npy``, ``NAME
 byte); ``model_sha256`` that of the model's weights (:func:`neardup.embed.model_digest`), or
 null for vectors of an encoder object; ``normalize`` the text normalisation the encoder saw.
 A file is refused for documents with other ids, with another model or normalisation.
+
+Vectors made elsewhere come as a Parquet table (``--embeddings FILE.parquet``): a string column
+``id`` and a list column ``embedding`` of one length, one row per document of the run in any
+order (rows of other ids are left aside); nothing says what made them, so nothing is checked
+but the ids and the width (:func:`read_embedding_table`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "EMBEDDINGS_FILE",
     "EmbeddingInfo",
     "ids_digest",
+    "read_embedding_table",
     "read_embeddings",
     "write_embeddings",
 ]
@@ -114,6 +120,64 @@ def read_embeddings(path: Path | str, expected: Mapping[str, Any]) -> F32Array:
             + ": encode again (drop --embeddings), or give the inputs and options it was made of"
         )
     return vectors
+
+
+def read_embedding_table(path: Path | str, ids: Sequence[str]) -> F32Array:
+    """The vectors of the documents ``ids``, in their order, from a Parquet table of them.
+
+    The table has a string column ``id`` and a list column ``embedding`` (floats, one length);
+    every id of the run must have one row, and no id two.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read, lacks a column, repeats an id, misses one of the run's
+        (the first named, and how many), or holds vectors of different lengths or not finite.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        raise InputError(f"--embeddings {path}: cannot read it as Parquet: {error}") from None
+    missing = [name for name in ("id", "embedding") if name not in table.column_names]
+    if missing:
+        raise InputError(
+            f"--embeddings {path}: no column {missing[0]!r} (it has "
+            f"{', '.join(table.column_names)}); give a table of an 'id' column and an "
+            "'embedding' column of float lists"
+        )
+    table_ids = pc.cast(table.column("id"), pa.string()).to_pylist()
+    row_of = {doc_id: row for row, doc_id in enumerate(table_ids)}
+    if len(row_of) < len(table_ids):
+        twice = next(i for i in table_ids if table_ids.count(i) > 1)
+        raise InputError(f"--embeddings {path}: the id {twice!r} has more than one row")
+    absent = [doc_id for doc_id in ids if doc_id not in row_of]
+    if absent:
+        raise InputError(
+            f"--embeddings {path}: no vector for {len(absent):,} of this run's documents, "
+            f"the first {absent[0]!r}; give a row for every document"
+        )
+    column = table.column("embedding").combine_chunks()
+    if not (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)):
+        raise InputError(
+            f"--embeddings {path}: the embedding column holds {column.type}, not lists of floats"
+        )
+    lengths = np.asarray(pc.list_value_length(column).fill_null(-1))
+    if lengths.shape[0] and (lengths != lengths[0]).any() | (lengths[0] < 1):
+        raise InputError(
+            f"--embeddings {path}: every embedding must have one length; found "
+            f"{', '.join(map(str, sorted(set(lengths.tolist()))[:3]))}"
+        )
+    dim = int(lengths[0]) if lengths.shape[0] else 0
+    values = np.asarray(pc.cast(column.flatten(), pa.float32()), dtype=np.float32)
+    vectors = values.reshape(-1, dim) if dim else np.zeros((0, 0), dtype=np.float32)
+    if not np.isfinite(vectors).all():
+        raise InputError(f"--embeddings {path}: an embedding holds NaN or infinity")
+    return np.ascontiguousarray(vectors[[row_of[doc_id] for doc_id in ids]])
 
 
 def _difference(name: str, made: Any, now: Any) -> str:
