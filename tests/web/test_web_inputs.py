@@ -143,14 +143,20 @@ def test_host_templates_join_short_pages_to_their_mirrored_copies(
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [(["--engine", "spark"], "local engine only"), (["--unit", "line"], "--host-templates")],
+    [
+        (["--engine", "spark"], "local engine only"),
+        (["--unit", "line"], "--host-templates"),
+        (["--against", "seen.ndx"], "whole pages"),
+    ],
 )
 def test_host_templates_refused_where_they_cannot_apply(
     options: list[str], message: str, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "in.jsonl"
     corpus.write_text('{"id": "https://a.example/", "text": "one two three"}\n')
-    done = run("dedup", corpus, "-o", tmp_path / "out", "--host-templates", *options)
+    created = run("index", "create", tmp_path / "seen.ndx")
+    assert created.returncode == 0, created.stderr
+    done = run("dedup", corpus, "-o", tmp_path / "out", "--host-templates", *options, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "out").exists()

@@ -221,6 +221,11 @@ def _dedup_files(
             "an index (--against) holds shingle sketches; --method embedding compares the "
             "texts' embeddings: drop one of them"
         )
+    if against is not None and config.host_templates:
+        raise ParameterError(
+            "an index (--against) holds sketches of whole pages; --host-templates compares "
+            "pages without their hosts' templates: drop one of them"
+        )
     if against is not None and config.measure == "containment":
         raise ParameterError(
             "containment (--measure containment, the containment family) is measured between "
