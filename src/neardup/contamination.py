@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._faults import crash_point
 from neardup._progress import Progress
 from neardup._types import BoolArray, I64Array, U64Array
 from neardup.errors import ParameterError
@@ -207,6 +208,7 @@ def contamination_files(
             for batch in all_batches(sources, batch_bytes):
                 keep.append(_scan(batch, grams, shingle, min_share, out, counts))
                 bar(batch.position)
+                crash_point("scanned-batch")
         counts.bad_records_skipped = sum(source.num_bad for source in sources)
         scanned = time.perf_counter()
         kept = np.concatenate(keep) if keep else np.empty(0, dtype=bool)

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from neardup._faults import crash_point
 from neardup._kernels import substrings as kernels
 from neardup._progress import Progress
 from neardup._types import Batch, BoolArray, I64Array, U64Array
@@ -290,6 +291,7 @@ def substrings_files(
         try:
             shards, ids = _tokenize(sources, other, work, memory, batch_bytes, show_progress)
             tokenized = time.perf_counter()
+            crash_point("tokenized")
             marks, arrays = _find(shards, min_tokens, bool(other), show_progress)
             found = time.perf_counter()
         finally:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._faults import crash_point
 from neardup._progress import Progress
 from neardup._types import Batch
 from neardup.errors import InputError, ParameterError
@@ -268,6 +269,7 @@ def join_files(
                     raise
                 raise InputError(exc.reason, path=path) from None
             joined = time.perf_counter()
+            crash_point("joined")
             num_pairs = write_value_pair_chunks(
                 directory / "pairs.jsonl",
                 items.ids,

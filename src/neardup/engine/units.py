@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from neardup._faults import crash_point
 from neardup._progress import Progress
 from neardup._types import I64Array
 from neardup.errors import InputError, ParameterError
@@ -333,6 +334,7 @@ def dedup_units_files(
                 batches = cut.unit_batches(all_batches(sources, config.batch_bytes))
                 sketched = sketch_batches(batches, config, KeyColumns(work), arena, progress=bar)
                 layout = cut.finish()
+            crash_point("units-sketched")
             del cut, batches  # and the numbering table with them
             copies = layout.kept_copies(config.keep)
             # the keep rule compares the documents of the texts' kept copies, not the units

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from neardup._faults import crash_point
 from neardup._progress import Progress
 from neardup._version import __version__
 from neardup.errors import NeardupWarning, ParameterError, advice
@@ -429,6 +430,7 @@ def plan(
     _check_kind(config)
     with Progress("sample", 0, enabled=show_progress) as bar:
         sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes, bar)
+    crash_point("sampled")
     _check_sample(sample, sample_bytes)
     normalize = config.sketch.normalize
     normalized = normalize_bytes(sample.texts, normalize)

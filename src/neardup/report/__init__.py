@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from neardup._faults import crash_point
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output, output_kind
 from neardup.report.data import (
@@ -87,6 +88,7 @@ def write_report(
             directory, num_clusters=num_clusters, pairs_per_band=pairs_per_band, seed=seed
         )
         path = _checked(directory, summary, output, overwrite)
+        crash_point("run-loaded")
         page = _dedup_page(run, with_texts)
     with replaced_file(path) as f:
         f.write(page.encode("utf-8", "backslashreplace"))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._faults import crash_point
 from neardup._progress import Progress
 from neardup.io.output import AtomicDirectory
 from neardup.io.records import Ids
@@ -150,6 +151,7 @@ def mirrors_files(
                 progress=bar,
             )
         read_seconds = time.perf_counter() - start
+        crash_point("crawl-read")
         report = analyse_crawl(crawl, spec, threshold)
         start = time.perf_counter()
         write_records(
