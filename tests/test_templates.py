@@ -127,3 +127,8 @@ def test_dedup_compares_pages_without_their_hosts_templates() -> None:
         result.pairs.first, result.pairs.second, result.pairs.jaccard, strict=True
     ):
         assert value == pytest.approx(jaccard_of_sets(sets.set_of(int(a)), sets.set_of(int(b))))
+
+
+def test_records_without_url_ids_have_no_host_to_learn_from() -> None:
+    with pytest.raises(neardup.ParameterError, match="no record here has one"):
+        neardup.dedup(["a b c d e f", "a b c d e g"], config=DedupConfig(host_templates=True))

@@ -29,6 +29,7 @@ from neardup._kernels.compiling import read_only
 from neardup._kernels.spans import span_hashes
 from neardup._parallel import in_blocks
 from neardup._types import Batch, BoolArray, I64Array, U64Array
+from neardup.errors import ParameterError
 from neardup.io.records import RecordBatch
 from neardup.params import NormalizeSpec
 from neardup.text.lexicon import word_spans
@@ -240,6 +241,11 @@ class HostTemplates:
         each); past that, the templates of the hosts sampled so far are settled, and those
         hosts sampled no further. Where that happens depends on the pages alone, in input
         order, not on how they are batched.
+
+        Raises
+        ------
+        ParameterError
+            No record has an ``http(s)`` URL id: there is no host to learn a template of.
         """
         tokens = _Tokens(normalize)
         learning = _Learning(sample_pages)
@@ -268,6 +274,12 @@ class HostTemplates:
                     assert host is not None  # wanted
                     learning.add(host, digests[lo + i], keys[bounds[i] : bounds[i + 1]])
         learning.settle()
+        if not learning.texts:
+            raise ParameterError(
+                "--host-templates learns each web host's template from records whose ids are "
+                "http(s) URLs, and no record here has one: drop it, or take the ids from the "
+                "records' URL field (--id-field)"
+            )
         return cls(normalize, learning.keys(), learning.sampled(), learning.sizes, sample_pages)
 
     def strip(self, ids: Sequence[str], normalized: Batch) -> Batch:

@@ -26,6 +26,8 @@ CONTEXTUAL = frozenset(
         "--embeddings",
         "--save-embeddings",
         "--device",
+        "--cosine-threshold",
+        "--host-templates",
     }
 )
 """Options that apply only with some engine, input format or other option."""
@@ -41,6 +43,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--embeddings", "e.npy"], "--embeddings"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--save-embeddings"], "--save-embeddings"),
     ("dedup", ["dedup", "in.jsonl", "-o", "out", "--device", "cuda"], "--device"),
+    (
+        "dedup",
+        ["dedup", "in.jsonl", "-o", "out", "--cosine-threshold", "0.9"],
+        "--cosine-threshold",
+    ),
+    ("dedup", ["dedup", "in.jsonl", "-o", "out", "--host-templates"], "--host-templates"),
     (
         "dedup",
         ["dedup", "in.jsonl", "-o", "out", "--text-field", "t", "--html-field", "h"],
