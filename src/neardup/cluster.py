@@ -47,11 +47,15 @@ class Clusters:
         ``similarity[d]``: the similarity of ``d`` to its cluster's representative (1 for the
         representative), in the measure verification used; NaN where it was not measured
         (:func:`connected_components` measures nothing).
+    cosine
+        ``cosine[d]``: the embeddings' cosine of ``d`` to its representative, where a run
+        measures it beside the similarity (``--method minhash+embedding``); else None.
     """
 
     labels: I64Array
     keep: BoolArray
     similarity: F64Array
+    cosine: F64Array | None = None
 
     @property
     def num_docs(self) -> int:

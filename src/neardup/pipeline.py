@@ -1136,8 +1136,9 @@ def cluster_joined(
     ``pairs`` (:func:`measures_every_candidate`). Each document's similarity to its
     representative is measured by ``scorer`` (of the run's texts and config), for the first of
     each exact group; its copies share it.
-    Returns the clusters and, per pair, whether it joined two clusters (under ``"center"``,
-    of the pairs within one cluster, in their order): a spanning forest.
+    With an :class:`EitherScorer` the clusters also hold each document's cosine to its
+    representative. Returns the clusters and, per pair, whether it joined two clusters (under
+    ``"center"``, of the pairs within one cluster, in their order): a spanning forest.
     """
     config = scorer.config
     num_docs = sketched.num_docs
@@ -1147,6 +1148,8 @@ def cluster_joined(
     labels = components.labels()[exact_first]
     keep = representatives(labels, config.keep, sketched.lengths, sketched.keep_values)
     similarity = np.ones(num_docs)
+    vectors = scorer.vectors if isinstance(scorer, EitherScorer) else None
+    cosine = np.ones(num_docs) if vectors is not None else None
     members = np.flatnonzero(~linked & ~keep)
     if members.shape[0]:
         representative = np.zeros(num_docs, dtype=np.int64)  # by label
@@ -1155,9 +1158,15 @@ def cluster_joined(
             block = members[lo : lo + VERIFY_BLOCK_PAIRS]
             to_representative = CandidatePairs(first=representative[labels[block]], second=block)
             similarity[block] = scorer.similarity(to_representative)
+            if vectors is not None and cosine is not None:
+                cosine[block] = vectors.similarity(to_representative)
         del representative
-    similarity = similarity[exact_first]
-    clusters = Clusters(labels=labels, keep=keep, similarity=similarity)
+    clusters = Clusters(
+        labels=labels,
+        keep=keep,
+        similarity=similarity[exact_first],
+        cosine=None if cosine is None else cosine[exact_first],
+    )
     if config.cluster == "components":
         return clusters, joined
     clusters = center_clusters(

@@ -176,3 +176,21 @@ def test_pairs_with_cosine_are_what_json_dumps_writes(tmp_path: Path) -> None:
     assert path.read_text() == "".join(expected)
     first = json.loads(expected[0])
     assert (first["cosine"], first["found_by"], list(first)[-1]) == (1.0, "both", "found_by")
+
+
+def test_clusters_with_cosine_are_what_json_dumps_writes(tmp_path: Path) -> None:
+    """``minhash+embedding``'s cluster lines: the cosine to the representative last."""
+    rng = np.random.default_rng(6)
+    ids = [f"d{i}" + '\t"é' * (i % 2) for i in range(40)]
+    labels, keep = rng.integers(0, 40, size=40), rng.random(40) < 0.4
+    similarity, cosine = rng.random(40), np.where(rng.random(40) < 0.2, np.nan, rng.random(40))
+    path = tmp_path / "clusters.jsonl"
+    results.write_clusters(path, Ids.of(ids), labels, keep, similarity, similarity / 3, cosine)
+    expected = "".join(
+        cluster_line(
+            ids[d], ids[labels[d]], bool(keep[d]), similarity[d], similarity[d] / 3, cosine[d]
+        )
+        for d in range(40)
+    )
+    assert path.read_text() == expected
+    assert list(json.loads(expected.splitlines()[0]))[-1] == "cosine"

@@ -126,6 +126,12 @@ def test_either_measure_finds_a_pair_and_says_which(minilm: Path, tmp_path: Path
     assert by_pair["d0", "d3"]["cosine"] == 1.0
     clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
     assert [c["cluster"] for c in clusters] == ["d0", "d0", "d2", "d0", "d4", "d5", "d0", "d2"]
+    # d1 joined by its meaning: a Jaccard of 0 to d0, its cosine the pair's
+    assert (clusters[1]["similarity"], clusters[1]["cosine"]) == (
+        0.0,
+        by_pair["d0", "d1"]["cosine"],
+    )
+    assert clusters[0]["cosine"] == clusters[3]["cosine"] == 1.0
     summary = json.loads((out / "summary.json").read_text())
     SUMMARY_SCHEMA.validate(summary)
     assert summary["measure"] == "jaccard"

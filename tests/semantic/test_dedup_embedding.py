@@ -155,6 +155,10 @@ def test_either_measure_joins_and_each_pair_says_which() -> None:
     assert sorted(set(by)) == ["both", "embedding", "shingles"]
     assert result.summary.measure == "jaccard"
     labels = result.clusters.labels
+    assert result.clusters.cosine is not None
+    np.testing.assert_allclose(
+        result.clusters.cosine[100:120], cosine[100:120, 20:40].diagonal(), atol=1e-6
+    )
     assert labels[100:120].tolist() == list(range(20, 40))
     assert labels[80:100].tolist() == list(range(20))
 

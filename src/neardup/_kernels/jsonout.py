@@ -102,32 +102,35 @@ def string_sizes(data, offsets, out, lo, hi):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def cluster_lines(  # type: ignore[no-untyped-def]
-    data, offsets, labels, keep, numbers, number_sizes, first_doc, parts, out, out_offsets, lo, hi
-):
+    data, offsets, labels, keep, numbers, number_sizes, first_doc, parts, part_bounds, out,
+    out_offsets, lo, hi,
+):  # fmt: skip
     """Lines ``lo .. hi - 1`` of ``clusters.jsonl`` from document ``first_doc`` on.
 
-    Line ``i`` is ``head id middle cluster-id kept|dropped similarity least-key least tail``:
-    ``parts`` holds those constant pieces (``{"id": ``, ``, "cluster": ``,
-    ``, "keep": true, "similarity": `` and the same with ``false``, ``, "min_similarity": ``,
-    ``}`` + newline); ``numbers[i, 0]`` / ``numbers[i, 1]`` the formatted similarity and
-    cluster minimum (sizes in ``number_sizes``). ``out_offsets[i]`` (prefix sums of the line
-    sizes) places line ``i``.
+    Line ``i`` is ``head id middle cluster-id kept|dropped similarity``, then each later column
+    of ``numbers`` after its key, then the tail. ``parts`` holds the constant pieces, piece
+    ``p`` at ``part_bounds[p] .. part_bounds[p + 1]``: ``{"id": ``, ``, "cluster": ``,
+    ``, "keep": true, "similarity": `` and the same with ``false``, the key of each column
+    after the first (``, "min_similarity": ``, ...), and ``}`` + newline. ``numbers[i, c]``
+    holds line ``i``'s formatted value of column ``c`` (its size in ``number_sizes[i, c]``);
+    ``out_offsets[i]`` (prefix sums of the line sizes) places line ``i``.
     """
-    head, middle, kept, dropped, least_key, tail = parts
+    columns = numbers.shape[1]
     for i in range(lo, hi):
         doc = first_doc + i
         label = labels[i]
-        o = _put_bytes(head, out, out_offsets[i])
+        o = _put_part(parts, part_bounds, 0, out, out_offsets[i])
         o = _put_string(data, offsets[doc], offsets[doc + 1], out, o, _HEX)
-        o = _put_bytes(middle, out, o)
+        o = _put_part(parts, part_bounds, 1, out, o)
         o = _put_string(data, offsets[label], offsets[label + 1], out, o, _HEX)
-        o = _put_bytes(kept if keep[i] else dropped, out, o)
-        for j in range(number_sizes[i, 0]):
-            out[o + j] = numbers[i, 0, j]
-        o = _put_bytes(least_key, out, o + number_sizes[i, 0])
-        for j in range(number_sizes[i, 1]):
-            out[o + j] = numbers[i, 1, j]
-        _put_bytes(tail, out, o + number_sizes[i, 1])
+        o = _put_part(parts, part_bounds, 2 if keep[i] else 3, out, o)
+        for c in range(columns):
+            if c > 0:
+                o = _put_part(parts, part_bounds, 3 + c, out, o)
+            for j in range(number_sizes[i, c]):
+                out[o + j] = numbers[i, c, j]
+            o += number_sizes[i, c]
+        _put_part(parts, part_bounds, 3 + columns, out, o)
 
 
 @njit(cache=True, nogil=True)

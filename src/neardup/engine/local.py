@@ -489,7 +489,7 @@ def _write_outputs(
         written = {"clusters": "clusters.jsonl"}
         write_clusters(
             directory / "clusters.jsonl", result.ids, clusters.labels, clusters.keep,
-            clusters.similarity, clusters.min_similarity(),
+            clusters.similarity, clusters.min_similarity(), clusters.cosine,
         )  # fmt: skip
         if config.pairs != "none":
             pairs = result.pairs

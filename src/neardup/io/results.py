@@ -4,7 +4,8 @@
 ``{"id": ..., "cluster": <id of the cluster's first document>, "keep": true|false,
 "similarity": <to the cluster's representative, 1.0 for it>, "min_similarity": <the least
 similarity to the representative in the cluster>}``; a ``min_similarity`` below the threshold
-marks a cluster that chained.
+marks a cluster that chained. With ``--method minhash+embedding`` a line ends with the
+embeddings' ``"cosine"`` to the representative.
 
 ``pairs.jsonl``: one line per reported duplicate pair, ``a`` before ``b`` in input order:
 ``{"a": ..., "b": ..., "similarity": <exact similarity, in the measure summary.json names, or
@@ -84,9 +85,18 @@ def write_records(path: Path, records: Iterable[Mapping[str, Any]]) -> int:
 
 
 def cluster_line(
-    doc_id: str, cluster_id: str, keep: bool, similarity: float, min_similarity: float
+    doc_id: str,
+    cluster_id: str,
+    keep: bool,
+    similarity: float,
+    min_similarity: float,
+    cosine: float | None = None,
 ) -> str:
-    """One line of ``clusters.jsonl`` (with its newline); every engine writes these bytes."""
+    """One line of ``clusters.jsonl`` (with its newline); every engine writes these bytes.
+
+    ``cosine``: the embeddings' cosine to the representative, of a run that measures it beside
+    the Jaccard (``--method minhash+embedding``).
+    """
     record = {
         "id": doc_id,
         "cluster": cluster_id,
@@ -94,6 +104,8 @@ def cluster_line(
         "similarity": _rounded(similarity),
         "min_similarity": _rounded(min_similarity),
     }
+    if cosine is not None:
+        record["cosine"] = _rounded(cosine)
     return record_line(record)
 
 
@@ -151,17 +163,13 @@ def _bytes(text: str) -> U8Array:
     return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
 
 
-_CLUSTER_PARTS = tuple(
-    _bytes(part)
-    for part in (
-        '{"id": ',
-        ', "cluster": ',
-        ', "keep": true, "similarity": ',
-        ', "keep": false, "similarity": ',
-        ', "min_similarity": ',
-        "}\n",
-    )
-)
+_CLUSTER_KEYS = [
+    '{"id": ',
+    ', "cluster": ',
+    ', "keep": true, "similarity": ',
+    ', "keep": false, "similarity": ',
+    ', "min_similarity": ',
+]
 _PAIR_KEYS = ['{"a": ', ', "b": ', ', "similarity": ', ', "estimate": ']
 _COSINE_KEY = ', "cosine": '
 
@@ -183,35 +191,42 @@ def write_clusters(
     keep: BoolArray,
     similarity: F64Array,
     least: F64Array,
+    cosine: F64Array | None = None,
 ) -> None:
     """Write ``clusters.jsonl``: each document's label, keep flag, similarity and cluster minimum.
 
-    NaN similarities (not measured) are written as null.
+    NaN similarities (not measured) are written as null. ``cosine``: each document's cosine to
+    its representative, after the others (:func:`cluster_line`).
     """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
-    head, middle, kept, dropped, least_key, tail = _CLUSTER_PARTS
-    constant = head.shape[0] + middle.shape[0] + least_key.shape[0] + tail.shape[0]
+    keys = [*_CLUSTER_KEYS, ', "cosine": '] if cosine is not None else _CLUSTER_KEYS
+    pieces = [piece.encode() for piece in (*keys, "}\n")]
+    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
+    parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    widths = np.diff(bounds)
+    kept_width, dropped_width = int(widths[2]), int(widths[3])
+    constant = int(widths.sum()) - kept_width - dropped_width
+    columns = [similarity, least] if cosine is None else [similarity, least, cosine]
     with path.open("wb") as f:
         for lo in range(0, labels.shape[0], CHUNK_LINES):
             hi = min(lo + CHUNK_LINES, labels.shape[0])
             chunk_labels = np.ascontiguousarray(labels[lo:hi], dtype=np.int64)
             chunk_keep = np.ascontiguousarray(keep[lo:hi])
-            numbers, number_sizes = _format_numbers(
-                np.stack([similarity[lo:hi], least[lo:hi]], axis=1)
-            )
+            numbers, number_sizes = _format_numbers(np.stack([c[lo:hi] for c in columns], axis=1))
             line_sizes = (
                 constant
                 + sizes[lo:hi]
                 + sizes[chunk_labels]
-                + np.where(chunk_keep, kept.shape[0], dropped.shape[0])
+                + np.where(chunk_keep, kept_width, dropped_width)
                 + number_sizes.sum(axis=1)
             )
             for a, b, out, offsets in _rooms(line_sizes):
                 run = partial(
                     kernels.cluster_lines, read_only(packed.data), packed.offsets,
                     chunk_labels[a:b], chunk_keep[a:b], numbers[a:b], number_sizes[a:b], lo + a,
-                    _CLUSTER_PARTS, out, offsets,
+                    parts, bounds, out, offsets,
                 )  # fmt: skip
                 in_blocks(run, b - a)
                 f.write(out.data)
