@@ -89,6 +89,25 @@ def _put_bytes(src, out, o):  # type: ignore[no-untyped-def]
     return o + src.shape[0]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _put_id(data, start, stop, quoted, out, o):  # type: ignore[no-untyped-def]
+    """Write an id at ``out[o]``, a JSON string or its bytes as they are; return the end."""
+    if quoted:
+        return _put_string(data, start, stop, out, o, _HEX)
+    for j in range(stop - start):
+        out[o + j] = data[start + j]
+    return o + stop - start
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_part(parts, part_bounds, p, out, o):  # type: ignore[no-untyped-def]
+    """Write constant piece ``p`` (:func:`pair_lines`) at ``out[o]``; return the end."""
+    start, stop = part_bounds[p], part_bounds[p + 1]
+    for j in range(stop - start):
+        out[o + j] = parts[start + j]
+    return o + stop - start
+
+
 @njit(cache=True, nogil=True)
 def string_sizes(data, offsets, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[i]``: bytes of the JSON literal of string ``i`` (``data[offsets[i]:offsets[i+1]]``).
@@ -262,22 +281,3 @@ def pair_lines(  # type: ignore[no-untyped-def]
                 out[o + j] = numbers[i, c, j]
             o += number_sizes[i, c]
         _put_part(parts, part_bounds, 2 + columns + tail_of[i], out, o)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _put_id(data, start, stop, quoted, out, o):  # type: ignore[no-untyped-def]
-    """Write an id at ``out[o]``, a JSON string or its bytes as they are; return the end."""
-    if quoted:
-        return _put_string(data, start, stop, out, o, _HEX)
-    for j in range(stop - start):
-        out[o + j] = data[start + j]
-    return o + stop - start
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _put_part(parts, part_bounds, p, out, o):  # type: ignore[no-untyped-def]
-    """Write constant piece ``p`` (:func:`pair_lines`) at ``out[o]``; return the end."""
-    start, stop = part_bounds[p], part_bounds[p + 1]
-    for j in range(stop - start):
-        out[o + j] = parts[start + j]
-    return o + stop - start
