@@ -86,8 +86,9 @@ def test_pieces_of_a_batch_strip_as_the_whole(monkeypatch: pytest.MonkeyPatch) -
 
 def test_what_is_learned_does_not_depend_on_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the shingles held, the hosts sampled so far are settled: at the same page however
-    the pages are batched; a host settled is sampled no further."""
-    monkeypatch.setattr("neardup.templates.LEARN_SHINGLES", 40)
+    the pages are batched; a host settled is sampled no further, one with fewer than three
+    pages is sampled afresh."""
+    monkeypatch.setattr("neardup.templates.LEARN_SHINGLES", 60)
     pages = _pages()
     pages.update({f"https://late.example/{i}": f"{CHROME} page {i} of late" for i in range(4)})
     whole = HostTemplates.learn(
@@ -98,8 +99,8 @@ def test_what_is_learned_does_not_depend_on_batches(monkeypatch: pytest.MonkeyPa
     )
     np.testing.assert_array_equal(one_by_one.keys, whole.keys)
     assert (one_by_one.sampled, one_by_one.sizes) == (whole.sampled, whole.sizes)
-    assert whole.sampled["docs.example"] < 4  # settled before its last pages
-    assert "late.example" in whole.sizes
+    assert whole.sampled["docs.example"] == 3  # settled before its fourth page
+    assert set(whole.sizes) == {"docs.example", "mirror.example", "late.example"}
 
 
 def test_dedup_compares_pages_without_their_hosts_templates() -> None:

@@ -98,9 +98,12 @@ def real(low: float, high: float, *, low_open: bool = False, high_open: bool = F
 
 
 def optional_real(low: float, high: float, *, low_open: bool = False) -> Rule:
-    """None, or a finite float in the interval (:func:`real`)."""
+    """A finite float in the interval (:func:`real`), or None: a default chosen elsewhere.
+
+    The message names the float only: None is no value one types on the command line.
+    """
     inner = real(low, high, low_open=low_open)
-    return Rule(f"None or {inner.allowed}", lambda v: v is None or inner.check(v))
+    return Rule(inner.allowed, lambda v: v is None or inner.check(v))
 
 
 def one_of(*values: str) -> Rule:
@@ -1316,17 +1319,16 @@ class DedupConfig(_Spec):
     def _check_embedding(self) -> None:
         """The embedding method measures the exact cosine of vectors (and Jaccard, combined)."""
         assert self.embedding is not None
-        method = "minhash+embedding" if self.embedding.with_shingles else "embedding"
+        method = self.embedding_method
         if self.lsh.family == "containment":
             raise ParameterError(
-                f"--method {method} joins by cosine; containment (--measure containment) "
-                "measures how much of one shingle set is in another: drop one of them"
+                f"{method} joins by the cosine of embeddings; containment (--measure "
+                "containment) measures how much of one shingle set is in another: drop one of them"
             )
         if self.verify_mode != "exact":
             measures = "Jaccard and cosine" if self.embedding.with_shingles else "cosine"
             raise ParameterError(
-                f"--method {method} measures every pair's {measures} exactly: "
-                f"drop --verify {self.verify}"
+                f"{method} measures every pair's {measures} exactly: drop --verify {self.verify}"
             )
         if not self.embedding.with_shingles:
             if self.explain:
@@ -1383,6 +1385,13 @@ class DedupConfig(_Spec):
     def embedding_only(self) -> bool:
         """Whether pairs are found and measured by embeddings alone (``--method embedding``)."""
         return self.embedding is not None and not self.embedding.with_shingles
+
+    @property
+    def embedding_method(self) -> str:
+        """The ``--method`` of a run with embeddings, as typed (``""`` without them)."""
+        if self.embedding is None:
+            return ""
+        return "--method " + ("minhash+embedding" if self.embedding.with_shingles else "embedding")
 
     @property
     def combined(self) -> bool:

@@ -1313,7 +1313,8 @@ def _cosine_candidates(
         shingles = Candidates(runs)
     first, second, info = cosine_candidates(vectors, active, config, work_dir)
     shingles.runs.add(first, second)
-    scheme = describe_join(info, vectors.shape[1])
+    assert config.cosine_threshold is not None
+    scheme = describe_join(info, vectors.shape[1], config.cosine_threshold)
     if not config.embedding_only:
         scheme = {**candidate_scheme(config.sketch, config.lsh).describe(), "cosine": scheme}
     return Candidates(

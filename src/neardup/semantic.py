@@ -146,6 +146,7 @@ class EncodedCorpus:
             "model": self.spec.model,
             "model_sha256": self.model_sha256,
             "normalize": config.sketch.normalize.to_dict(),
+            "host_templates": config.host_templates,
         }
 
 
@@ -179,11 +180,14 @@ def document_vectors(
                 "num_docs": len(ids),
                 "ids_sha256": ids_digest(ids),
                 "normalize": config.sketch.normalize.to_dict(),
+                "host_templates": config.host_templates,
                 "model_sha256": corpus.model_sha256,
             },
         )
     docs = np.flatnonzero(encoded)
     num_docs = group_first.shape[0]
+    if docs.shape[0] == 0:  # no document has a token: nothing to encode
+        return np.zeros((num_docs, 0), dtype=np.float32)
     vectors: F32Array | None = None
     sizes = texts.sizes()[docs]
     bounds = byte_pieces(sizes, ENCODE_PIECE_BYTES)
@@ -202,8 +206,7 @@ def document_vectors(
                 )
             vectors[docs[lo:hi]] = rows
             bar(hi)
-    if vectors is None:  # nothing to encode: no document has a token
-        return np.zeros((num_docs, 0), dtype=np.float32)
+    assert vectors is not None  # there was a piece to encode
     copies = np.flatnonzero((group_first != np.arange(num_docs)) & encoded[group_first])
     vectors[copies] = vectors[group_first[copies]]
     return vectors
@@ -250,12 +253,21 @@ def cosine_candidates(
     return docs[result.first], docs[result.second], result.info
 
 
-def describe_join(info: Mapping[str, Any], dim: int) -> dict[str, Any]:
-    """The summary's ``lsh`` section of an embedding run: the cosine join's bands and counts."""
+def describe_join(info: Mapping[str, Any], dim: int, threshold: float) -> dict[str, Any]:
+    """The summary's ``lsh`` section of an embedding run: the cosine join's bands and counts.
+
+    ``threshold``: the cosine the join was made for (as the run resolved it).
+    """
     if "num_bands" not in info:  # fewer than two documents to pair
-        return {"scheme": "cosine", "dim": dim, "label": "cosine (nothing to pair)"}
+        return {
+            "scheme": "cosine",
+            "threshold": threshold,
+            "dim": dim,
+            "label": "cosine (nothing to pair)",
+        }
     return {
         "scheme": "cosine",
+        "threshold": threshold,
         "family": "random hyperplanes",
         "dim": dim,
         "num_bands": info["num_bands"],

@@ -161,6 +161,8 @@ class _Learning:
         self.sample_pages = sample_pages
         self.texts: dict[str, set[int]] = {}
         """Each host's sampled texts, by digest (a page under several URLs counts once)."""
+        self.counted: dict[str, int] = {}
+        """Each host's pages sampled in all (a host sampled afresh counts them all)."""
         self.settled: set[str] = set()
         self.sizes: dict[str, int] = {}
         self.found: list[U64Array] = []
@@ -181,6 +183,7 @@ class _Learning:
         if not self.wants(host) or digest in texts:
             return
         texts.add(digest)
+        self.counted[host] = self.counted.get(host, 0) + 1
         self._pages.append(page)
         self._page_host.append(self._hosts.setdefault(host, len(self._hosts)))
         self._held += page.shape[0]
@@ -188,7 +191,12 @@ class _Learning:
             self.settle()
 
     def settle(self) -> None:
-        """The templates of the hosts sampled so far; they are sampled no further."""
+        """The templates of the hosts sampled so far; they are sampled no further.
+
+        A host with too few pages for a template yet (:data:`TEMPLATE_MIN_PAGES`) is sampled
+        afresh from its next page on: in a crawl whose hosts interleave, most hosts have few
+        pages at any one point.
+        """
         names = list(self._hosts)
         if names:
             pages = np.array([len(self.texts[name]) for name in names], dtype=np.int64)
@@ -202,7 +210,11 @@ class _Learning:
                 {name: int(per_host[i]) for i, name in enumerate(names) if per_host[i]}
             )
             self.found.append(found)
-        self.settled.update(names)
+        for name in names:
+            if len(self.texts[name]) >= TEMPLATE_MIN_PAGES:
+                self.settled.add(name)
+            else:
+                self.texts[name] = set()
         self._pages, self._page_host, self._hosts, self._held = [], [], {}, 0
 
     def keys(self) -> U64Array:
@@ -211,7 +223,7 @@ class _Learning:
 
     def sampled(self) -> dict[str, int]:
         """The distinct texts sampled of each host."""
-        return {host: len(texts) for host, texts in self.texts.items() if texts}
+        return dict(self.counted)
 
 
 @dataclass(frozen=True)
@@ -274,7 +286,7 @@ class HostTemplates:
                     assert host is not None  # wanted
                     learning.add(host, digests[lo + i], keys[bounds[i] : bounds[i + 1]])
         learning.settle()
-        if not learning.texts:
+        if not learning.counted:
             raise ParameterError(
                 "--host-templates learns each web host's template from records whose ids are "
                 "http(s) URLs, and no record here has one: drop it, or take the ids from the "

@@ -145,3 +145,22 @@ def test_bad_arrow_inputs_are_named(tmp_path: Path) -> None:
     (tmp_path / "saved" / "state.json").write_text("{}")
     with pytest.raises(InputError, match=r"state\.json.*does not name the dataset's files"):
         dedup_files([tmp_path / "saved"], tmp_path / "out")
+
+
+def test_a_frame_of_web_pages_compares_them_without_their_hosts_templates() -> None:
+    """``host_templates`` in a frame: the same clusters and similarities as ``neardup.dedup``,
+    and a mirrored short page joins its original."""
+    from neardup import dedup
+    from tests.test_templates import _pages
+
+    pages = _pages()
+    config = DedupConfig(host_templates=True, pairs="all")
+    frame = pd.DataFrame({"id": list(pages), "text": list(pages.values())})
+    _, result = dedup_frame(frame, config, id_column="id")
+    expected = dedup(list(pages.values()), list(pages), config)
+    assert np.array_equal(result.clusters.labels, expected.clusters.labels)
+    assert np.allclose(result.clusters.similarity, expected.clusters.similarity)
+    ids = list(pages)
+    search = ids.index("https://docs.example/search.html")
+    assert result.clusters.labels[ids.index("https://mirror.example/search.html")] == search
+    assert result.summary.host_templates == expected.summary.host_templates

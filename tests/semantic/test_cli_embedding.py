@@ -137,6 +137,7 @@ def test_either_measure_finds_a_pair_and_says_which(minilm: Path, tmp_path: Path
     assert summary["measure"] == "jaccard"
     assert summary["params"]["embedding"]["with_shingles"] is True
     assert (summary["lsh"]["scheme"], summary["lsh"]["cosine"]["scheme"]) == ("bands", "cosine")
+    assert summary["lsh"]["cosine"]["threshold"] == 0.9  # the default, as resolved
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,7 @@ def test_either_measure_joins_and_each_pair_says_which() -> None:
     pairs = result.pairs
     assert pairs.cosine is not None
     found = list(zip(pairs.first.tolist(), pairs.second.tolist(), strict=True))
+    assert len(set(found)) == len(found)  # no pair twice
     np.testing.assert_allclose(pairs.jaccard, [jaccard(a, b) for a, b in found])
     np.testing.assert_allclose(pairs.cosine, [cosine[a, b] for a, b in found], atol=1e-6)
     by = [("shingles", "embedding", "both")[code] for code in pairs.found_by(config).tolist()]

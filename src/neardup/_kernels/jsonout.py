@@ -13,6 +13,8 @@ digits; values where ``repr`` switches to exponent notation (below 1e-4), negati
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -101,7 +103,11 @@ def _put_id(data, start, stop, quoted, out, o):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True, inline="always")
 def _put_part(parts, part_bounds, p, out, o):  # type: ignore[no-untyped-def]
-    """Write constant piece ``p`` (:func:`pair_lines`) at ``out[o]``; return the end."""
+    """Write constant piece ``p`` at ``out[o]``; return the end.
+
+    Piece ``p`` is ``parts[part_bounds[p]:part_bounds[p + 1]]`` (:func:`pair_lines`,
+    :func:`cluster_lines`).
+    """
     start, stop = part_bounds[p], part_bounds[p + 1]
     for j in range(stop - start):
         out[o + j] = parts[start + j]
@@ -239,7 +245,7 @@ def format_numbers(values, out, sizes, is_python, lo, hi):  # type: ignore[no-un
             sizes[i] = 4
             is_python[i] = False
             continue
-        if v == 0.0:
+        if v == 0.0 and math.copysign(1.0, v) > 0.0:  # -0.0 is Python's to write
             out[i, 0] = 48
             out[i, 1] = 46
             out[i, 2] = 48

@@ -555,13 +555,13 @@ def _choose_embedding(data: dict[str, Any], method: str, *, threshold_given: boo
     or back) and ``--threshold`` is not given, it takes the new measure's default.
     """
     was = data.get("embedding")
-    if method not in EMBEDDING_METHODS:
-        data["embedding"] = None
-        return
     alone = method == "embedding"
     was_alone = was is not None and not was.get("with_shingles", False)
     if alone != was_alone and not threshold_given:
         data["lsh"]["threshold"] = COSINE_THRESHOLD if alone else DedupConfig().lsh.threshold
+    if method not in EMBEDDING_METHODS:
+        data["embedding"] = None
+        return
     data["embedding"] = {**(was or {}), "with_shingles": not alone}
     if alone:
         data["embedding"].pop("cosine_threshold", None)

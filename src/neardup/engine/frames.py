@@ -22,6 +22,7 @@ from neardup.io.tabular import arrow_strings
 from neardup.keep import KeepValues, comparable
 from neardup.params import DedupConfig
 from neardup.pipeline import DedupResult, dedup_batches, duplicate_ids
+from neardup.templates import HostTemplates
 from neardup.text.normalize import normalize_bytes
 from neardup.text.spans import take
 
@@ -120,8 +121,17 @@ def _dedup_table(
             column = table.column(name).combine_chunks()
             columns.append(comparable(column, name, f"column {name!r}"))
         values = KeepValues.of(config, columns)
+    templates = None
+    if config.host_templates:
+        templates = HostTemplates.learn(
+            _batches(texts, ids, config.batch_bytes), config.sketch.normalize
+        )
     result = dedup_batches(
-        lambda: _batches(texts, ids, config.batch_bytes), _ArrowTexts(texts, config), config, values
+        lambda: _batches(texts, ids, config.batch_bytes),
+        _ArrowTexts(texts, config, ids, templates),
+        config,
+        values,
+        templates=templates,
     )
     return result, ids
 
@@ -237,12 +247,16 @@ def _slice(data: Any, offsets: I64Array, lo: int, hi: int) -> tuple[Any, I64Arra
 class _ArrowTexts:
     """The frame's texts as a :class:`~neardup.pipeline.TextStore`.
 
-    Taken from the frame's buffers, and normalised again, when verification asks for them.
+    Taken from the frame's buffers, and normalised again (and stripped of their hosts'
+    ``templates``), when verification asks for them.
     """
 
-    def __init__(self, texts: Any, config: DedupConfig) -> None:
+    def __init__(
+        self, texts: Any, config: DedupConfig, ids: Ids, templates: HostTemplates | None = None
+    ) -> None:
         self._texts = Batch(*arrow_strings(texts))
         self._spec = config.sketch.normalize
+        self._ids, self._templates = ids, templates
 
     def append(self, records: RecordBatch, normalized: Batch) -> None:
         """Nothing to keep: the texts stay in the frame."""
@@ -256,4 +270,7 @@ class _ArrowTexts:
 
     def take(self, docs: I64Array) -> Batch:
         """The normalised texts of ``docs``, in that order."""
-        return normalize_bytes(take(self._texts, docs), self._spec)
+        normalized = normalize_bytes(take(self._texts, docs), self._spec)
+        if self._templates is None:
+            return normalized
+        return self._templates.strip([self._ids[d] for d in docs.tolist()], normalized)

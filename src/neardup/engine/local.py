@@ -218,8 +218,8 @@ def _dedup_files(
     """:func:`dedup_files`, its config given."""
     if against is not None and config.embedding is not None:
         raise ParameterError(
-            "an index (--against) holds shingle sketches; --method embedding compares the "
-            "texts' embeddings: drop one of them"
+            f"an index (--against) holds shingle sketches; {config.embedding_method} compares "
+            "the texts' embeddings: drop one of them"
         )
     if against is not None and config.host_templates:
         raise ParameterError(

@@ -412,8 +412,8 @@ def check_runs(config: DedupConfig) -> None:
     """Refuse what the Spark engine does not run: some sketch kinds, the exact families."""
     if config.embedding is not None:
         raise ParameterError(
-            "the embedding method (--method embedding) runs on the local engine: encoding is "
-            "the work, and one machine's cores do it (drop --engine spark)"
+            f"{config.embedding_method} runs on the local engine: encoding is the work, and one "
+            "machine's cores do it (drop --engine spark)"
         )
     if config.sketch.kind not in SPARK_KINDS:
         raise ParameterError(
@@ -423,7 +423,7 @@ def check_runs(config: DedupConfig) -> None:
     if config.host_templates:
         raise ParameterError(
             "--host-templates learns each host's template in a first pass over the inputs, on "
-            "the local engine only: drop it, or --engine spark"
+            "the local engine only: drop it, or drop --engine spark"
         )
     if config.explain:
         raise ParameterError(

@@ -289,8 +289,8 @@ def dedup_units_files(
         )
     if config.embedding is not None:
         raise ParameterError(
-            "--unit removes repeated passages by their exact text; --method embedding compares "
-            "whole documents by meaning: drop one of them"
+            f"--unit removes repeated passages by their exact text; {config.embedding_method} "
+            "compares whole documents by meaning: drop one of them"
         )
     if config.host_templates:
         raise ParameterError(

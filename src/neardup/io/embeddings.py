@@ -13,8 +13,9 @@ document zeros). Beside it, ``embeddings.json`` (for a file ``NAME.npy``, ``NAME
 
 ``ids_sha256`` is the SHA-256 of the documents' ids in order (UTF-8, each followed by a NUL
 byte); ``model_sha256`` that of the model's weights (:func:`neardup.embed.model_digest`), or
-null for vectors of an encoder object; ``normalize`` the text normalisation the encoder saw.
-A file is refused for documents with other ids, with another model or normalisation.
+null for vectors of an encoder object; ``normalize`` the text normalisation the encoder saw,
+and ``host_templates`` whether the texts were stripped of their hosts' templates (absent:
+false). A file is refused for documents with other ids, with another model or normalisation.
 
 Vectors made elsewhere come as a Parquet table (``--embeddings FILE.parquet``): a string column
 ``id`` and a list column ``embedding`` of one length, one row per document of the run in any
@@ -24,6 +25,7 @@ but the ids and the width (:func:`read_embedding_table`).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -79,8 +81,8 @@ def write_embeddings(path: Path, vectors: F32Array, info: Mapping[str, Any]) -> 
 def read_embeddings(path: Path | str, expected: Mapping[str, Any]) -> F32Array:
     """The vectors in ``path``, mapped read-only, when made for what ``expected`` describes.
 
-    ``expected`` holds ``num_docs``, ``ids_sha256`` and ``normalize`` of this run, and
-    ``model_sha256`` when it names a model (None: any model).
+    ``expected`` holds ``num_docs``, ``ids_sha256``, ``normalize`` and ``host_templates`` of this
+    run, and ``model_sha256`` when it names a model (None: any model).
 
     Raises
     ------
@@ -112,11 +114,16 @@ def read_embeddings(path: Path | str, expected: Mapping[str, Any]) -> F32Array:
             f"got {vectors.dtype} of shape {vectors.shape}"
         )
     wanted = {k: v for k, v in expected.items() if v is not None}
-    differing = [name for name, value in wanted.items() if info.get(name) != value]
+    differing = [
+        name for name, value in wanted.items() if info.get(name, _UNSTATED.get(name)) != value
+    ]
     if differing:
         raise IncompatibleError(
             f"--embeddings {path} was made "
-            + ", ".join(_difference(name, info.get(name), wanted[name]) for name in differing)
+            + ", ".join(
+                _difference(name, info.get(name, _UNSTATED.get(name)), wanted[name])
+                for name in differing
+            )
             + ": encode again (drop --embeddings), or give the inputs and options it was made of"
         )
     return vectors
@@ -153,7 +160,7 @@ def read_embedding_table(path: Path | str, ids: Sequence[str]) -> F32Array:
     table_ids = pc.cast(table.column("id"), pa.string()).to_pylist()
     row_of = {doc_id: row for row, doc_id in enumerate(table_ids)}
     if len(row_of) < len(table_ids):
-        twice = next(i for i in table_ids if table_ids.count(i) > 1)
+        twice = next(i for i, n in collections.Counter(table_ids).items() if n > 1)
         raise InputError(f"--embeddings {path}: the id {twice!r} has more than one row")
     absent = [doc_id for doc_id in ids if doc_id not in row_of]
     if absent:
@@ -167,6 +174,9 @@ def read_embedding_table(path: Path | str, ids: Sequence[str]) -> F32Array:
             f"--embeddings {path}: the embedding column holds {column.type}, not lists of floats"
         )
     lengths = np.asarray(pc.list_value_length(column).fill_null(-1))
+    if (lengths < 0).any():
+        row = int(np.argmax(lengths < 0))
+        raise InputError(f"--embeddings {path}: the row of id {table_ids[row]!r} has no embedding")
     if lengths.shape[0] and (lengths != lengths[0]).any() | (lengths[0] < 1):
         raise InputError(
             f"--embeddings {path}: every embedding must have one length; found "
@@ -180,6 +190,10 @@ def read_embedding_table(path: Path | str, ids: Sequence[str]) -> F32Array:
     return np.ascontiguousarray(vectors[[row_of[doc_id] for doc_id in ids]])
 
 
+_UNSTATED = {"host_templates": False}
+"""What a description made before a field existed meant by leaving it out."""
+
+
 def _difference(name: str, made: Any, now: Any) -> str:
     if name == "num_docs":
         return f"for {made} documents, not this run's {now}"
@@ -187,4 +201,6 @@ def _difference(name: str, made: Any, now: Any) -> str:
         return "for documents with other ids"
     if name == "model_sha256":
         return "with another model than --model"
+    if name == "host_templates":
+        return "with --host-templates" if made else "without --host-templates"
     return f"with {name} {made!r}, not this run's {now!r}"

@@ -5,7 +5,8 @@
 "similarity": <to the cluster's representative, 1.0 for it>, "min_similarity": <the least
 similarity to the representative in the cluster>}``; a ``min_similarity`` below the threshold
 marks a cluster that chained. With ``--method minhash+embedding`` a line ends with the
-embeddings' ``"cosine"`` to the representative.
+embeddings' ``"cosine"`` to the representative, and ``similarity`` is the Jaccard: a member
+joined by its meaning alone has a low one (and so has its cluster's ``min_similarity``).
 
 ``pairs.jsonl``: one line per reported duplicate pair, ``a`` before ``b`` in input order:
 ``{"a": ..., "b": ..., "similarity": <exact similarity, in the measure summary.json names, or
@@ -200,11 +201,8 @@ def write_clusters(
     """
     packed = _as_ids(ids)
     sizes = _literal_sizes(packed)
-    keys = [*_CLUSTER_KEYS, ', "cosine": '] if cosine is not None else _CLUSTER_KEYS
-    pieces = [piece.encode() for piece in (*keys, "}\n")]
-    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
-    parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    keys = [*_CLUSTER_KEYS, _COSINE_KEY] if cosine is not None else _CLUSTER_KEYS
+    parts, bounds = _piece_table([*keys, "}\n"])
     widths = np.diff(bounds)
     kept_width, dropped_width = int(widths[2]), int(widths[3])
     constant = int(widths.sum()) - kept_width - dropped_width
@@ -331,10 +329,7 @@ class _PairLines:
         integral: bool = False,
     ) -> None:
         self.ids, self.id_sizes, self.quoted, self.integral = ids, id_sizes, quoted, integral
-        pieces = [piece.encode() for piece in (*keys, *tails)]
-        self.bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum([len(piece) for piece in pieces], out=self.bounds[1:])
-        self.parts = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        self.parts, self.bounds = _piece_table([*keys, *tails])
         self.key_bytes = int(self.bounds[len(keys)])
         self.tail_sizes = np.diff(self.bounds)[len(keys) :]
 
@@ -374,6 +369,14 @@ class _PairLines:
                 )  # fmt: skip
                 in_blocks(run, b - a)
                 f.write(out.data)
+
+
+def _piece_table(pieces: Sequence[str]) -> tuple[U8Array, I64Array]:
+    """The constant pieces of a line kernel, packed: their bytes, and where each starts."""
+    encoded = [piece.encode() for piece in pieces]
+    bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(piece) for piece in encoded], out=bounds[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), bounds
 
 
 def _format_numbers(values: F64Array, *, integral: bool = False) -> tuple[U8Array, I64Array]:
