@@ -33,7 +33,6 @@ from neardup.errors import (
     ParameterError,
     StoreError,
 )
-from neardup.io.results import record_line
 from neardup.kinds import INDEX_KINDS
 from neardup.params import DedupConfig
 
@@ -303,6 +302,7 @@ def query_command(
     A text without a token (empty) matches nothing.
     """
     from neardup.index import threshold_warning
+    from neardup.io.results import record_line
 
     if bool(texts) == bool(inputs):
         raise click.UsageError("give either --text or INPUT files, not both or neither")
