@@ -251,8 +251,9 @@ class HostTemplates:
 
         At most :data:`LEARN_SHINGLES` distinct shingles of sampled pages are held (16 bytes
         each); past that, the templates of the hosts sampled so far are settled, and those
-        hosts sampled no further. Where that happens depends on the pages alone, in input
-        order, not on how they are batched.
+        hosts sampled no further (one with fewer than three pages yet is sampled afresh).
+        Where that happens depends on the pages alone, in input order, not on how they are
+        batched.
 
         Raises
         ------
