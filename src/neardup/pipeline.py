@@ -261,9 +261,8 @@ class VerifiedPairs:
         0 the Jaccard alone, 1 the cosine alone, 2 both.
         """
         assert self.cosine is not None
-        assert config.cosine_threshold is not None
-        by_shingles = self.jaccard >= config.lsh.threshold
-        by_embedding = self.cosine >= config.cosine_threshold
+        by_shingles = accepted(self.estimate, self.jaccard, config)
+        by_embedding = cosine_reached(self.cosine, config)
         return (2 * by_embedding + by_shingles - 1).astype(np.int8)
 
     def contained_first(self, lengths: I64Array) -> VerifiedPairs:
@@ -1054,7 +1053,7 @@ class _Joining:
         if values.cosine is not None:
             cosine = np.full(count, np.nan)
             cosine[at] = values.cosine
-            passed |= cosine >= config.cosine_threshold
+            passed |= cosine_reached(cosine, config)
         passed &= todo
         decided, joined = self.components.join(first, second, passed, skip_joined=not self.every)
         self.counts += histogram_counts(measured(estimate, jaccard, config)[decided])
@@ -1117,6 +1116,16 @@ def accepted(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> Bool
     if mode == "signature":
         return np.asarray(estimate >= config.lsh.threshold)
     return np.ones(estimate.shape[0], dtype=bool)
+
+
+def cosine_reached(cosine: F64Array, config: DedupConfig) -> BoolArray:
+    """Which pairs' embeddings reach ``config``'s cosine threshold.
+
+    ``minhash+embedding`` joins these beside those :func:`accepted` accepts; a NaN (not
+    measured) reaches nothing.
+    """
+    assert config.cosine_threshold is not None
+    return np.asarray(cosine >= config.cosine_threshold)
 
 
 def cluster_joined(
