@@ -27,6 +27,7 @@ import click
 import numpy as np
 
 from neardup._kernels import passages as kernels
+from neardup._kernels import tokens as token_kernels
 from neardup._types import Batch, I64Array, U64Array
 from neardup.errors import ParameterError
 from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
@@ -234,9 +235,9 @@ class _ShingleSequence:
             room = data.shape[0]
             starts, ends = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
             tokens = np.empty(room, dtype=np.uint64)
-            num = kernels.char_tokens(
+            num = token_kernels.chars(
                 data, 0, room, text_spec.classes, text_spec.strip_punctuation,
-                text_spec.fold_ascii, starts, ends, tokens,
+                text_spec.fold_ascii, None, tokens, starts, ends,
             )  # fmt: skip
             starts, ends, tokens = starts[:num], ends[:num], tokens[:num]
         elif normalize_spec.tokenizer is not None:

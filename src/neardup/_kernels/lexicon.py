@@ -1,89 +1,20 @@
 """Numba kernels for word-level rewrites of normalised text: stop-word removal and stemming.
 
-The words are those of the word-shingling kernels (``neardup._kernels.tokens._tokens`` in word
-mode: maximal runs of WORD code points, PUNCT ones too unless punctuation is stripped, each
-ALONE code point a word of its own), found here with their places in the text. A word's hash is
-64-bit FNV-1a over its bytes as the shingling kernels read them (ASCII through ``byte_words``,
-so folded when case is folded), finalised with ``fmix64``: the ``nd64`` token hash.
-
-The word rules are the shingling kernels' own (``tokens.token_class`` and
-``utf8.decode_code_point``), imported, not copied: the cache directory is named for a hash of
-every kernel's source (:mod:`neardup._kernels`), so a change to them starts a new one.
+The words are those of the word-shingling kernels, found here with their places in the text:
+maximal runs of WORD code points (PUNCT ones too unless punctuation is stripped), each ALONE
+code point a word of its own. A word's hash is 64-bit FNV-1a over its bytes as the shingling
+kernels read them (ASCII through ``byte_words``, so folded when case is folded), finalised with
+``fmix64``: the ``nd64`` token hash. They are read by the shingling kernels' own reader
+(``neardup._kernels.tokens.words``), imported, not copied: the cache directory is named for
+a hash of every kernel's source (:mod:`neardup._kernels`), so a change to it starts a new one.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit
 
-from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import (
-    ALONE,
-    FNV_OFFSET,
-    FNV_PRIME,
-    MULTI_BYTE,
-    SEPARATOR_BYTE,
-    SPACE,
-    WORD,
-    token_class,
-)
-from neardup._kernels.utf8 import decode_code_point
-
-
-@njit(cache=True, nogil=True)
-def _words(buf, start, end, classes, byte_words, strip_punct, starts, lengths, hashes):  # type: ignore[no-untyped-def]
-    """Find the words of ``buf[start:end]``; return how many.
-
-    With ``starts`` not empty, write each word's first byte, byte length and hash at
-    ``[0, n)`` of ``starts``, ``lengths`` and ``hashes``; with it empty, only count.
-    Mirrors the word mode of the shingling kernels' tokeniser. Cost: O(bytes).
-    """
-    record = starts.shape[0] > 0
-    n = 0
-    i = start
-    while i < end:
-        t = byte_words[buf[i]]
-        if t == SEPARATOR_BYTE:
-            i += 1
-            continue
-        first = i
-        h = FNV_OFFSET
-        if t == MULTI_BYTE:
-            cp, size = decode_code_point(buf, i)
-            cls = token_class(classes, cp, strip_punct)
-            if cls == SPACE:
-                i += size
-                continue
-            if cls == ALONE:
-                for j in range(i, i + size):
-                    h = (h ^ uint64(buf[j])) * FNV_PRIME
-                i += size
-                if record:
-                    starts[n] = first
-                    lengths[n] = i - first
-                    hashes[n] = fmix64(h)
-                n += 1
-                continue
-        while i < end:  # a word starts at buf[first]: hash it to its end
-            t = byte_words[buf[i]]
-            if t < SEPARATOR_BYTE:
-                h = (h ^ uint64(t)) * FNV_PRIME
-                i += 1
-                continue
-            if t == SEPARATOR_BYTE:
-                break
-            cp, size = decode_code_point(buf, i)
-            if token_class(classes, cp, strip_punct) != WORD:
-                break
-            for j in range(i, i + size):
-                h = (h ^ uint64(buf[j])) * FNV_PRIME
-            i += size
-        if record:
-            starts[n] = first
-            lengths[n] = i - first
-            hashes[n] = fmix64(h)
-        n += 1
-    return n
+from neardup._kernels.tokens import words
 
 
 @njit(cache=True, nogil=True)
@@ -92,12 +23,10 @@ def count_words(buf, offsets, classes, byte_words, strip_punct, out, lo, hi):  #
 
     For the documents ``lo .. hi - 1`` (as every kernel here: blocks run in threads at once).
     """
-    none = np.empty(0, dtype=np.int64)
-    no_hashes = np.empty(0, dtype=np.uint64)
     for d in range(lo, hi):
-        out[d] = _words(
-            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, none, none,
-            no_hashes,
+        out[d] = words(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, None, None, None,
+            None,
         )  # fmt: skip
 
 
@@ -112,9 +41,9 @@ def word_spans(  # type: ignore[no-untyped-def]
     """
     for d in range(lo, hi):
         w = word_offsets[d]
-        _words(
-            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, starts[w:],
-            lengths[w:], hashes[w:],
+        words(
+            buf, offsets[d], offsets[d + 1], classes, byte_words, strip_punct, None, hashes[w:],
+            starts[w:], lengths[w:],
         )  # fmt: skip
 
 

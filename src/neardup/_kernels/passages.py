@@ -1,14 +1,13 @@
-"""Numba kernels for shared passages: tokens with their places, shingle keys, diagonal runs, tiling.
+"""Numba kernels for shared passages: shingle keys, diagonal runs, tiling.
 
 Two texts' shared passages (``neardup.explain``) are the runs of equal shingles along the
 diagonals of their two shingle sequences, tiled greedily longest first. Tokens are the shingling
-kernels' own (``neardup._kernels.tokens``: character mode here, words through
-``neardup._kernels.lexicon``), found with their byte spans; a shingle is keyed by its ``k``
-token keys, so two shingles have equal keys exactly when their tokens are equal (up to 64-bit
-collisions), whatever the fingerprint scheme.
-
-The character rules are the shingling kernels' own (``tokens.token_class``), imported, not
-copied (a change to them starts a new cache directory, see :mod:`neardup._kernels`).
+kernels' own, with their byte spans (``neardup._kernels.tokens.chars``, and words through
+``neardup._kernels.lexicon``), hashed in the ``nd64`` scheme; a shingle is keyed by its
+fingerprint over them, so two shingles have equal keys exactly when their tokens are equal (up
+to 64-bit collisions), whatever the fingerprint scheme of the run. The shingling is the
+shingling kernels' own too (``tokens.shingles``, ``tokens.stop_word_shingles``), imported,
+not copied (a change to it starts a new cache directory, see :mod:`neardup._kernels`).
 """
 
 from __future__ import annotations
@@ -16,80 +15,26 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit
 
-from neardup._kernels.mix import fmix64
-from neardup._kernels.tokens import POLY_BASE, SPACE, read_char, token_class
-
-SEPARATOR_KEY = 32
-"""The key of the token standing for a run of separators in character mode (a space)."""
-
-
-@njit(cache=True, nogil=True)
-def char_tokens(buf, start, end, classes, strip_punct, fold_ascii, starts, ends, keys):  # type: ignore[no-untyped-def]
-    """Character-mode tokens of ``buf[start:end]``: byte spans and keys; return how many.
-
-    As the shingling kernels read characters: every code point not a separator is a token
-    (its key the code point, ASCII letters lower-cased when ``fold_ascii``), each run of
-    separators between two tokens is one token (key :data:`SEPARATOR_KEY`, spanning the whole
-    run), leading and trailing separators are dropped. The outputs need ``end - start``
-    entries. Cost: O(bytes).
-    """
-    n = 0
-    i = start
-    run_start = -1  # where the separators pending since the last token began
-    while i < end:
-        cp, size = read_char(buf, i, fold_ascii)
-        if token_class(classes, cp, strip_punct) == SPACE:
-            if n > 0 and run_start < 0:
-                run_start = i
-        else:
-            if run_start >= 0:
-                starts[n] = run_start
-                ends[n] = i
-                keys[n] = SEPARATOR_KEY
-                n += 1
-                run_start = -1
-            starts[n] = i
-            ends[n] = i + size
-            keys[n] = cp
-            n += 1
-        i += size
-    return n
+from neardup._kernels.tokens import shingles, stop_word_shingles
 
 
 @njit(cache=True, nogil=True)
 def shingle_keys(tokens, k, stop_keys, keys, firsts):  # type: ignore[no-untyped-def]
     """Key each ``k``-shingle of ``tokens``; return how many are kept.
 
-    A shingle's key is ``fmix64(sum_j t_{i+j} * P^(k-1-j) mod 2^64)`` of its token keys,
-    rolled in O(1) per shingle. With ``stop_keys`` (sorted; empty: keep every shingle) only
-    the shingles whose first token is among them are kept (stop-word shingles, MMDS §3.8.6).
+    A shingle's key is its ``nd64`` fingerprint (``tokens.shingles``): equal keys, equal tokens
+    (up to 64-bit collisions). With ``stop_keys`` (sorted; empty: keep every shingle) only the
+    shingles whose first token is among them are kept (stop-word shingles, MMDS §3.8.6).
     ``keys`` receives the kept keys in order, ``firsts`` the index of each one's first token.
     """
-    num = tokens.shape[0] - k + 1
-    kept = 0
-    if num <= 0:
-        return 0
-    top = uint64(1)  # P^(k-1)
-    for _ in range(k - 1):
-        top *= POLY_BASE
-    acc = uint64(0)
-    for j in range(k - 1):
-        acc = acc * POLY_BASE + tokens[j]
-    filtering = stop_keys.shape[0] > 0
+    num = shingles(tokens, tokens.shape[0], k, None, keys)
+    if stop_keys.shape[0]:
+        return stop_word_shingles(tokens, keys, num, stop_keys, firsts)
     for i in range(num):
-        if i > 0:
-            acc -= tokens[i - 1] * top
-        acc = acc * POLY_BASE + tokens[i + k - 1]
-        if filtering:
-            at = np.searchsorted(stop_keys, tokens[i])
-            if at == stop_keys.shape[0] or stop_keys[at] != tokens[i]:
-                continue
-        keys[kept] = fmix64(acc)
-        firsts[kept] = i
-        kept += 1
-    return kept
+        firsts[i] = i
+    return num
 
 
 @njit(cache=True, nogil=True)

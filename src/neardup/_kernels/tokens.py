@@ -31,8 +31,9 @@ compile time.
 
 Code-point classes (an ``uint8`` table over all of Unicode, built in ``neardup.text``):
 ``WORD`` joins a word, ``SPACE`` separates, ``PUNCT`` separates only when punctuation is
-stripped, ``ALONE`` (scripts written without spaces) is a word by itself. The lexicon and
-passage kernels read text by these rules too (``lexicon``, ``passages``).
+stripped, ``ALONE`` (scripts written without spaces) is a word by itself. Text is read by
+these rules in one place, :func:`words` and :func:`chars`, which the lexicon and
+passage kernels call too (``lexicon``, ``passages``).
 """
 
 from __future__ import annotations
@@ -94,21 +95,18 @@ MULTI_BYTE = 512
 
 
 @njit(cache=True, nogil=True)
-def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
-    """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
+def words(buf, start, end, classes, byte_words, strip_punct, rabin, hashes, starts, lengths):  # type: ignore[no-untyped-def]
+    """Read the words of ``buf[start:end]``; return how many.
 
-    ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation left ASCII-only
-    texts untouched, see ``neardup.text.normalize_batch``). Words are maximal runs of WORD code
-    points (and PUNCT ones unless ``strip_punct``); each ALONE code point is a word of its own.
-    In character mode every code point is a token, with each run of separators collapsed to one
-    space and leading and trailing ones dropped. A token's hash is FNV-1a + fmix64 of its UTF-8
-    bytes, or with ``rabin`` tables its Rabin fingerprint (a code point's in character mode too).
-    ``byte_words`` resolves each byte in one lookup: the byte an ASCII word byte hashes as
-    (folded), :data:`SEPARATOR_BYTE`, or :data:`MULTI_BYTE` (see ``neardup.text.KernelText``).
-    Cost: O(bytes).
+    The one word reader of every kernel. Words are maximal runs of WORD code points (and PUNCT
+    ones unless ``strip_punct``); each ALONE code point is a word of its own. ``byte_words``
+    resolves each byte in one lookup: the byte an ASCII word byte hashes as (folded),
+    :data:`SEPARATOR_BYTE`, or :data:`MULTI_BYTE` (see ``neardup.text.KernelText``). Word
+    ``n``'s hash goes to ``hashes[n]``: FNV-1a + fmix64 of its bytes so read, or with ``rabin``
+    tables its Rabin fingerprint; its first byte and byte length to ``starts[n]`` and
+    ``lengths[n]``. Each of the three may be None (not wanted: numba compiles the kernel
+    without it). Cost: O(bytes).
     """
-    if is_char:
-        return _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out)
     n = 0
     i = start
     while i < end:
@@ -116,22 +114,21 @@ def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_ch
         if t == SEPARATOR_BYTE:
             i += 1
             continue
+        first = i
+        h = _token_start(rabin)
+        alone = False
         if t == MULTI_BYTE:
             cp, size = decode_code_point(buf, i)
             cls = token_class(classes, cp, strip_punct)
             if cls == SPACE:
                 i += size
                 continue
-            if cls == ALONE:
-                h = _token_start(rabin)
+            alone = cls == ALONE
+            if alone:
                 for j in range(i, i + size):
                     h = _token_byte(h, buf[j], rabin)
-                out[n] = _token_end(h, rabin)
-                n += 1
                 i += size
-                continue
-        h = _token_start(rabin)  # a word starts at buf[i]: hash it to its end
-        while i < end:
+        while not alone and i < end:  # a word starts at buf[first]: hash it to its end
             t = byte_words[buf[i]]
             if t < SEPARATOR_BYTE:
                 h = _token_byte(h, t, rabin)
@@ -145,9 +142,27 @@ def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_ch
             for j in range(i, i + size):
                 h = _token_byte(h, buf[j], rabin)
             i += size
-        out[n] = _token_end(h, rabin)
+        if hashes is not None:
+            hashes[n] = _token_end(h, rabin)
+        if starts is not None:
+            starts[n] = first
+        if lengths is not None:
+            lengths[n] = i - first
         n += 1
     return n
+
+
+@njit(cache=True, nogil=True)
+def _tokens(buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, out):  # type: ignore[no-untyped-def]
+    """Write the token hashes of ``buf[start:end]`` into ``out``; return how many.
+
+    Tokens are the words of :func:`words`, or in character mode the characters of
+    :func:`chars`. ASCII letters are lower-cased here when ``fold_ascii`` (the normalisation
+    left ASCII-only texts untouched, see ``neardup.text.normalize_batch``). Cost: O(bytes).
+    """
+    if is_char:
+        return chars(buf, start, end, classes, strip_punct, fold_ascii, rabin, out, None, None)
+    return words(buf, start, end, classes, byte_words, strip_punct, rabin, out, None, None)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -167,37 +182,54 @@ def read_char(buf, i, fold_ascii):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _char_tokens(buf, start, end, classes, strip_punct, fold_ascii, rabin, out):  # type: ignore[no-untyped-def]
-    """:func:`_tokens` in character mode: every code point a token, separators one space."""
+def chars(buf, start, end, classes, strip_punct, fold_ascii, rabin, hashes, starts, ends):  # type: ignore[no-untyped-def]
+    """Read the character tokens of ``buf[start:end]``; return how many.
+
+    The one character reader of every kernel. Every code point that is not a separator is a
+    token (ASCII letters folded when ``fold_ascii``); the run of separators between two tokens
+    is one token, a space, spanning the run; leading and trailing separators are dropped.
+    Token ``n``'s hash goes to ``hashes[n]``: ``fmix64(cp + CHAR_SALT)``, or with ``rabin``
+    tables the Rabin fingerprint of its bytes (of a space for a run of separators); its byte
+    span to ``starts[n]:ends[n]``, unless they are None. Cost: O(bytes).
+    """
     n = 0
     i = start
-    pending_space = False
-    use_rabin = rabin is not None
+    run = -1  # where the separators pending since the last token began
     while i < end:
         cp, size = read_char(buf, i, fold_ascii)
         if token_class(classes, cp, strip_punct) == SPACE:
-            pending_space = n > 0
-        else:
-            if pending_space:
-                out[n] = uint64(32) if use_rabin else fmix64(uint64(32) + CHAR_SALT)
-                n += 1
-                pending_space = False
-            if not use_rabin:
-                out[n] = fmix64(uint64(cp) + CHAR_SALT)
-            elif size == 1:
-                out[n] = uint64(cp)
-            else:
-                h = uint64(0)
-                for j in range(i, i + size):
-                    h = _token_byte(h, buf[j], rabin)
-                out[n] = h
+            if n > 0 and run < 0:
+                run = i
+            i += size
+            continue
+        if run >= 0:
+            if starts is not None:
+                starts[n] = run
+            if ends is not None:
+                ends[n] = i
+            hashes[n] = uint64(32) if rabin is not None else fmix64(uint64(32) + CHAR_SALT)
             n += 1
+            run = -1
+        if rabin is None:
+            hashes[n] = fmix64(uint64(cp) + CHAR_SALT)
+        elif size == 1:
+            hashes[n] = uint64(cp)
+        else:
+            h = uint64(0)
+            for j in range(i, i + size):
+                h = _token_byte(h, buf[j], rabin)
+            hashes[n] = h
+        if starts is not None:
+            starts[n] = i
+        if ends is not None:
+            ends[n] = i + size
+        n += 1
         i += size
     return n
 
 
 @njit(cache=True, nogil=True)
-def _shingles(tokens, num_tokens, k, rabin, out):  # type: ignore[no-untyped-def]
+def shingles(tokens, num_tokens, k, rabin, out):  # type: ignore[no-untyped-def]
     """Write the fingerprints of the ``num_tokens - k + 1`` k-shingles of ``tokens`` to ``out``.
 
     Default: a rolling polynomial over the token hashes, then ``fmix64``. With ``rabin`` tables:
@@ -245,12 +277,12 @@ def _fingerprint(tokens, num_tokens):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _stop_word_shingles(tokens, shingles, num, stop_keys):  # type: ignore[no-untyped-def]
+def stop_word_shingles(tokens, shingles, num, stop_keys, firsts):  # type: ignore[no-untyped-def]
     """Keep the shingles ``shingles[i]`` whose first token ``tokens[i]`` is in ``stop_keys``.
 
     MMDS §3.8.6: a stop-word shingle is a stop word and the words after it. ``stop_keys`` is
-    sorted; the kept shingles move to the front, in order. Returns how many. Cost: O(num *
-    log |stop_keys|).
+    sorted; the kept shingles move to the front, in order, and each one's first token index
+    to ``firsts`` (unless it is None). Returns how many. Cost: O(num * log |stop_keys|).
     """
     last = stop_keys.shape[0]
     kept = 0
@@ -258,6 +290,8 @@ def _stop_word_shingles(tokens, shingles, num, stop_keys):  # type: ignore[no-un
         at = lower_bound(stop_keys, tokens[i])
         if at < last and stop_keys[at] == tokens[i]:
             shingles[kept] = shingles[i]
+            if firsts is not None:
+                firsts[kept] = i
             kept += 1
     return kept
 
@@ -287,9 +321,9 @@ def doc_shingles_into(  # type: ignore[no-untyped-def]
     num_tokens = _tokens(
         buf, start, end, classes, byte_words, strip_punct, fold_ascii, is_char, rabin, tokens
     )
-    num = _shingles(tokens, num_tokens, k, rabin, out)
+    num = shingles(tokens, num_tokens, k, rabin, out)
     if stop_keys.shape[0]:
-        num = _stop_word_shingles(tokens, out, num, stop_keys)
+        num = stop_word_shingles(tokens, out, num, stop_keys, None)
     fp_hi, fp_lo = _fingerprint(tokens, num_tokens)
     return num, fp_hi, fp_lo
 
