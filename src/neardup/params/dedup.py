@@ -1,0 +1,383 @@
+"""Everything one ``dedup`` run needs: :class:`DedupConfig`, its specs and its settings."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar, Literal, cast
+
+from neardup.errors import InputError, ParameterError
+from neardup.kinds import SKETCH_KINDS, Measure
+from neardup.params.embedding import COSINE_THRESHOLD, EmbeddingSpec
+from neardup.params.rules import (
+    Rule,
+    Spec,
+    boolean,
+    integer,
+    one_of,
+    optional_integer,
+    optional_text,
+    text,
+)
+from neardup.params.sketch import (
+    DEFAULT_NUM_PERM,
+    LSHSpec,
+    SketchSpec,
+    candidate_family,
+    check_psm_radius,
+)
+
+VerifyMode = Literal["exact", "signature", "none"]
+KeepRule = Literal["first", "longest"]
+KeepDirection = Literal["max", "min"]
+PairsMode = Literal["all", "spanning", "none"]
+ClusterMode = Literal["components", "center"]
+Compression = Literal["none", "gzip", "zstd"]
+InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]
+HtmlExtract = Literal["text", "main", "altavista"]
+
+
+def _is_encoding(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        codecs.lookup(value)
+    except LookupError:
+        return False
+    return True
+
+
+def keep_field(spec: str) -> tuple[str, KeepDirection]:
+    """``"FIELD[:max|:min]"`` as ``(field, direction)``; a field may hold colons itself.
+
+    Examples
+    --------
+    >>> keep_field("quality"), keep_field("date:min"), keep_field("meta:score:max")
+    (('quality', 'max'), ('date', 'min'), ('meta:score', 'max'))
+    """
+    name, _, direction = spec.rpartition(":")
+    if name and direction in ("max", "min"):
+        return name, cast(KeepDirection, direction)
+    return spec, "max"
+
+
+def _is_keep_by(value: Any) -> bool:
+    if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
+        return False
+    names = [keep_field(v)[0] for v in value]
+    return all(names) and len(set(names)) == len(names)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DedupConfig(Spec):
+    """Everything one ``dedup`` run needs: the specs plus reading and writing settings.
+
+    Parameters
+    ----------
+    sketch, lsh
+        The sketch and candidate specs; ``lsh.num_perm`` follows ``sketch.num_perm`` (left at
+        its default, it is set to it; set to another number, it is an error), and ``lsh.family``
+        left ``None`` becomes the sketch kind's first (:func:`candidate_family`).
+    verify
+        ``"exact"``: keep a candidate pair when the exact Jaccard of its shingle sets reaches the
+        threshold; ``"signature"``: when the signature estimate does; ``"none"``: keep every
+        candidate. ``None`` picks ``"exact"`` (texts are always reachable by a second pass).
+    keep
+        The representative of each cluster: the ``"first"`` document in input order, or the
+        ``"longest"`` (ties go to the first). With ``lsh.family="containment"`` it must be
+        ``"longest"``: the container is kept.
+    keep_by
+        Fields that choose the representative instead: ``"FIELD"`` or ``"FIELD:max"`` prefers
+        the largest value, ``"FIELD:min"`` the smallest; each later field breaks the ties of
+        the ones before, and input order the rest. Numbers (JSON numbers, Parquet numeric,
+        date and time columns, CSV columns whose every value is a number) compare as numbers,
+        strings by code point (ISO dates in order); a record without the field, or with
+        null, is preferred last (:func:`~neardup.cluster.preference_order`). ``keep`` must be
+        ``"first"`` then.
+    annotate
+        Instead of the kept corpus, write every record with this field added (``{"cluster",
+        "keep", "similarity"}``, as ``clusters.jsonl`` gives them): ``annotated.jsonl``,
+        ``.csv`` (three columns ``FIELD.cluster``, ...) or ``.parquet`` (a struct column).
+        ``None``: the kept corpus.
+    cluster
+        ``"components"``: the connected components of the verified pairs (single link: A ~ B
+        ~ C joins A and C even when they share little); ``"center"``: clusters that do not
+        chain, every member verified against its representative at the threshold
+        (:func:`~neardup.cluster.center_clusters`). Either way each document's similarity to
+        its representative is measured and written.
+    batch_bytes
+        Text bytes read per batch; memory is bounded by this, not by the corpus.
+    text_field
+        The field (JSONL, Parquet) or column (CSV) holding the text.
+    id_field
+        Where ids come from. ``None`` (the default): the ``id`` field of a record that has one,
+        else ``FILE:LINE`` (JSONL, CSV) or ``FILE:ROW`` (Parquet); a name: that field, which
+        every record must have (a misspelt name is an error, not a silent fallback); ``""``:
+        ``FILE:LINE`` (or ``FILE:ROW``) for every record. ``FILE`` is the input's name, or as
+        much of its path as tells it from the run's other inputs. ``.txt`` files are named by
+        their relative paths. Ids must be unique within a run.
+    encoding
+        The text encoding of CSV and ``.txt`` inputs (any Python codec name); JSON Lines and
+        Parquet are UTF-8 by definition. A leading UTF-8 byte-order mark is skipped.
+    input_format
+        ``"auto"`` decides from the file extension (``.warc``/``.arc``, optionally ``.gz``, are
+        web archives: each HTML response a document, its target URI the id).
+    html_field
+        The field (JSONL, Parquet) or column (CSV) holding a page's HTML, turned into text as
+        ``html_extract`` says; ``None``: the inputs hold plain text (``text_field``).
+    html_extract
+        What is taken of an HTML page (a web archive's, or ``html_field``'s): ``"text"``, its
+        visible text; ``"main"``, the main content only (navigation, headers and footers
+        dropped); ``"altavista"``, the feature text of seed 000 (the words of the text with the
+        URLs of HREF and IMG attributes as words where they stand, markup dropped).
+    skip_bad_records
+        Skip malformed records, counting them in the summary, instead of stopping.
+    compress
+        Compression of the written deduplicated corpus (JSONL or CSV).
+    pairs
+        Which verified near-duplicate pairs are reported (``pairs.jsonl``, ``DedupResult.pairs``):
+        ``"spanning"`` (the default) keeps those that join two clusters, taken in pair order:
+        a spanning forest of each cluster, at most one pair per duplicate, enough to explain
+        every cluster; ``"all"`` keeps every verified pair (it grows quadratically in
+        near-identical groups); ``"none"`` reports none and writes no pairs file at all. In
+        ``pairs.jsonl``, the first two also list every exact duplicate, linked to the first
+        document of its group (``DedupResult.exact_pairs`` always holds those links). Clusters
+        do not depend on it.
+    memory_bytes
+        Working memory for verification chunks (``--memory-gb``); ``None`` takes an eighth of
+        the machine's memory, at most 1 GiB. Results never depend on it.
+    explain
+        Give each near pair of ``pairs.jsonl`` its shared passages
+        (:func:`neardup.explain.shared_passages`, character offsets into the texts as read),
+        at the cost of one more pass over the inputs. Local engine only.
+    host_templates
+        Leave each web host's template (the shingles on half or more of its pages: navigation,
+        footers, a mirror's banner) out of its pages' texts before they are compared, each
+        host's template learned from its first pages in a first pass
+        (:class:`neardup.templates.HostTemplates`, ``--host-templates``). A page's host is that
+        of its id when the id is an ``http(s)`` URL, as web archives give it. Local engine.
+    embedding
+        The embedding method (:class:`EmbeddingSpec`, ``--method embedding``): pairs by the
+        cosine of the texts' vectors, at ``lsh.threshold``; with its ``with_shingles``
+        (``--method minhash+embedding``), by either the shingles' Jaccard or the cosine.
+        ``None``: shingles only.
+    """
+
+    sketch: SketchSpec = field(default_factory=SketchSpec)
+    lsh: LSHSpec = field(default_factory=LSHSpec)
+    verify: VerifyMode | None = None
+    keep: KeepRule = "first"
+    keep_by: tuple[str, ...] = ()
+    annotate: str | None = None
+    cluster: ClusterMode = "components"
+    batch_bytes: int = 32 * 2**20
+    text_field: str = "text"
+    id_field: str | None = None
+    encoding: str = "utf-8"
+    input_format: InputFormat = "auto"
+    html_field: str | None = None
+    html_extract: HtmlExtract = "text"
+    skip_bad_records: bool = False
+    compress: Compression = "none"
+    pairs: PairsMode = "spanning"
+    memory_bytes: int | None = None
+    explain: bool = False
+    host_templates: bool = False
+    embedding: EmbeddingSpec | None = None
+
+    _NESTED: ClassVar[Mapping[str, type[Spec]]] = {
+        "sketch": SketchSpec,
+        "lsh": LSHSpec,
+        "embedding": EmbeddingSpec,
+    }
+    _RULES: ClassVar[Mapping[str, Rule]] = {
+        "verify": Rule(
+            "None or one of 'exact', 'signature', 'none'",
+            lambda v: v is None or v in ("exact", "signature", "none"),
+        ),
+        "keep": one_of("first", "longest"),
+        "keep_by": Rule(
+            "a tuple of 'FIELD', 'FIELD:max' or 'FIELD:min' (each field once)", _is_keep_by
+        ),
+        "annotate": optional_text(),
+        "cluster": one_of("components", "center"),
+        "batch_bytes": integer(1, 2**40),
+        "text_field": text(),
+        "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),
+        "encoding": Rule("a text encoding Python knows", _is_encoding),
+        "input_format": one_of("auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"),
+        "html_field": optional_text(),
+        "html_extract": one_of("text", "main", "altavista"),
+        "skip_bad_records": boolean(),
+        "compress": one_of("none", "gzip", "zstd"),
+        "pairs": one_of("all", "spanning", "none"),
+        "memory_bytes": optional_integer(1 << 24, 1 << 50),
+        "explain": boolean(),
+        "host_templates": boolean(),
+        "embedding": Rule(
+            "None or an EmbeddingSpec", lambda v: v is None or isinstance(v, EmbeddingSpec)
+        ),
+    }
+
+    def __post_init__(self) -> None:
+        given: Any = self.keep_by
+        if isinstance(given, list):  # as a dict or TOML file gives it
+            object.__setattr__(self, "keep_by", tuple(given))
+        self._validate()
+        if self.lsh.num_perm != self.sketch.num_perm:
+            if self.lsh.num_perm != DEFAULT_NUM_PERM:
+                raise ParameterError(
+                    f"DedupConfig.lsh.num_perm must equal sketch.num_perm "
+                    f"({self.sketch.num_perm}); got {self.lsh.num_perm}. Set the number of slots "
+                    "once, as sketch.num_perm: the banding follows it."
+                )
+            # The number of slots is the sketch's; the banding follows it.
+            object.__setattr__(self, "lsh", replace(self.lsh, num_perm=self.sketch.num_perm))
+        family = candidate_family(self.sketch, self.lsh)
+        if self.lsh.family is None:
+            object.__setattr__(self, "lsh", replace(self.lsh, family=family))
+        if family == "hamming" and self.lsh.search == "psm":
+            check_psm_radius(self.sketch.simhash_bits, self.lsh.hamming)
+        if family == "containment":
+            self._check_containment()
+        if self.keep_by and self.keep != "first":
+            raise ParameterError(
+                "keep_by (--keep-by) chooses each cluster's representative, ties in input "
+                f"order; keep={self.keep!r} (--keep {self.keep}) would choose it too: drop it."
+            )
+        if self.embedding is not None:
+            self._check_embedding()
+
+    def _check_embedding(self) -> None:
+        """The embedding method measures the exact cosine of vectors (and Jaccard, combined)."""
+        assert self.embedding is not None
+        method = self.embedding_method
+        if self.lsh.family == "containment":
+            raise ParameterError(
+                f"{method} joins by the cosine of embeddings; containment (--measure "
+                "containment) measures how much of one shingle set is in another: drop one of them"
+            )
+        if self.verify_mode != "exact":
+            measures = "Jaccard and cosine" if self.embedding.with_shingles else "cosine"
+            raise ParameterError(
+                f"{method} measures every pair's {measures} exactly: drop --verify {self.verify}"
+            )
+        if not self.embedding.with_shingles:
+            if self.explain:
+                raise ParameterError(
+                    "the embedding method (--method embedding) has no shared passages to show: "
+                    "drop --explain, or find pairs by shingles too (--method minhash+embedding)"
+                )
+            return
+        if SKETCH_KINDS[self.sketch.kind].exact != "jaccard":
+            raise ParameterError(
+                f"--method minhash+embedding measures the shingles' Jaccard beside the cosine; "
+                f"--sketch {self.sketch.kind} measures {SKETCH_KINDS[self.sketch.kind].exact}: "
+                "choose a MinHash sketch (the default, oph) or --method embedding"
+            )
+        if self.cluster == "center":
+            raise ParameterError(
+                "--cluster center ranks each document's pairs by one measure; "
+                "--method minhash+embedding joins by two: use --cluster components, or one method"
+            )
+
+    def _check_containment(self) -> None:
+        """Containment is measured exactly, and a cluster keeps its container (the longest)."""
+        if self.verify_mode != "exact":
+            raise ParameterError(
+                "DedupConfig.verify must be 'exact' (or None) with the containment family: "
+                f"containment is measured on the shingle sets; got {self.verify!r}."
+            )
+        if self.keep != "longest" or self.keep_by:
+            raise ParameterError(
+                "DedupConfig.keep must be 'longest' with the containment family: a cluster "
+                "keeps its container, the longest document (the shorter is the contained "
+                f"one); got keep={self.keep!r}"
+                + (f", keep_by={list(self.keep_by)!r}." if self.keep_by else ".")
+            )
+
+    @property
+    def keep_fields(self) -> tuple[tuple[str, KeepDirection], ...]:
+        """``keep_by`` as ``(field, "max" | "min")`` pairs, in order of precedence."""
+        return tuple(keep_field(spec) for spec in self.keep_by)
+
+    @property
+    def measure(self) -> Measure:
+        """What the similarity of a pair is: the kind's exact measure, containment, or cosine.
+
+        With ``embedding.with_shingles`` it is the shingles' measure; the cosine comes beside it.
+        """
+        if self.lsh.family == "containment":
+            return "containment"
+        if self.embedding_only:
+            return "cosine"
+        return SKETCH_KINDS[self.sketch.kind].exact
+
+    @property
+    def embedding_only(self) -> bool:
+        """Whether pairs are found and measured by embeddings alone (``--method embedding``)."""
+        return self.embedding is not None and not self.embedding.with_shingles
+
+    @property
+    def embedding_method(self) -> str:
+        """The ``--method`` of a run with embeddings, as typed (``""`` without them)."""
+        if self.embedding is None:
+            return ""
+        return "--method " + ("minhash+embedding" if self.embedding.with_shingles else "embedding")
+
+    @property
+    def combined(self) -> bool:
+        """Whether a pair is joined by its shingles or by its embeddings (minhash+embedding)."""
+        return self.embedding is not None and self.embedding.with_shingles
+
+    @property
+    def cosine_threshold(self) -> float | None:
+        """The cosine at which the embedding method joins a pair (``None``: no embeddings)."""
+        if self.embedding is None:
+            return None
+        if self.embedding_only:
+            return self.lsh.threshold
+        given = self.embedding.cosine_threshold
+        return COSINE_THRESHOLD if given is None else given
+
+    @property
+    def verify_mode(self) -> VerifyMode:
+        """The verification in use (``verify``, or ``"exact"`` when left to choose)."""
+        return "exact" if self.verify is None else self.verify
+
+    @property
+    def working_memory(self) -> int:
+        """``memory_bytes``, or an eighth of the machine's memory, at most 1 GiB."""
+        if self.memory_bytes is not None:
+            return self.memory_bytes
+        try:
+            physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            physical = 8 << 30
+        return max(1 << 26, min(1 << 30, physical // 8))
+
+    @classmethod
+    def from_toml(cls, path: Path | str) -> DedupConfig:
+        """Load a config from a TOML file; unknown keys are errors naming the file and key.
+
+        Examples
+        --------
+        A file with ``[lsh]`` ``threshold = 0.7`` and ``[sketch.shingle]`` ``unit = "char"``
+        gives ``DedupConfig(lsh=LSHSpec(threshold=0.7), sketch=SketchSpec(shingle=...))``.
+        """
+        path = Path(path)
+        try:
+            with path.open("rb") as f:
+                data = tomllib.load(f)
+        except OSError as exc:
+            raise InputError(f"cannot read config: {exc.strerror}", path=path) from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", path=path) from exc
+        try:
+            return cls.from_dict(data)
+        except ParameterError as exc:
+            raise ParameterError(f"{path}: {exc}") from exc
