@@ -20,9 +20,9 @@ from neardup import (
     dedup,
     dedup_files,
 )
+from neardup._faults import FAIL_ONCE_PROPERTY
 from neardup.cluster import connected_components
 from neardup.engine.spark import (
-    FAIL_ONCE_PROPERTY,
     SparkDedupResult,
     dedup_dataframe,
     dedup_files_spark,

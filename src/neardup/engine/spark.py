@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from neardup._faults import fail_task_once
 from neardup._types import Batch
 from neardup.candidates import candidate_scheme
 from neardup.candidates import estimate as estimate_similarity
@@ -195,7 +196,7 @@ def _sketch_batches(config: DedupConfig, text_column: str) -> Callable[[Iterator
 
         step = BatchSketcher(config)
         for batch in batches:
-            _maybe_fail_once()
+            fail_task_once()
             texts = Batch(*pack_strings(batch.column(text_column).to_pylist()))
             normalized, stats = step.normalize(texts, in_place=True)
             sizes = np.diff(normalized.offsets)
@@ -226,28 +227,6 @@ def _sketch_batches(config: DedupConfig, text_column: str) -> Callable[[Iterator
                 )
 
     return run
-
-
-FAIL_ONCE_PROPERTY = "neardup.test.failOnce"
-
-
-def _maybe_fail_once() -> None:
-    """Fail one task: the first to run while ``neardup.test.failOnce`` names a missing file.
-
-    The file is created, so the retry succeeds. A test hook (set with
-    ``SparkContext.setLocalProperty``): it shows that a retried task yields the same result.
-    """
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    marker = context.getLocalProperty(FAIL_ONCE_PROPERTY) if context is not None else None
-    if marker:
-        try:
-            with open(marker, "x"):
-                pass
-        except FileExistsError:
-            return
-        raise RuntimeError(f"neardup: injected task failure ({FAIL_ONCE_PROPERTY})")
 
 
 def _exact_batches(batches: Iterator[Any]) -> Iterator[Any]:
