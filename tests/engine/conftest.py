@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from neardup.engine.spark import released_when_done, spark_session
+from neardup.engine.spark_session import released_when_done, spark_session
 
 
 @pytest.fixture(scope="session")

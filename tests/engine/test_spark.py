@@ -50,18 +50,26 @@ def _same_outputs(local: Path, distributed: Path) -> None:
 
 
 def test_outputs_equal_the_local_engines_on_the_bundled_sample_though_a_task_failed(
-    spark: Any, tmp_path: Path
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = DedupConfig(keep="longest")
     dedup_files([SAMPLE], tmp_path / "local", config)
     marker = tmp_path / "failed-once"
     context = spark.sparkContext
     context.setLocalProperty(FAIL_ONCE_PROPERTY, str(marker))
+    monkeypatch.setattr("neardup._progress.LOG_EVERY_S", 0.0)  # a line at every report
     try:
-        summary = dedup_files_spark(spark, [str(SAMPLE)], str(tmp_path / "spark"), config)
+        summary = dedup_files_spark(
+            spark, [str(SAMPLE)], str(tmp_path / "spark"), config, show_progress=True
+        )
     finally:
         context.setLocalProperty(FAIL_ONCE_PROPERTY, None)
     assert marker.exists()  # a task did fail, and was retried
+    shown = capsys.readouterr().err.splitlines()
+    for stage in ("read_sketch", "candidates", "verify", "write"):
+        lines = [line for line in shown if line.startswith(f"spark {stage}: ")]
+        assert lines, (stage, shown)
+        assert all(" tasks" in line for line in lines), lines
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
     written = json.loads((tmp_path / "spark" / "summary.json").read_text())

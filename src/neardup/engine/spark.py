@@ -29,30 +29,40 @@ not need it.
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from neardup._faults import fail_task_once
-from neardup._types import Batch
 from neardup.candidates import candidate_scheme
-from neardup.candidates import estimate as estimate_similarity
-from neardup.cluster import (
-    Clusters,
-    UnionFind,
-    center_clusters,
-    preference_order,
-    representatives,
-    union_pairs,
-)
 from neardup.engine.spark_components import component_labels
-from neardup.errors import InputError, MissingExtraError, ParameterError
+from neardup.engine.spark_session import (
+    StageJobs,
+    errors_of_tasks,
+    released_when_done,
+    require_pyspark,
+    spark_session,
+)
+from neardup.engine.spark_tasks import (
+    BUCKETS_SCHEMA,
+    CENTER_SCHEMA,
+    DECIDED_SCHEMA,
+    SCORED_COLUMNS,
+    SCORED_SCHEMA,
+    SKETCH_SCHEMA,
+    VERIFIED_SCHEMA,
+    bucket_batches,
+    center_batches,
+    decided_batches,
+    exact_batches,
+    keep_batches,
+    score_batches,
+    sketch_batches,
+    spanning_batches,
+)
+from neardup.errors import InputError, ParameterError
 from neardup.io.spark import (
     cluster_lines,
     comparable_column,
@@ -62,22 +72,13 @@ from neardup.io.spark import (
     spark_output,
     write_results,
 )
-from neardup.keep import KeepValues, comparable
 from neardup.kinds import SKETCH_KINDS
-from neardup.lsh.banding import bucket_pairs
-from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
 from neardup.pipeline import (
-    BatchSketcher,
-    accepted,
-    exact_groups,
-    measured,
     measures_every_candidate,
     summarize,
     warn_of_giant_buckets,
 )
-from neardup.sketch import make_sketcher
-from neardup.sketch.signatures import Signatures
 from neardup.summary import (
     HISTOGRAM_BINS,
     ClusterSize,
@@ -86,56 +87,11 @@ from neardup.summary import (
     StageTimes,
     Summary,
 )
-from neardup.text.spans import pack_strings
-from neardup.verify import exact_similarity
 
 __all__ = ["SparkDedupResult", "dedup_dataframe", "dedup_files_spark", "spark_session"]
 
 SPARK_KINDS = tuple(name for name, kind in SKETCH_KINDS.items() if kind.spark)
 """Sketch kinds the Spark engine runs: those the registry marks ``spark``."""
-
-_SKETCH_SCHEMA = (
-    "doc long, length long, num_bytes long, is_short boolean, is_empty boolean, fp_hi long, "
-    "fp_lo long, signature binary, keys array<long>"
-)
-_BUCKETS_SCHEMA = "first long, second long, giant_buckets long, largest_bucket long"
-_VERIFIED_SCHEMA = "first long, second long, estimate double, jaccard double"
-_SCORED_SCHEMA = (
-    "first long, second long, estimate double, jaccard double, similarity double, accepted boolean"
-)
-_SCORED_COLUMNS = ("first", "second", "estimate", "jaccard", "similarity", "accepted")
-_DECIDED_SCHEMA = _SCORED_SCHEMA + ", measured boolean, joined boolean"
-_CENTER_SCHEMA = "doc long, label long, keep boolean, similarity double"
-
-
-def _require_pyspark() -> None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise MissingExtraError(
-            "the Spark engine needs pyspark: pip install 'neardup[spark]'"
-        ) from None
-
-
-def spark_session(master: str | None = None, conf: Sequence[str] = ()) -> Any:
-    """A SparkSession for neardup: ``master`` (default ``local[*]``) and ``key=value`` settings.
-
-    Python workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
-    """
-    _require_pyspark()
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("neardup").master(master or "local[*]")
-    builder = builder.config("spark.ui.showConsoleProgress", "false")
-    for item in conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ParameterError(f"--spark-conf takes KEY=VALUE; got {item!r}.")
-        builder = builder.config(key.strip(), value.strip())
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
 
 
 @dataclass(frozen=True)
@@ -166,126 +122,13 @@ class SparkDedupResult:
     summary: Summary
 
 
-def _uint64_as_int64(values: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(values, dtype=np.uint64).view(np.int64)
-
-
-def _column(table: Any, name: str) -> np.ndarray:
-    return np.asarray(table.column(name).to_numpy())
-
-
-def _partition(batches: Iterator[Any], *order: str) -> Any:
-    """A partition's Arrow batches as one table, sorted by ``order`` (None when empty).
-
-    After a shuffle on a key, a partition holds every row of its keys: a bucket, an exact group
-    or a cluster is whole in it.
-    """
-    import pyarrow as pa
-
-    received = [batch for batch in batches if batch.num_rows]
-    if not received:
-        return None
-    return pa.Table.from_batches(received).sort_by([(name, "ascending") for name in order])
-
-
-def _sketch_batches(config: DedupConfig, text_column: str) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: (doc, text) batches through :class:`BatchSketcher`."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        step = BatchSketcher(config)
-        for batch in batches:
-            fail_task_once()
-            texts = Batch(*pack_strings(batch.column(text_column).to_pylist()))
-            normalized, stats = step.normalize(texts, in_place=True)
-            sizes = np.diff(normalized.offsets)
-            for block in step.blocks(normalized):
-                rows = slice(block.start, block.stop)
-                signatures = block.signatures
-                keys = _uint64_as_int64(block.keys)
-                fingerprints = _uint64_as_int64(signatures.fingerprints)
-                yield pa.RecordBatch.from_pydict(
-                    {
-                        "doc": batch.column("doc").slice(block.start, signatures.num_docs),
-                        "length": pa.array(stats.chars[rows], pa.int64()),
-                        "num_bytes": pa.array(sizes[rows], pa.int64()),
-                        "is_short": pa.array(signatures.is_short, pa.bool_()),
-                        "is_empty": pa.array(block.is_empty, pa.bool_()),
-                        "fp_hi": pa.array(fingerprints[:, 0], pa.int64()),
-                        "fp_lo": pa.array(fingerprints[:, 1], pa.int64()),
-                        "signature": pa.array(
-                            [row.tobytes() for row in signatures.values], pa.binary()
-                        ),
-                        "keys": pa.ListArray.from_arrays(
-                            pa.array(
-                                np.arange(signatures.num_docs + 1) * keys.shape[1], pa.int32()
-                            ),
-                            pa.array(keys.reshape(-1), pa.int64()),
-                        ),
-                    }
-                )
-
-    return run
-
-
-def _exact_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    """The mapInArrow function: whole exact groups → each document's :func:`exact_groups` first."""
-    import pyarrow as pa
-
-    table = _partition(batches, "doc")
-    if table is None:
-        return
-    docs = _column(table, "doc")
-    fingerprints = np.stack([_column(table, "fp_hi"), _column(table, "fp_lo")], axis=1)
-    first, _ = exact_groups(fingerprints.view(np.uint64), _column(table, "is_empty"))
-    yield pa.RecordBatch.from_pydict({"doc": docs, "group_first": docs[first]})
-
-
 def _exact_groups(sketched: Any) -> Any:
     """``sketched`` with each document's ``group_first`` (:func:`exact_groups`)."""
     fingerprints = sketched.select("doc", "fp_hi", "fp_lo", "is_empty")
     groups = fingerprints.repartition("fp_hi", "fp_lo").mapInArrow(
-        _exact_batches, "doc long, group_first long"
+        exact_batches, "doc long, group_first long"
     )
     return sketched.join(groups, "doc")
-
-
-def _bucket_batches(max_bucket_size: int) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: whole buckets → their pairs (:func:`bucket_pairs`).
-
-    After the pairs comes one row of the partition's bucket counts (its ``first`` null).
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        table = _partition(batches, "doc")
-        if table is None:
-            return
-        nodes, docs = np.unique(_column(table, "doc"), return_inverse=True)
-        bands = _column(table, "band")
-        keys = _column(table, "key").view(np.uint64)
-        buckets = ((keys[bands == b], docs[bands == b]) for b in np.unique(bands).tolist())
-        found = bucket_pairs(buckets, nodes.shape[0], max_bucket_size)
-        yield pa.RecordBatch.from_pydict(
-            {
-                "first": pa.array(nodes[found.first], pa.int64()),
-                "second": pa.array(nodes[found.second], pa.int64()),
-                "giant_buckets": pa.nulls(len(found), pa.int64()),
-                "largest_bucket": pa.nulls(len(found), pa.int64()),
-            }
-        )
-        yield pa.RecordBatch.from_pydict(
-            {
-                "first": pa.nulls(1, pa.int64()),
-                "second": pa.nulls(1, pa.int64()),
-                "giant_buckets": pa.array([found.num_giant_buckets], pa.int64()),
-                "largest_bucket": pa.array([found.largest_bucket], pa.int64()),
-            }
-        )
-
-    return run
 
 
 def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
@@ -297,94 +140,13 @@ def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
     if scheme.shared_namespace:  # one namespace for all columns; EMPTY is no key
         postings = postings.where(F.col("key") != -1).withColumn("band", F.lit(0))
     found = postings.repartition("band", "key").mapInArrow(
-        _bucket_batches(config.lsh.max_bucket_size), _BUCKETS_SCHEMA
+        bucket_batches(config.lsh.max_bucket_size), BUCKETS_SCHEMA
     )
     found = found.localCheckpoint(eager=True)
     counts = found.where(F.col("first").isNull())
     giant, largest = counts.agg(F.sum("giant_buckets"), F.max("largest_bucket")).first()
     pairs = found.where(F.col("first").isNotNull()).select("first", "second").distinct()
     return pairs, int(giant or 0), int(largest or 0)
-
-
-def _score_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: pairs with both signatures (and texts) → their similarities.
-
-    Each pair's estimate, exact similarity (``verify="exact"``), the similarity verification
-    goes by (:func:`~neardup.pipeline.measured`) and whether :func:`~neardup.pipeline.accepted`
-    passes it.
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        width = make_sketcher(config.sketch).width
-        for batch in batches:
-            count = batch.num_rows
-            rows = [
-                np.frombuffer(blob, dtype=np.uint64)
-                for column in ("a_signature", "b_signature")
-                for blob in batch.column(column).to_pylist()
-            ]
-            values = np.stack(rows) if rows else np.empty((0, width), dtype=np.uint64)
-            signatures = Signatures(
-                values=values,
-                num_shingles=np.ones(2 * count, dtype=np.int64),
-                fingerprints=np.zeros((2 * count, 2), dtype=np.uint64),
-                spec=config.sketch,
-            )
-            local = CandidatePairs(first=np.arange(count), second=np.arange(count, 2 * count))
-            estimate = estimate_similarity(signatures, local)
-            jaccard = np.full(count, np.nan)
-            if config.verify_mode == "exact" and count:
-                texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
-                jaccard = exact_similarity(texts, local, config.sketch)
-            yield pa.RecordBatch.from_pydict(
-                {
-                    "first": batch.column("first"),
-                    "second": batch.column("second"),
-                    "estimate": pa.array(estimate, pa.float64()),
-                    "jaccard": pa.array(jaccard, pa.float64()),
-                    "similarity": pa.array(measured(estimate, jaccard, config), pa.float64()),
-                    "accepted": pa.array(accepted(estimate, jaccard, config)),
-                }
-            )
-
-    return run
-
-
-def _keep_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: whole clusters → each document's keep flag.
-
-    The local keep rule, :func:`~neardup.cluster.representatives`, cluster by cluster.
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        table = _partition(batches, "doc")
-        if table is None:
-            return
-        docs, labels = _column(table, "doc"), _column(table, "label")
-        kept = representatives(
-            np.searchsorted(docs, labels),
-            config.keep,
-            _column(table, "length"),
-            _table_keep_values(table, config),
-        )
-        yield pa.RecordBatch.from_pydict({"doc": docs, "label": labels, "keep": kept})
-
-    return run
-
-
-def _table_keep_values(table: Any, config: DedupConfig) -> KeepValues | None:
-    """The ``keep0``, ``keep1``, ... columns of a partition's table (None without keep_by)."""
-    if not config.keep_by:
-        return None
-    columns = [
-        comparable(table.column(f"keep{i}").combine_chunks(), name, "the Spark rows")
-        for i, (name, _) in enumerate(config.keep_fields)
-    ]
-    return KeepValues.of(config, columns)
 
 
 def check_runs(config: DedupConfig) -> None:
@@ -426,6 +188,7 @@ def dedup_dataframe(
     order_column: str | None = None,
     keep_columns: Sequence[str] | None = None,
     reliable_checkpoints: bool = False,
+    stages: StageJobs | None = None,
 ) -> SparkDedupResult:
     """Deduplicate a Spark DataFrame of ``id_column`` and ``text_column``.
 
@@ -434,10 +197,10 @@ def dedup_dataframe(
     ``keep_columns`` hold the values of ``config.keep_by``'s fields, in its order (default:
     the columns named as the fields). The
     result equals :func:`neardup.dedup` on the same texts in the same order. Spark jobs run
-    in job groups ``neardup:<stage>``, so the UI and its REST API attribute time and shuffle
-    bytes to the stages (``bench/spark.py`` reads them).
+    in job groups ``neardup:<stage>`` (``stages``, which may show their progress too: see
+    :class:`~neardup.engine.spark_session.StageJobs`).
     """
-    _require_pyspark()
+    require_pyspark()
     from pyspark.sql import functions as F  # noqa: N812
 
     config = config if config is not None else DedupConfig()
@@ -446,14 +209,16 @@ def dedup_dataframe(
     seconds: dict[str, float] = {}
     spark = frame.sparkSession
 
+    stages = stages if stages is not None else StageJobs(spark)
+
     def lap(name: str, since: float, following: str) -> float:
         """Close stage ``name`` (timed since ``since``); Spark jobs now belong to ``following``."""
         now = time.perf_counter()
         seconds[name] = now - since
-        spark.sparkContext.setJobGroup(f"neardup:{following}", following)
+        stages.enter(following)
         return now
 
-    spark.sparkContext.setJobGroup("neardup:read_sketch", "read_sketch")
+    stages.enter("read_sketch")
     numbered = _numbered(frame, order_column)
     docs = numbered.select(
         "doc",
@@ -464,9 +229,7 @@ def dedup_dataframe(
     num_docs = docs.count()
     if num_docs == 0:
         raise InputError("no usable records in the input")
-    sketched = docs.select("doc", "text").mapInArrow(
-        _sketch_batches(config, "text"), _SKETCH_SCHEMA
-    )
+    sketched = docs.select("doc", "text").mapInArrow(sketch_batches(config, "text"), SKETCH_SCHEMA)
     sketched = sketched.localCheckpoint(eager=True)
     now = lap("read_sketch", started, "exact")
 
@@ -572,7 +335,7 @@ def _numbered(frame: Any, order_column: str | None) -> Any:
 
 
 def _scored(pairs: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
-    """The pairs ``(first, second)`` with their similarities (:func:`_score_batches`)."""
+    """The pairs ``(first, second)`` with their similarities (:func:`score_batches`)."""
     signature = sketched.select("doc", "signature")
     joined = pairs.join(signature.toDF("first", "a_signature"), "first").join(
         signature.toDF("second", "b_signature"), "second"
@@ -582,7 +345,7 @@ def _scored(pairs: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
         joined = joined.join(text.toDF("first", "a_text"), "first").join(
             text.toDF("second", "b_text"), "second"
         )
-    return joined.mapInArrow(_score_batches(config), _SCORED_SCHEMA)
+    return joined.mapInArrow(score_batches(config), SCORED_SCHEMA)
 
 
 def _similarity_histogram(scored: Any, verified: Any) -> SimilarityHistogram:
@@ -621,7 +384,7 @@ def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: Dedu
     if values:
         labelled = labelled.join(docs.select("doc", *values), "doc")
     kept = labelled.repartition("label").mapInArrow(
-        _keep_batches(config), "doc long, label long, keep boolean"
+        keep_batches(config), "doc long, label long, keep boolean"
     )
     kept = labelled.join(kept.drop("label"), "doc").localCheckpoint(eager=True)
     representative = kept.where("keep").select("label", F.col("doc").alias("first"))
@@ -671,56 +434,8 @@ def _centers(measured_docs: Any, verified: Any, config: DedupConfig, docs: Any) 
         *(F.lit(None).cast(docs.schema[v].dataType).alias(v) for v in values),
     )  # fmt: skip
     rows = doc_rows.unionByName(edge_rows).repartition("label")
-    centered = rows.mapInArrow(_center_batches(config), _CENTER_SCHEMA)
+    centered = rows.mapInArrow(center_batches(config), CENTER_SCHEMA)
     return measured_docs.drop("label", "keep", "similarity").join(centered, "doc")
-
-
-def _center_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
-    """The mapInArrow function: whole components and their pairs → center clusters."""
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        table = _partition(batches, "doc", "other")
-        if table is None:
-            return
-        is_doc = pc.is_null(table.column("other"))
-        rows, edges = table.filter(is_doc), table.filter(pc.invert(is_doc))
-        docs = _column(rows, "doc")
-
-        def local(name: str, frame: Any = rows) -> np.ndarray:
-            return np.searchsorted(docs, _column(frame, name))
-
-        components = Clusters(
-            labels=local("label"),
-            keep=_column(rows, "keep"),
-            similarity=_column(rows, "similarity"),
-        )
-        clusters = center_clusters(
-            components,
-            local("doc", edges),
-            local("other", edges),
-            _column(edges, "similarity"),
-            config.lsh.threshold,
-            order=preference_order(
-                docs.shape[0],
-                config.keep,
-                _column(rows, "length"),
-                _table_keep_values(rows, config),
-            ),
-            follows=local("follows"),
-        )
-        yield pa.RecordBatch.from_pydict(
-            {
-                "doc": docs,
-                "label": docs[clusters.labels],
-                "keep": clusters.keep,
-                "similarity": clusters.similarity,
-            }
-        )
-
-    return run
 
 
 def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
@@ -740,7 +455,7 @@ def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
         .join(labels.toDF("second", "second_label"), "second")
         .where("label = second_label")
     )
-    return labelled.repartition("label").mapInArrow(_spanning_batches, _VERIFIED_SCHEMA)
+    return labelled.repartition("label").mapInArrow(spanning_batches, VERIFIED_SCHEMA)
 
 
 def _decided(
@@ -768,55 +483,22 @@ def _measured_in_order(scored: Any, labels: Any) -> tuple[Any, Any]:
     ``(first, second)`` order and leaves out those whose documents the pairs before already
     joined: a pair between two clusters is always measured; within a cluster, its pairs
     (whole in one task) are taken in order through the same union-find
-    (:func:`_decided_batches`). The accepted pairs measured are the spanning ones.
+    (:func:`decided_batches`). The accepted pairs measured are the spanning ones.
     """
     labelled = scored.join(labels.toDF("first", "label"), "first").join(
         labels.toDF("second", "second_label"), "second"
     )
-    across = labelled.where("label != second_label").select(*_SCORED_COLUMNS)
+    across = labelled.where("label != second_label").select(*SCORED_COLUMNS)
     decided = (
         labelled.where("label = second_label")
-        .select(*_SCORED_COLUMNS, "label")
+        .select(*SCORED_COLUMNS, "label")
         .repartition("label")
-        .mapInArrow(_decided_batches, _DECIDED_SCHEMA)
+        .mapInArrow(decided_batches, DECIDED_SCHEMA)
         .localCheckpoint(eager=True)
     )
-    measured = across.union(decided.where("measured").select(*_SCORED_COLUMNS))
-    verified = decided.where("joined").select(*_SCORED_COLUMNS).drop("accepted")
+    measured = across.union(decided.where("measured").select(*SCORED_COLUMNS))
+    verified = decided.where("joined").select(*SCORED_COLUMNS).drop("accepted")
     return measured, verified
-
-
-def _decided_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    """The mapInArrow function: whole clusters' candidates, in order → measured, joined."""
-    import pyarrow as pa
-
-    table = _partition(batches, "first", "second")
-    if table is None:
-        return
-    num_nodes, first, second = _numbered_pairs(table)
-    measured, joined = UnionFind(num_nodes).join(
-        first, second, table.column("accepted").to_numpy(zero_copy_only=False), skip_joined=True
-    )
-    columns = {name: table.column(name) for name in _SCORED_COLUMNS}
-    yield from pa.table(
-        {**columns, "measured": pa.array(measured), "joined": pa.array(joined)}
-    ).to_batches()
-
-
-def _spanning_batches(batches: Iterator[Any]) -> Iterator[Any]:
-    """The mapInArrow function: whole clusters' pairs, in order → those that join clusters."""
-    table = _partition(batches, "first", "second")
-    if table is None:
-        return
-    _, joined = union_pairs(*_numbered_pairs(table))
-    yield from table.select(["first", "second", "estimate", "jaccard"]).filter(joined).to_batches()
-
-
-def _numbered_pairs(table: Any) -> tuple[int, Any, Any]:
-    """A partition's pairs with its documents numbered ``0 .. n - 1``: ``(n, first, second)``."""
-    first, second = _column(table, "first"), _column(table, "second")
-    nodes, local = np.unique(np.concatenate([first, second]), return_inverse=True)
-    return int(nodes.shape[0]), local[: first.shape[0]], local[first.shape[0] :]
 
 
 def _pairs(docs: Any, exact_links: Any, verified: Any) -> Any:
@@ -852,40 +534,6 @@ def _biggest_clusters(sizes: Any, count: int = 5) -> list[ClusterSize]:
     return [ClusterSize(row["cluster"], row["count"]) for row in top]
 
 
-@contextmanager
-def _errors_of_tasks() -> Iterator[None]:
-    """Raise a task's :class:`InputError` (which reaches the driver wrapped by Spark) as such."""
-    try:
-        yield
-    except Exception as exc:
-        marker = "neardup.errors.InputError: "
-        if marker not in str(exc):
-            raise
-        raise InputError(str(exc).split(marker, 1)[1].splitlines()[0]) from None
-
-
-@contextmanager
-def released_when_done(spark: Any) -> Iterator[None]:
-    """Unpersist every RDD (checkpoints, cached frames) that the block persisted.
-
-    A run caches its documents and checkpoints its stages in the executors' memory; once its
-    outputs are written nothing needs them, and a session that runs many jobs (a notebook, a
-    service, a test suite) would otherwise hold them until the driver's garbage collector
-    happens to release them, and run out of memory first.
-    """
-    context = spark.sparkContext
-    before = set(context._jsc.getPersistentRDDs().keys())
-    try:
-        yield
-    finally:
-        from py4j.protocol import Py4JError
-
-        with suppress(Py4JError):  # a JVM that died took what it held with it
-            for key, rdd in context._jsc.getPersistentRDDs().items():
-                if key not in before:
-                    rdd.unpersist(False)
-
-
 def dedup_files_spark(
     spark: Any,
     inputs: Sequence[str],
@@ -893,6 +541,7 @@ def dedup_files_spark(
     config: DedupConfig | None = None,
     *,
     overwrite: bool = False,
+    show_progress: bool = False,
 ) -> Summary:
     """``neardup dedup --engine spark``: read, deduplicate, write ``output``; return the summary.
 
@@ -900,19 +549,21 @@ def dedup_files_spark(
     ordered by document) and ``kept.parquet`` (or ``annotated.parquet``) are written by Spark
     as directories of parts; on a local path they are then joined into single files,
     byte-identical to the local engine's, and the directory appears only when the run succeeded
-    (:func:`neardup.io.spark.spark_output`).
+    (:func:`neardup.io.spark.spark_output`). ``show_progress``: each stage's tasks on stderr.
     """
     config = config if config is not None else DedupConfig()
     with (
         spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
-        _errors_of_tasks(),
+        errors_of_tasks(),
         released_when_done(spark),
+        StageJobs(spark, show_progress=show_progress) as stages,
     ):
         result = dedup_dataframe(
             read_inputs(spark, inputs, config),
             config,
             order_column="order",
             keep_columns=keep_columns(config),
+            stages=stages,
         )
         pairs = result.pairs if config.pairs != "none" else None
         written = write_results(out, result.clusters, pairs, result.kept, config.annotate)

@@ -27,12 +27,8 @@ from typing import Any
 import numpy as np
 
 from neardup.engine.join import JoinSource, join_summary
-from neardup.engine.spark import (
-    _bucket_batches,
-    _errors_of_tasks,
-    _require_pyspark,
-    released_when_done,
-)
+from neardup.engine.spark_session import errors_of_tasks, released_when_done, require_pyspark
+from neardup.engine.spark_tasks import BUCKETS_SCHEMA, bucket_batches
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
 from neardup.io.spark import spark_output
@@ -54,7 +50,6 @@ from neardup.verify import exact_jaccard
 __all__ = ["join_files_spark"]
 
 _KEYS_SCHEMA = "doc long, keys array<long>"
-_BUCKETS_SCHEMA = "first long, second long, giant_buckets long, largest_bucket long"
 _VERIFIED_SCHEMA = "first long, second long, value double"
 
 
@@ -262,7 +257,7 @@ def join_files_spark(
     ``source.items_field`` (a list of strings or integers); ``pairs.jsonl`` and the counts
     equal the local engine's.
     """
-    _require_pyspark()
+    require_pyspark()
     from pyspark.sql import functions as F  # noqa: N812
 
     source = source or JoinSource()
@@ -282,7 +277,7 @@ def join_files_spark(
     started = time.perf_counter()
     with (
         spark_output(spark, output, kind="join", overwrite=overwrite, inputs=[str(path)]) as out,
-        _errors_of_tasks(),
+        errors_of_tasks(),
         released_when_done(spark),
     ):
         id_field = default_id_field(path) if source.id_field is None else source.id_field
@@ -298,7 +293,7 @@ def join_files_spark(
         )
         postings = keys.select("doc", F.posexplode("keys").alias("band", "key"))
         found = postings.repartition("band", "key").mapInArrow(
-            _bucket_batches(spec.max_bucket_size), _BUCKETS_SCHEMA
+            bucket_batches(spec.max_bucket_size), BUCKETS_SCHEMA
         )
         found = found.localCheckpoint(eager=True)
         counts = found.where(F.col("first").isNull())
