@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     )
     from neardup.explain import Passage, shared_passages
     from neardup.hamming import HammingIndex
-    from neardup.index import LSHIndex
-    from neardup.join import JoinResult, VectorIndex, similarity_join
-    from neardup.lookup import Match
+    from neardup.index import LSHIndex, VectorIndex
+    from neardup.join import JoinResult, similarity_join
+    from neardup.lookup import Match, NearIndex
     from neardup.lsh import (
         Amplification,
         band_keys,
@@ -88,9 +88,9 @@ _HOMES = {
     "neardup.embed": ("Encoder", "load_encoder"),
     "neardup.explain": ("Passage", "shared_passages"),
     "neardup.hamming": ("HammingIndex",),
-    "neardup.index": ("LSHIndex",),
-    "neardup.join": ("JoinResult", "VectorIndex", "similarity_join"),
-    "neardup.lookup": ("Match",),
+    "neardup.index": ("LSHIndex", "VectorIndex"),
+    "neardup.join": ("JoinResult", "similarity_join"),
+    "neardup.lookup": ("Match", "NearIndex"),
     "neardup.lsh": (
         "Amplification",
         "band_keys",
@@ -150,6 +150,7 @@ __all__ = [
     "Match",
     "MinHasher",
     "MissingExtraError",
+    "NearIndex",
     "NeardupError",
     "NeardupWarning",
     "NormalizeSpec",

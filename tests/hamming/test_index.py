@@ -91,7 +91,11 @@ def _exercise(seed: int, bits: int, h: int, search: Search) -> None:
         assert index.query_signatures(queries, max_distance=h + 1) == [
             _brute_force(stored, q, h + 1, bits) for q in queries.values
         ]
-        assert index.query_signatures(queries, top_k=2) == [m[:2] for m in got]
+        assert index.query_signatures(queries, k=2) == [m[:2] for m in got]
+        one_bit = float(np.cos(np.pi / bits))  # the cosine one bit apart estimates
+        assert index.query_signatures(queries, threshold=one_bit) == [
+            [m for m in matches if m.distance is not None and m.distance <= 1] for matches in got
+        ]
 
 
 def test_texts_in_and_near_copies_out(licenses: list[dict[str, object]]) -> None:
@@ -114,10 +118,10 @@ def test_a_psm_index_fits_its_flip_model_and_keeps_it(
     exact = HammingIndex(SPEC, max_distance=3)
     exact.add(ids, texts)
     truth = exact.query(edited)
-    with HammingIndex(SPEC, max_distance=3, search="psm", budget=8) as index:
-        index.add(ids, texts)
-        assert index.flips is not None
-        found = index.query(edited)
+    index = HammingIndex(SPEC, max_distance=3, search="psm", budget=8)
+    index.add(ids, texts)
+    assert index.flips is not None
+    found = index.query(edited)
     assert all(set(f) <= set(t) for f, t in zip(found, truth, strict=True))  # never a false hit
     reached = sum(len(f) for f in found) / sum(len(t) for t in truth)
     assert reached > 0.8, reached  # 8 of the 176 sets of <= 3 of 10 header bits
@@ -148,16 +152,25 @@ def test_psm_parameters_it_cannot_search_are_refused_at_once() -> None:
         HammingIndex(SPEC, search="psm", budget=0)
 
 
+def _fingerprint(index: HammingIndex, doc_id: str) -> np.ndarray:
+    stored = index.get(doc_id)
+    assert stored is not None
+    assert stored.id == doc_id
+    return stored.fingerprint
+
+
 def test_upsert_replaces_and_get_returns_the_fingerprint() -> None:
     index = HammingIndex(SPEC)
     index.add(["a", "b"], ["some words here", "other words there"])
-    before = index.get("a")
-    assert before is not None
+    before = _fingerprint(index, "a")
     assert before.shape == (1,)
+    stored = index.get("a")
+    assert stored is not None
+    assert stored.to_dict() == {"id": "a", "fingerprint": before.tolist()}
     index.upsert(["a", "c"], ["other words there", "some words here"])
     assert len(index) == 3
-    assert np.array_equal(index.get("c"), before)
-    assert np.array_equal(index.get("a"), index.get("b"))
+    assert np.array_equal(_fingerprint(index, "c"), before)
+    assert np.array_equal(_fingerprint(index, "a"), _fingerprint(index, "b"))
     assert index.get("gone") is None
     assert [m.id for m in index.query(["other words there"])[0]][:2] == ["a", "b"]  # then by id
     index._check()
@@ -178,8 +191,10 @@ def test_ids_are_checked_as_the_lsh_index_checks_them() -> None:
     assert len(index) == 1
     with pytest.raises(ParameterError, match="rows of 1 uint64"):
         index.add_signatures(["z"], _signatures(np.zeros((1, 2), np.uint64), SPEC))
-    with pytest.raises(ParameterError, match="top_k must be a positive int"):
-        index.query(["x y z"], top_k=0)
+    with pytest.raises(ParameterError, match="k must be None or an int >= 1"):
+        index.query(["x y z"], k=0)
+    with pytest.raises(ParameterError, match=r"threshold must be a float in \[0, 1\]"):
+        index.query(["x y z"], threshold=1.5)
     other = SketchSpec.from_dict({**SPEC.to_dict(), "seed": 1})
     with pytest.raises(IncompatibleError, match=r"seed \(1 != 42\) \(the signatures' first\)"):
         index.query_signatures(_signatures(np.zeros((1, 1), np.uint64), other))
@@ -200,7 +215,7 @@ def test_save_and_load_keep_fingerprints_and_idf(
     assert [p.name for p in tmp_path.iterdir()] == ["simhash.npz"]  # no temporary left
     loaded = HammingIndex.load(path, spec)
     assert loaded.info() == index.info()
-    assert loaded.info() == {"documents": 99, "header": index.header}
+    assert loaded.info() == {"documents": 99, "measure": "cosine", "header": index.header}
     assert loaded.header["idf"]["num_docs"] == 100
     assert len(loaded) == 99
     assert "d3" not in loaded
@@ -248,7 +263,9 @@ def test_a_missing_foreign_or_damaged_file_is_a_store_error(tmp_path: Path) -> N
         except StoreError:
             continue
         assert loaded.info() == index.info()
-        assert all(np.array_equal(loaded.get(i), index.get(i)) for i in index._ids)
+        assert all(
+            np.array_equal(_fingerprint(loaded, i), _fingerprint(index, i)) for i in index._ids
+        )
 
     values = np.zeros((2, 1), np.uint64)
     header = {**index.header, "file_version": 2}

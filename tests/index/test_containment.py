@@ -58,9 +58,9 @@ def test_a_full_sample_answers_exactly(planted: Planted, tmp_path: Path, store: 
         assert sum(map(len, truth)) >= len(planted.texts) + 40  # itself and its host at least
         for inner, host in planted.pairs_at(0.8):
             assert f"d{host}" in {m.id for m in found[inner]}
-        # Best first, then by id; top_k alone cuts the list of every holder.
+        # Best first, then by id; k alone cuts the list of every holder.
         every = index.query(planted.texts, measure="containment", threshold=0.0)
-        top = index.query(planted.texts, measure="containment", top_k=2)
+        top = index.query(planted.texts, measure="containment", k=2)
         assert top == [ms[:2] for ms in every]
         assert all(ms == sorted(ms, key=lambda m: (-m.similarity, m.id)) for ms in every)
         assert index.verify_integrity() == []

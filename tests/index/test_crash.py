@@ -1,5 +1,5 @@
 """Durability: a writer killed with SIGKILL at random points loses no acknowledged batch and
-never leaves half a batch."""
+never leaves half a batch; for the LSH index and for the vector index."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup.index import LSHIndex
+from neardup._faults import CRASH_VARIABLE
+from neardup.index import LSHIndex, VectorIndex
 from neardup.index.lsh_index import FLIP_FIT_DOCUMENTS
-from neardup.params import LSHSpec, SketchSpec
+from neardup.params import JoinSpec, LSHSpec, SketchSpec
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 BATCH = 25
@@ -90,3 +91,99 @@ def test_acknowledged_batches_survive_sigkill(tmp_path: Path, kind: str) -> None
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.startswith("ok:")
+
+
+DIM = 32
+VECTOR_SPEC = JoinSpec(metric="cosine", threshold=0.9, num_bands=12, num_rows=6)
+
+VECTOR_WRITER = f"""
+import sys
+import numpy as np
+from neardup import VectorIndex
+path, prefix = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(sum(map(ord, prefix)))
+with VectorIndex.open(path, create=False) as index:
+    for batch in range(10_000):
+        ids = [f"{{prefix}}-{{batch}}-{{i}}" for i in range({BATCH})]
+        index.add(ids, rng.normal(size=({BATCH}, {DIM})), [{{"batch": batch}}] * {BATCH})
+        print(batch, flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_acknowledged_vector_batches_survive_sigkill(tmp_path: Path) -> None:
+    """The vector index's file keeps every batch ``add`` returned from, and no half batch."""
+    path = tmp_path / "vectors.ndx"
+    VectorIndex.open(path, spec=VECTOR_SPEC, dim=DIM, create=True).close()
+    rng = np.random.default_rng(12)
+    acknowledged: dict[str, list[int]] = {}
+    for round_ in range(6):
+        prefix = f"r{round_}"
+        child = subprocess.Popen(
+            [sys.executable, "-c", VECTOR_WRITER, str(path), prefix],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        acks = [int(child.stdout.readline())]  # wait until the writer is really writing
+        time.sleep(float(rng.uniform(0.0, 0.4)))
+        os.kill(child.pid, signal.SIGKILL)
+        acks.extend(int(line) for line in child.stdout.read().split())
+        child.wait()
+        child.stdout.close()
+        acknowledged[prefix] = acks
+
+        with VectorIndex.open(path, create=False) as index:
+            assert index.verify_integrity() == []
+            for name, batches in acknowledged.items():
+                for batch in batches:
+                    for i in (0, BATCH - 1):
+                        stored = index.get(f"{name}-{batch}-{i}")
+                        assert stored is not None
+                        assert stored.metadata == {"batch": batch}
+            last = max(acks) + 3
+            stored_batches = [b for b in range(last) if index.get(f"{prefix}-{b}-0") is not None]
+            for batch in stored_batches:  # whole batches only
+                assert all(index.get(f"{prefix}-{batch}-{i}") is not None for i in range(BATCH))
+            assert len(index) % BATCH == 0
+            index._check()
+
+
+UPSERT_WRITER = f"""
+import sys
+import numpy as np
+from neardup import VectorIndex
+with VectorIndex.open(sys.argv[1], create=False) as index:
+    ids = [f"old-{{i}}" for i in range({BATCH})] + [f"new-{{i}}" for i in range(5)]
+    index.upsert(ids, np.full(({BATCH} + 5, {DIM}), -1.0))
+    print("upserted", flush=True)
+"""
+
+
+@pytest.mark.subprocess
+def test_a_vector_batch_killed_inside_its_transaction_leaves_nothing(tmp_path: Path) -> None:
+    """``NEARDUP_CRASH_AT=vector-batch-inserted`` kills the writer after it has deleted the
+    stored vectors it replaces and inserted the new ones, before the commit: none of it stays."""
+    path = tmp_path / "vectors.ndx"
+    old = np.random.default_rng(3).normal(size=(BATCH, DIM))
+    with VectorIndex.open(path, spec=VECTOR_SPEC, dim=DIM, create=True) as index:
+        index.add([f"old-{i}" for i in range(BATCH)], old)
+        before = index.query(old)
+    killed = subprocess.run(
+        [sys.executable, "-c", UPSERT_WRITER, str(path)],
+        env={**os.environ, CRASH_VARIABLE: "vector-batch-inserted"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert killed.stdout == ""
+    with VectorIndex.open(path, create=False) as index:
+        assert index.verify_integrity() == []
+        assert len(index) == BATCH
+        assert index.get("new-0") is None
+        stored = index.get("old-3")
+        assert stored is not None
+        assert np.array_equal(stored.vector, old[3])
+        assert index.query(old) == before

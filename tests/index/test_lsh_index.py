@@ -14,6 +14,7 @@ from neardup import (
     IncompatibleError,
     InputError,
     LSHSpec,
+    NeardupWarning,
     NormalizeSpec,
     OPHSketcher,
     ParameterError,
@@ -65,13 +66,13 @@ def test_add_query_get_delete_upsert(make_store: StoreFactory) -> None:
         index._check()
 
 
-def test_top_k_and_threshold_queries(
+def test_k_and_threshold_queries(
     make_store: StoreFactory, corpus: tuple[list[str], list[str]]
 ) -> None:
     ids, texts = corpus
     with LSHIndex(make_store()) as index:
         index.add(ids, texts)
-        results = index.query(texts[:50], top_k=3)
+        results = index.query(texts[:50], k=3)
         for i, matches in enumerate(results):
             assert 1 <= len(matches) <= 3
             assert matches[0].id == ids[i] or matches[0].similarity == 1.0
@@ -84,6 +85,25 @@ def test_top_k_and_threshold_queries(
             assert {m.id for m in b} <= {m.id for m in a}
             assert all(m.similarity >= 0.9 for m in b)
         index._check()
+
+
+def test_top_k_still_works_but_warns_that_k_is_its_name(
+    corpus: tuple[list[str], list[str]],
+) -> None:
+    ids, texts = corpus
+    with LSHIndex() as index:
+        index.add(ids[:100], texts[:100])
+        with pytest.warns(NeardupWarning, match=r"LSHIndex\.query\(top_k=\) is deprecated"):
+            assert index.query(texts[:5], top_k=2) == index.query(texts[:5], k=2)
+        signatures = index._sketcher.sketch(texts[:5])
+        with pytest.warns(NeardupWarning, match=r"query_signatures\(top_k=\) is deprecated"):
+            old = index.query_signatures(signatures, top_k=2)
+        assert old == index.query_signatures(signatures, k=2)
+        with (
+            pytest.warns(NeardupWarning),
+            pytest.raises(ParameterError, match="give k only"),
+        ):
+            index.query(texts[:5], k=2, top_k=2)
 
 
 def test_query_equals_brute_force_over_signatures(corpus: tuple[list[str], list[str]]) -> None:
@@ -110,7 +130,7 @@ def test_results_are_the_same_on_both_stores(
     for index in (memory, disk):
         index.add(ids[:300], texts[:300])
         index.delete(ids[:20])
-    assert memory.query(texts, top_k=5) == disk.query(texts, top_k=5)
+    assert memory.query(texts, k=5) == disk.query(texts, k=5)
     assert memory.check(ids[300:], texts[300:]) == disk.check(ids[300:], texts[300:])
     disk.close()
 
@@ -266,7 +286,7 @@ def test_recent_postings_merge_into_the_main_table(
         index._check()
         memory = LSHIndex(MemoryStore())
         memory.add(ids[50:300], texts[50:300])
-        assert index.query(texts[:300], top_k=3) == memory.query(texts[:300], top_k=3)
+        assert index.query(texts[:300], k=3) == memory.query(texts[:300], k=3)
 
 
 def test_an_index_refuses_sketches_without_bands() -> None:

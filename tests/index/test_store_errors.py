@@ -97,8 +97,8 @@ def test_empty_documents_and_queries_match_nothing(store: Store) -> None:
         )
         for text in ("", "   ", "\n"):
             assert index.query([text], threshold=0.0) == [[]]
-            assert index.query([text], top_k=10) == [[]]
-        assert [m.id for m in index.query(["two words"], top_k=10)[0]] == ["short"]
+            assert index.query([text], k=10) == [[]]
+        assert [m.id for m in index.query(["two words"], k=10)[0]] == ["short"]
         assert {m.id for m in index.query([TEXT], threshold=0.0)[0]} == {"long"}
         results = index.check(["empty-2", "long-2"], ["", TEXT])
         assert [(r.inserted, r.matches) for r in results[:1]] == [(True, [])]

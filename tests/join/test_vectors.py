@@ -1,4 +1,4 @@
-"""The vector join and the vector index against brute force on real data.
+"""The vector join, its tables and the vector index against brute force on real data.
 
 Truth comes from plain NumPy over every pair (normalised dot products, integer sums, bit
 counts of unpacked bits), never from neardup's kernels. Candidates for the restricted
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
+from neardup import Match, VectorIndex
 from neardup.errors import InputError, NeardupWarning, ParameterError, StoreError
-from neardup.join.vectors import VectorIndex, vector_join
+from neardup.join.vectors import VectorTables, vector_join
 from neardup.kinds import METRICS, load
 from neardup.lsh import BitSampler
 from neardup.lsh.amplify import Amplification, Sensitivity
@@ -322,6 +323,11 @@ def band_candidates(keys: np.ndarray, query_keys: np.ndarray) -> np.ndarray:
     return (query_keys[:, None, :] == keys[None, :, :]).any(axis=-1)
 
 
+def names(count: int, start: int = 0) -> list[str]:
+    """Ids that sort as their numbers do: ``"0000"``, ``"0001"``, ..."""
+    return [f"{i:04d}" for i in range(start, start + count)]
+
+
 def test_index_queries_find_the_pairs_the_join_finds(licence_tf: np.ndarray) -> None:
     joined = vector_join(licence_tf, JoinSpec(metric="cosine", threshold=0.95))
     spec = JoinSpec(
@@ -331,15 +337,18 @@ def test_index_queries_find_the_pairs_the_join_finds(licence_tf: np.ndarray) -> 
         num_rows=joined.info["num_rows"],
     )
     with VectorIndex(spec, TF_DIM) as index:
-        items = index.add(licence_tf[:1000])
-        assert items.tolist() == list(range(1000))
-        index.add(licence_tf[1000:])  # a second batch is merged into the tables
+        index.add(names(1000), licence_tf[:1000])
+        index.add(names(len(licence_tf) - 1000, 1000), licence_tf[1000:])  # merged at the query
         found = index.query(licence_tf)
         index._check()
-    pairs = found.query != found.item
-    a, b = found.query[pairs], found.item[pairs]
-    low, high = np.minimum(a, b), np.maximum(a, b)
-    got = {(int(x), int(y)): v for x, y, v in zip(low, high, found.values[pairs], strict=True)}
+    got: dict[tuple[int, int], float] = {}
+    for query, matches in enumerate(found):
+        for match in matches:
+            assert match.distance is None
+            assert match.similarity is not None
+            if int(match.id) != query:
+                pair = (min(query, int(match.id)), max(query, int(match.id)))
+                assert got.setdefault(pair, match.similarity) == match.similarity  # both ways
     want = dict(
         zip(
             zip(joined.first.tolist(), joined.second.tolist(), strict=True),
@@ -347,15 +356,16 @@ def test_index_queries_find_the_pairs_the_join_finds(licence_tf: np.ndarray) -> 
             strict=True,
         )
     )
-    assert got == want  # both ways round, each pair found twice with the same value
-    assert int(pairs.sum()) == 2 * len(joined)
+    assert got == want
+    others = sum(int(m.id) != query for query, matches in enumerate(found) for m in matches)
+    assert others == 2 * len(joined)  # each pair both ways round
 
 
-def test_index_queries_equal_brute_force_over_the_candidates_through_adds_and_removes(
+def test_table_searches_equal_brute_force_over_the_candidates_through_adds_and_removes(
     digits: np.ndarray,
 ) -> None:
-    # Random batches of adds, removes and queries; after each step the invariants hold, and a
-    # query returns exactly the live items sharing a band key with it within the threshold.
+    # Random batches of adds, removes and searches; after each step the invariants hold, and a
+    # search returns exactly the live items sharing a band key with it within the threshold.
     spec = JoinSpec(
         metric="l1", threshold=60, num_bands=6, num_rows=12, family="unary", max_value=16
     )
@@ -365,38 +375,87 @@ def test_index_queries_equal_brute_force_over_the_candidates_through_adds_and_re
     rng = np.random.default_rng(3)
     stored: list[np.ndarray] = []
     alive: list[bool] = []
+    tables = VectorTables(spec, 64)
+    for step in range(40):
+        action = rng.choice(["add", "remove", "query"], p=[0.4, 0.25, 0.35])
+        if action == "add":
+            rows = digits[rng.integers(0, digits.shape[0], rng.integers(0, 60))]
+            items = tables.add(rows)
+            assert items.tolist() == list(range(len(stored), len(stored) + rows.shape[0]))
+            stored.extend(rows)
+            alive.extend([True] * rows.shape[0])
+        elif action == "remove" and any(alive):
+            live = np.flatnonzero(alive)
+            gone = rng.choice(live, size=min(live.shape[0], int(rng.integers(1, 30))))
+            tables.remove(gone)
+            for item in gone:
+                alive[item] = False
+        elif stored:
+            queries = digits[rng.integers(0, digits.shape[0], 25)]
+            found = tables.search(queries, threshold=60)
+            matrix = np.array(stored)
+            meet = band_candidates(hasher.keys(matrix), hasher.keys(queries))
+            meet &= np.array(alive)[None, :]
+            distance = np.abs(queries[:, None, :] - matrix[None, :, :]).sum(axis=-1)
+            q, i = np.nonzero(meet & (distance <= 60))
+            assert found.query.tolist() == q.tolist(), step
+            assert found.item.tolist() == i.tolist(), step
+            assert found.values.tolist() == distance[q, i].tolist()
+            # Without the probe, every entry of the query's buckets is counted.
+            per_band = hasher.keys(queries)[:, None, :] == hasher.keys(matrix)[None]
+            entries = (per_band & np.array(alive)[None, :, None]).sum(axis=(1, 2))
+            assert found.num_checked.tolist() == entries.tolist()
+        tables._check()
+        assert len(tables) == sum(alive)
+
+
+def test_index_queries_equal_brute_force_through_adds_upserts_and_deletes(
+    digits: np.ndarray,
+) -> None:
+    # Random batches of adds, upserts, deletes and queries by id: a query returns the live
+    # vectors sharing a band key with it within the threshold, nearest first, then by id.
+    spec = JoinSpec(metric="l1", threshold=60, num_bands=6, num_rows=12, family="cauchy")
+    hasher = load(METRICS["l1"].family_named("cauchy"))(spec, 64, num_bands=6, num_rows=12)
+    rng = np.random.default_rng(5)
+    stored: dict[str, np.ndarray] = {}
     with VectorIndex(spec, 64) as index:
-        for step in range(40):
-            action = rng.choice(["add", "remove", "query"], p=[0.4, 0.25, 0.35])
+        for step in range(30):
+            action = rng.choice(["add", "upsert", "delete", "query"], p=[0.3, 0.2, 0.2, 0.3])
+            chosen = digits[rng.integers(0, digits.shape[0], rng.integers(1, 40))]
             if action == "add":
-                rows = digits[rng.integers(0, digits.shape[0], rng.integers(0, 60))]
-                items = index.add(rows)
-                assert items.tolist() == list(range(len(stored), len(stored) + rows.shape[0]))
-                stored.extend(rows)
-                alive.extend([True] * rows.shape[0])
-            elif action == "remove" and any(alive):
-                live = np.flatnonzero(alive)
-                gone = rng.choice(live, size=min(live.shape[0], int(rng.integers(1, 30))))
-                index.remove(gone)
-                for item in gone:
-                    alive[item] = False
+                ids = names(len(chosen), 1000 * step)
+                index.add(ids, chosen)
+                stored.update(zip(ids, chosen, strict=True))
+            elif action == "upsert":
+                ids = sorted(
+                    {str(i) for i in rng.choice([*stored, "new-a", "new-b"], size=len(chosen))}
+                )
+                index.upsert(ids, chosen[: len(ids)])
+                stored.update(zip(ids, chosen[: len(ids)], strict=True))
+            elif action == "delete":
+                gone = [i for i in stored if rng.random() < 0.2]
+                assert index.delete([*gone, "never-added"]) == gone
+                for doc_id in gone:
+                    del stored[doc_id]
             elif stored:
-                queries = digits[rng.integers(0, digits.shape[0], 25)]
-                found = index.query(queries)
-                matrix = np.array(stored)
+                queries = digits[rng.integers(0, digits.shape[0], 20)]
+                ids = sorted(stored)
+                matrix = np.array([stored[i] for i in ids])
                 meet = band_candidates(hasher.keys(matrix), hasher.keys(queries))
-                meet &= np.array(alive)[None, :]
                 distance = np.abs(queries[:, None, :] - matrix[None, :, :]).sum(axis=-1)
-                q, i = np.nonzero(meet & (distance <= 60))
-                assert found.query.tolist() == q.tolist(), step
-                assert found.item.tolist() == i.tolist(), step
-                assert found.values.tolist() == distance[q, i].tolist()
-                # Without the probe, every entry of the query's buckets is counted.
-                per_band = hasher.keys(queries)[:, None, :] == hasher.keys(matrix)[None]
-                entries = (per_band & np.array(alive)[None, :, None]).sum(axis=(1, 2))
-                assert found.num_checked.tolist() == entries.tolist()
+                expected = [
+                    [
+                        Match(ids[i], None, float(distance[q, i]))
+                        for i in sorted(
+                            np.flatnonzero(meet[q] & (distance[q] <= 60)).tolist(),
+                            key=lambda i: (distance[q, i], ids[i]),
+                        )
+                    ]
+                    for q in range(queries.shape[0])
+                ]
+                assert index.query(queries) == expected, step
             index._check()
-            assert len(index) == sum(alive)
+            assert len(index) == len(stored)
 
 
 def test_topk_is_brute_force_topk_over_the_candidates(digits: np.ndarray) -> None:
@@ -405,21 +464,18 @@ def test_topk_is_brute_force_topk_over_the_candidates(digits: np.ndarray) -> Non
     hasher = load(METRICS["l2"].family)(spec, 64, num_bands=10, num_rows=6)
     stored, queries = data[:1500], data[1500:]
     with VectorIndex(spec, 64) as index:
-        index.add(stored)
-        top = index.query_topk(queries, 5)
+        index.add(names(1500), stored)
+        top = index.query(queries, k=5)
     meet = band_candidates(hasher.keys(stored), hasher.keys(queries))
     distance = np.sqrt(((queries[:, None, :] - stored[None, :, :]) ** 2).sum(axis=-1))
-    expected_q: list[int] = []
-    expected_i: list[int] = []
     for q in range(queries.shape[0]):
         items = np.flatnonzero(meet[q])
         best = sorted(items.tolist(), key=lambda i: (distance[q, i], i))[:5]
-        expected_q.extend([q] * len(best))
-        expected_i.extend(best)
-    assert top.query.tolist() == expected_q
-    assert top.item.tolist() == expected_i
-    assert np.allclose(top.values, distance[top.query, top.item], rtol=1e-15)
-    assert len(top) > 4 * queries.shape[0]  # most queries meet five items or more
+        assert [int(m.id) for m in top[q]] == best
+        assert all(m.similarity is None for m in top[q])
+        got = [m.distance for m in top[q]]
+        assert np.allclose(got, distance[q, best], rtol=1e-15)
+    assert sum(len(m) for m in top) > 4 * queries.shape[0]  # most queries meet five or more
 
 
 def test_probe_stops_after_2L_entries_and_still_finds_planted_duplicates(
@@ -439,10 +495,10 @@ def test_probe_stops_after_2L_entries_and_still_finds_planted_duplicates(
     family = load(METRICS["l2"].family)
     assert family.collision_probability(15.0, spec, 64) == pytest.approx(0.80, abs=0.005)
     assert family.collision_probability(30.0, spec, 64) == pytest.approx(0.61, abs=0.005)
-    with VectorIndex(spec, 64) as index:
-        index.add(stored[order])
-        probed = index.query(queries, threshold=30.0, probe_limit=True)
-        full = index.query(queries, threshold=30.0)
+    tables = VectorTables(spec, 64)
+    tables.add(stored[order])
+    probed = tables.search(queries, threshold=30.0, probe_limit=True)
+    full = tables.search(queries, threshold=30.0)
     assert probed.num_checked.max() <= 2 * 29
     assert full.num_checked.max() > 2 * 29  # the cut-off bites on this data
     assert np.all(probed.num_checked == np.minimum(full.num_checked, 2 * 29))
@@ -453,6 +509,11 @@ def test_probe_stops_after_2L_entries_and_still_finds_planted_duplicates(
     assert twins <= found
     # The probe's matches are a subset of the full query's.
     assert found <= set(zip(full.query.tolist(), full.item.tolist(), strict=True))
+    # The index's queries take the same probe.
+    with VectorIndex(spec, 64) as index:
+        index.add(names(len(order)), stored[order])
+        matches = index.query(queries, threshold=30.0, probe_limit=True)
+    assert {(q, int(m.id)) for q, near in enumerate(matches) for m in near} == found
 
 
 def test_seed_002s_probe_tables_keep_their_guarantee_on_real_bit_strings(
@@ -490,9 +551,9 @@ def test_seed_002s_probe_tables_keep_their_guarantee_on_real_bit_strings(
     assert (far_entries > 2 * num_bands).mean() <= 1 / 2
     # The probe: at most 2L entries taken, an item within cr answered with probability at
     # least 1/2 - 1/e (here every query is).
-    with VectorIndex(spec, TF_DIM) as index:
-        index.add(licence_bits)
-        found = index.query(queries, probe_limit=True)
+    found = VectorTables(spec, TF_DIM)
+    found.add(licence_bits)
+    found = found.search(queries, threshold=far, probe_limit=True)
     assert found.num_checked.max() <= 2 * num_bands
     assert np.unique(found.query).shape[0] / 400 >= 1 / 2 - 1 / math.e
     assert np.all(found.values <= far)
@@ -504,20 +565,32 @@ def test_index_refuses_what_it_cannot_take() -> None:
     with pytest.raises(ParameterError, match="dim must be an int >= 1"):
         VectorIndex(JoinSpec(metric="l2", threshold=3.0), 0)
     index = VectorIndex(JoinSpec(metric="l2", threshold=3.0, num_bands=2, num_rows=2), 3)
-    index.add(np.zeros((2, 3)))
-    with pytest.raises(InputError, match="needs rows of 3 columns; got 2"):
-        index.add(np.zeros((1, 2)))
-    with pytest.raises(InputError, match=r"not stored items: \[2\]"):
-        index.remove([0, 2])
-    assert len(index) == 2  # nothing removed
-    index.remove([1])
-    with pytest.raises(InputError, match=r"not stored items: \[1\]"):
-        index.remove([1])
-    with pytest.raises(ParameterError, match="k must be an int >= 1"):
-        index.query_topk(np.zeros((1, 3)), 0)
+    index.add(["a", "b"], np.zeros((2, 3)))
+    with pytest.raises(InputError, match=r"VectorIndex\.add needs rows of 3 columns; got 2"):
+        index.add(["c"], np.zeros((1, 2)))
+    with pytest.raises(ParameterError, match="got 2 vectors for 1 ids"):
+        index.add(["c"], np.zeros((2, 3)))
+    with pytest.raises(InputError, match=r"VectorIndex\.upsert: row 1 holds NaN or infinity"):
+        index.upsert(["a", "c"], np.array([[0.0, 0, 0], [np.nan, 0, 0]]))
+    with pytest.raises(ParameterError, match="metadata must be JSON-serialisable"):
+        index.add(["c"], np.zeros((1, 3)), [{1, 2}])
+    with pytest.raises(ParameterError, match="threshold must be a finite number"):
+        index.query(np.zeros((1, 3)), threshold=math.inf)
+    with pytest.raises(ParameterError, match="probe_limit must be a bool"):
+        index.query(np.zeros((1, 3)), probe_limit=1)  # type: ignore[arg-type]
+    assert len(index) == 2  # nothing of the refused batches was stored
+    assert index.get("c") is None
     index.close()
     with pytest.raises(StoreError, match="closed"):
         index.query(np.zeros((1, 3)))
+    tables = VectorTables(JoinSpec(metric="l2", threshold=3.0, num_bands=2, num_rows=2), 3)
+    tables.add(np.zeros((2, 3)))
+    with pytest.raises(InputError, match=r"not stored items: \[2\]"):
+        tables.remove([0, 2])
+    assert len(tables) == 2  # nothing removed
+    tables.remove([1])
+    with pytest.raises(InputError, match=r"not stored items: \[1\]"):
+        tables.remove([1])
 
 
 def test_index_chooses_bands_for_the_recall_without_data() -> None:

@@ -118,9 +118,10 @@ def serve_here(
     max_batch: int = MAX_BATCH,
     max_body_mb: float = MAX_BODY_MB,
 ) -> Iterator[App]:
-    """The application over ``index_path`` (created if missing), with the settings that
-    ``neardup serve``'s flags give (``--auth-reads``, ``--max-batch``, ``--max-body-mb``)."""
-    from neardup.index import LSHIndex
+    """The application over ``index_path`` (an LSH index created if missing), opened as
+    ``neardup serve`` opens it, with the settings its flags give (``--auth-reads``,
+    ``--max-batch``, ``--max-body-mb``)."""
+    from neardup.index import open_index
     from neardup.service.app import ServiceSettings, create_app
 
     _create(index_path)
@@ -130,7 +131,7 @@ def serve_here(
         max_batch=max_batch,
         max_body_bytes=max(1, int(max_body_mb * 2**20)),
     )
-    with LSHIndex.open(index_path, create=False) as index:
+    with open_index(index_path) as index:
         yield App(index_path, create_app(index, settings))
 
 

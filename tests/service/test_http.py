@@ -32,7 +32,7 @@ def test_add_query_get_check_delete(server: App, licenses: list[dict[str, object
         queries = [d["text"] for d in docs[:30]]
         answer = http.post("/v1/query", json={"texts": queries, "top_k": 3}).json()["results"]
         with LSHIndex.open(server.index_path) as library:
-            expected = library.query(queries, top_k=3)
+            expected = library.query(queries, k=3)
         assert [[(m["id"], m["similarity"]) for m in r["matches"]] for r in answer] == [
             [(m.id, m.similarity) for m in ms] for ms in expected
         ]

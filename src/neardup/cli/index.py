@@ -324,7 +324,7 @@ def query_command(
         )
         for batch in batches:
             found = index.query(
-                [t for _, t in batch], threshold=threshold, top_k=top_k, measure=measure
+                [t for _, t in batch], threshold=threshold, k=top_k, measure=measure
             )
             for (doc_id, _), matches in zip(batch, found, strict=True):
                 line = {"query": doc_id, "matches": [m.to_dict() for m in matches]}

@@ -181,7 +181,7 @@ def serve_command(
         from neardup.service.app import ServiceSettings, create_app
     except ImportError as exc:
         raise MissingExtraError("neardup serve needs: pip install 'neardup[service]'") from exc
-    from neardup.index import LSHIndex
+    from neardup.index import open_index
 
     tokens = read_tokens(token_file)
     if no_auth and tokens:
@@ -202,7 +202,7 @@ def serve_command(
         max_batch=max_batch,
         max_body_bytes=max(1, int(max_body_mb * 2**20)),
     )
-    with LSHIndex.open(path, create=False) as index:
+    with open_index(path) as index:
         app = create_app(index, settings)
         sock = _listen(host, port)
         shown = f"[{host}]" if ":" in host else host

@@ -1,9 +1,9 @@
 """An in-memory SimHash index: add documents, ask which stored ones are within ``h`` bits.
 
-It speaks the vocabulary of :class:`~neardup.index.LSHIndex` (see :mod:`neardup.lookup`):
-``add``, ``upsert``, ``delete``, ``get``, ``query``, ``query_signatures``, ``info``; a query
-answers with a list of :class:`~neardup.lookup.Match`, each with the ``distance`` in bits
-and, as ``similarity``, the cosine that distance estimates, ``cos(π distance / bits)``.
+It speaks the vocabulary of every index, :class:`~neardup.lookup.NearIndex`: ``add``,
+``upsert``, ``delete``, ``get``, ``query(texts, threshold=, k=)``, ``info``, ``close``; a
+query answers with a list of :class:`~neardup.lookup.Match`, each with the ``distance`` in
+bits and, as ``similarity``, the cosine that distance estimates, ``cos(π distance / bits)``.
 
 Fingerprints live in one array. Most of them are covered by a search structure
 (:class:`~neardup.hamming.pairs.FingerprintTables`): block-permuted tables (exact), or with
@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,13 +35,13 @@ from neardup.hamming.flips import FlipModel
 from neardup.hamming.pairs import FingerprintTables
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output
-from neardup.lookup import Match, check_ids, ids_exist
+from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
 from neardup.params import Search, SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
 from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
 from neardup.sketch.weighted import IDFWeights
 
-__all__ = ["HammingIndex"]
+__all__ = ["HammingIndex", "IndexedFingerprint"]
 
 FILE_FORMAT = "neardup-hamming-index"
 FILE_VERSION = 1
@@ -50,6 +51,27 @@ SCAN_CELLS = 1 << 22
 """Query-by-fingerprint distances computed at once when scanning the untabled tail."""
 REPAIR_ADVICE = "restore it from a copy, or build the index again and save it"
 """What to do about a damaged index file: the end of every such :class:`StoreError`."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFingerprint:
+    """What the index holds about a document: its SimHash fingerprint (:meth:`HammingIndex.get`).
+
+    ``fingerprint``: ``simhash_bits / 64`` uint64 words (a copy).
+    """
+
+    id: str
+    fingerprint: U64Array
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "fingerprint"}``, the words as integers.
+
+        Examples
+        --------
+        >>> IndexedFingerprint("a", np.array([5], np.uint64)).to_dict()
+        {'id': 'a', 'fingerprint': [5]}
+        """
+        return {"id": self.id, "fingerprint": self.fingerprint.tolist()}
 
 
 class HammingIndex:
@@ -72,6 +94,12 @@ class HammingIndex:
     flips
         PSM's :class:`~neardup.hamming.flips.FlipModel`; ``None`` fits one from the first
         documents added as text (their bit weights), and it is saved with the index.
+
+    Notes
+    -----
+    The index lives in memory: :meth:`save` writes it to a file (atomically, whole or not at
+    all) and :meth:`load` reads it back; nothing is written between. For an index kept on
+    disk through every write, use an :class:`~neardup.index.LSHIndex` of ``kind="simhash"``.
 
     Examples
     --------
@@ -114,6 +142,7 @@ class HammingIndex:
         self._live = np.empty(0, dtype=bool)
         self._tables: FingerprintTables | None = None
         self._indexed = 0
+        self._closed = False
 
     def __enter__(self) -> HammingIndex:
         return self
@@ -124,12 +153,28 @@ class HammingIndex:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._check()
+        self.close()
+
+    def close(self) -> None:
+        """Release the fingerprints; every later call but ``close`` raises :class:`StoreError`.
+
+        Nothing is saved: :meth:`save` first what should outlive the index.
+        """
+        self._closed = True
+        self._ids, self._row_of, self._tables, self._indexed = [], {}, None, 0
+        self._values = np.empty((0, self._hasher.width), dtype=np.uint64)
+        self._live = np.empty(0, dtype=bool)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise closed_error("HammingIndex")
 
     def __len__(self) -> int:
+        self._check_open()
         return len(self._row_of)
 
     def __contains__(self, doc_id: object) -> bool:
+        self._check_open()
         return doc_id in self._row_of
 
     # writing -----------------------------------------------------------------------------
@@ -144,10 +189,12 @@ class HammingIndex:
         InputError
             An id is not a non-empty string, or appears twice in the batch.
         """
+        self._check_open()
         self._insert(ids, self._sketch(ids, texts), replace=False)
 
     def add_signatures(self, ids: Sequence[str], signatures: Signatures) -> None:
         """:meth:`add` for signatures made with this index's spec (by ``SimHasher.sketch``)."""
+        self._check_open()
         self._check_spec(signatures)
         if len(ids) != signatures.num_docs:
             raise ParameterError(f"got {signatures.num_docs} signatures for {len(ids)} ids.")
@@ -155,10 +202,12 @@ class HammingIndex:
 
     def upsert(self, ids: Sequence[str], texts: Sequence[str]) -> None:
         """Add documents, replacing stored ones with the same ids."""
+        self._check_open()
         self._insert(ids, self._sketch(ids, texts), replace=True)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Remove documents; return the ids that were present, each once, in the order given."""
+        self._check_open()
         present = list(dict.fromkeys(doc_id for doc_id in ids if doc_id in self._row_of))
         for doc_id in present:
             self._live[self._row_of.pop(doc_id)] = False
@@ -197,64 +246,76 @@ class HammingIndex:
 
     # reading -----------------------------------------------------------------------------
 
-    def get(self, doc_id: str) -> U64Array | None:
-        """The stored fingerprint of ``doc_id`` (``simhash_bits / 64`` words), or None."""
+    def get(self, doc_id: str) -> IndexedFingerprint | None:
+        """The stored fingerprint of ``doc_id``, or None. Cost: a dict lookup."""
+        self._check_open()
         row = self._row_of.get(doc_id)
-        return None if row is None else self._values[row].copy()
+        return None if row is None else IndexedFingerprint(doc_id, self._values[row].copy())
 
     def query(
-        self, texts: Sequence[str], *, max_distance: int | None = None, top_k: int | None = None
+        self,
+        texts: Sequence[str],
+        *,
+        threshold: float | None = None,
+        k: int | None = None,
+        max_distance: int | None = None,
     ) -> list[list[Match]]:
         """Stored documents within ``max_distance`` bits of each text, best first (then by id).
 
-        Every stored document within ``max_distance`` (default ``h``) bits, cut to the ``top_k``
-        nearest when given. Each :class:`~neardup.lookup.Match` has the ``distance`` in bits
-        and the cosine it estimates as ``similarity``, ``cos(π distance / simhash_bits)``.
+        Every stored document within ``max_distance`` (default ``h``) bits whose estimated
+        cosine reaches ``threshold`` (default: none beyond the bits), cut to the ``k`` nearest
+        when given. Each :class:`~neardup.lookup.Match` has the ``distance`` in bits and the
+        cosine it estimates as ``similarity``, ``cos(π distance / simhash_bits)``. Cost: the
+        tables' search plus a popcount per fingerprint added since they were built.
         """
+        self._check_open()
         if self.search != "psm" or self.flips is None:
             return self.query_signatures(
-                self._hasher.sketch(texts), max_distance=max_distance, top_k=top_k
+                self._hasher.sketch(texts), threshold=threshold, k=k, max_distance=max_distance
             )
         signatures, weights = self._hasher.sketch_with_bit_weights(texts)
-        return self._query(signatures, max_distance, top_k, self.flips.probabilities(weights))
+        probabilities = self.flips.probabilities(weights)
+        return self._query(signatures, threshold, k, max_distance, probabilities)
 
     def query_signatures(
         self,
         signatures: Signatures,
         *,
+        threshold: float | None = None,
+        k: int | None = None,
         max_distance: int | None = None,
-        top_k: int | None = None,
     ) -> list[list[Match]]:
         """:meth:`query` for signatures made with this index's spec (by ``SimHasher.sketch``).
 
         Without the bit weights, PSM takes every header bit as equally likely to flip.
         """
-        return self._query(signatures, max_distance, top_k, None)
+        self._check_open()
+        return self._query(signatures, threshold, k, max_distance, None)
 
     def _query(
         self,
         signatures: Signatures,
+        threshold: float | None,
+        k: int | None,
         max_distance: int | None,
-        top_k: int | None,
         probabilities: F64Array | None,
     ) -> list[list[Match]]:
         self._check_spec(signatures)
-        if top_k is not None and top_k < 1:
-            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        check_k(k)
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ParameterError(f"threshold must be a float in [0, 1]; got {threshold}.")
         queries = self._rows(signatures.values)
         h = self.max_distance if max_distance is None else max_distance
         query, row = self._search(queries, h, probabilities)
         distance = hamming_distance(queries[query], self._values[row])
         similarity = estimate_cosine(distance, self.spec.simhash_bits)
-        found: list[list[tuple[int, str, float]]] = [[] for _ in range(queries.shape[0])]
+        found: list[list[Match]] = [[] for _ in range(queries.shape[0])]
         for q, r, d, s in zip(
             query.tolist(), row.tolist(), distance.tolist(), similarity.tolist(), strict=True
         ):
-            found[q].append((d, self._ids[r], s))
-        return [
-            [Match(id=i, similarity=s, distance=d) for d, i, s in sorted(near)[:top_k]]
-            for near in found
-        ]
+            if threshold is None or s >= threshold:
+                found[q].append(Match(id=self._ids[r], similarity=s, distance=d))
+        return [ranked(near, k) for near in found]
 
     def _check_spec(self, signatures: Signatures) -> None:
         if signatures.spec != self.spec:
@@ -344,15 +405,15 @@ class HammingIndex:
         }
 
     def info(self) -> dict[str, Any]:
-        """The header and the document count, as :meth:`~neardup.index.LSHIndex.info` has them.
+        """The document count, the measure and the header, as every index gives them.
 
         Examples
         --------
         >>> info = HammingIndex().info()
-        >>> info["documents"], info["header"]["max_distance"]
-        (0, 7)
+        >>> info["documents"], info["measure"], info["header"]["max_distance"]
+        (0, 'cosine', 7)
         """
-        return {"documents": len(self), "header": self.header}
+        return {"documents": len(self), "measure": "cosine", "header": self.header}
 
     # the file ----------------------------------------------------------------------------
 
@@ -368,6 +429,7 @@ class HammingIndex:
         InputError
             ``path`` holds something else than a saved Hamming index (nothing is written).
         """
+        self._check_open()
         path = Path(path)
         check_output(path, "hamming index", overwrite=True)
         live = np.flatnonzero(self._live)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,13 +32,13 @@ import numpy as np
 
 from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
-from neardup.errors import IncompatibleError, ParameterError, StoreError
+from neardup.errors import IncompatibleError, NeardupWarning, ParameterError, StoreError
 from neardup.hamming.flips import FlipModel
 from neardup.index.fingerprints import FingerprintPostings
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
-from neardup.index.store import DocumentRows, Store, StoredDocument
+from neardup.index.store import DocumentRows, MemoryStore, Store, StoredDocument, metadata_json
 from neardup.kinds import INDEX_KINDS
-from neardup.lookup import Match, check_ids, ids_exist
+from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
 from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec
 from neardup.sketch import make_sketcher
@@ -69,11 +70,15 @@ class CheckResult:
 
 @dataclass(frozen=True, slots=True)
 class IndexedDocument:
-    """What the index holds about a document (its text is not stored)."""
+    """What the index holds about a document (its text is not stored): :meth:`LSHIndex.get`."""
 
     id: str
     num_shingles: int
     metadata: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "num_shingles", "metadata"}``, as the service answers ``GET``."""
+        return {"id": self.id, "num_shingles": self.num_shingles, "metadata": self.metadata}
 
 
 def _header(sketch: SketchSpec, lsh: LSHSpec, containment_sample: int | None) -> dict[str, Any]:
@@ -163,17 +168,17 @@ def _differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
 
 
 class LSHIndex:
-    """A near-duplicate index over a :class:`Store`; a context manager.
+    """A near-duplicate index of texts over a :class:`Store`; a context manager.
 
-    It speaks the vocabulary of :class:`~neardup.hamming.HammingIndex` (see
-    :mod:`neardup.lookup`): ``add``, ``upsert``, ``delete``, ``get``, ``query``,
-    ``query_signatures``, ``info``.
+    It speaks the vocabulary of every index, :class:`~neardup.lookup.NearIndex`: ``add``,
+    ``upsert``, ``delete``, ``get``, ``query(texts, threshold=, k=)``, ``info``, ``close``;
+    and, for texts, ``add_new``, ``existing_ids``, ``check`` and ``query_signatures``.
 
     Parameters
     ----------
     store
-        Where documents live: :class:`~neardup.index.MemoryStore` or
-        :class:`~neardup.index.SQLiteStore`.
+        Where documents live: :class:`~neardup.index.MemoryStore` (the default: a new one) or
+        :class:`~neardup.index.SQLiteStore` (:meth:`open` makes one from a path).
     sketch, lsh
         Parameters of a new index. For an existing one, leave them out (the header's are used);
         given and different, they raise :class:`IncompatibleError` naming the fields.
@@ -189,9 +194,8 @@ class LSHIndex:
 
     Examples
     --------
-    >>> from neardup.index import MemoryStore
     >>> base = "the quick brown fox jumps over the lazy dog near the quiet river bank"
-    >>> with LSHIndex(MemoryStore()) as index:
+    >>> with LSHIndex() as index:
     ...     index.add(["a", "b"], [base, "something else entirely, about the weather today"])
     ...     index.query([base + " again"])
     [[Match(id='a', similarity=0.9296875, distance=None)]]
@@ -199,14 +203,16 @@ class LSHIndex:
 
     def __init__(
         self,
-        store: Store,
+        store: Store | None = None,
         *,
         sketch: SketchSpec | None = None,
         lsh: LSHSpec | None = None,
         containment_sample: int | None = None,
         cache_size: int = 100_000,
     ) -> None:
-        self.store = store
+        store = store if store is not None else MemoryStore()
+        self._store = store
+        self._closed = False
         header = store.read_header()
         _check_sample(containment_sample)
         if header is None:
@@ -303,8 +309,17 @@ class LSHIndex:
         self.close()
 
     def close(self) -> None:
-        """Close the store."""
-        self.store.close()
+        """Close the store; every later call but ``close`` raises :class:`StoreError`."""
+        if not self._closed:
+            self._closed = True
+            self._store.close()
+
+    @property
+    def store(self) -> Store:
+        """The store the documents live in (a :class:`StoreError` once the index is closed)."""
+        if self._closed:
+            raise closed_error("LSHIndex")
+        return self._store
 
     def __len__(self) -> int:
         return self.store.count()
@@ -332,7 +347,7 @@ class LSHIndex:
             signatures=signatures.values,
             num_shingles=signatures.num_shingles,
             keys=self._keys(signatures.values),
-            metadata=[_metadata_json(m) for m in metadata]
+            metadata=[metadata_json(m) for m in metadata]
             if metadata is not None
             else [None] * len(ids),
             samples=self._samples(texts) if self.containment_sample is not None else (),
@@ -465,12 +480,12 @@ class LSHIndex:
             self.store.insert(rows)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
-        """Remove documents; return the ids that were present.
+        """Remove documents; return the ids that were present, each once, in the order given.
 
         Cost: ``O(num_bands)`` each, plus one delete per shingle of a containment sample.
         """
         with self._writing():
-            return self.store.delete(list(ids))
+            return self.store.delete(list(dict.fromkeys(ids)))
 
     def check(
         self,
@@ -508,7 +523,7 @@ class LSHIndex:
                         rows.keys[i],
                         rows.fingerprints[i],
                         threshold=limit,
-                        top_k=None,
+                        k=None,
                     )
                 if not matches:
                     self.store.insert(_take(rows, [i]))
@@ -538,19 +553,20 @@ class LSHIndex:
         texts: Sequence[str],
         *,
         threshold: float | None = None,
-        top_k: int | None = None,
+        k: int | None = None,
         measure: QueryMeasure | None = None,
+        top_k: int | None = None,
     ) -> list[list[Match]]:
         """The stored near-copies of each text, best first (then by id).
 
         ``measure``: the index's own (:attr:`measure`, the default), or ``"containment"``.
         Each :class:`~neardup.lookup.Match` has the estimated Jaccard similarity, the fraction
         of signature slots that agree, and no ``distance`` (a SimHash index: the cosine of the
-        fingerprints' angle, and their distance). With ``top_k`` alone: the ``top_k``
-        candidates of highest estimated similarity. Otherwise every candidate whose estimate
-        reaches ``threshold`` (default: the index's), cut to ``top_k`` when both are given. A
-        text without a token matches nothing. Cost: ``num_bands`` point lookups per text plus
-        the candidates' signatures (cached).
+        fingerprints' angle, and their distance). With ``k`` alone: the ``k`` candidates of
+        highest estimated similarity. Otherwise every candidate whose estimate reaches
+        ``threshold`` (default: the index's), cut to ``k`` when both are given. A text without
+        a token matches nothing. ``top_k`` is the former name of ``k``, deprecated. Cost:
+        ``num_bands`` point lookups per text plus the candidates' signatures (cached).
 
         A ``threshold`` below the index's finds only the pairs its bands make candidates:
         :func:`~neardup.index.recall.threshold_warning` says how many.
@@ -562,9 +578,15 @@ class LSHIndex:
         ``threshold`` is then a containment (default: the index's threshold, as for Jaccard).
         Every stored document sharing a sampled shingle is counted (no bands: no pair is missed
         by the lookup). Cost: one point lookup per sampled shingle of the text.
+
+        Warns
+        -----
+        NeardupWarning
+            ``top_k`` is given: it is deprecated, ``k`` means the same.
         """
+        k = _renamed_k(k, top_k, "LSHIndex.query")
         if measure == "containment":
-            return [self._containers(s, threshold, top_k) for s in self._query_samples(texts)]
+            return [self._containers(s, threshold, k) for s in self._query_samples(texts)]
         if measure not in (None, self.measure):
             raise ParameterError(
                 f"query.measure: this index measures {self.measure} "
@@ -573,11 +595,11 @@ class LSHIndex:
             )
         signatures, probabilities = self._sketch_query(texts)
         if self.postings is not None:
-            self._check_query(threshold, top_k)
+            self._check_query(threshold, k)
             return self._near(
-                signatures.values, signatures.num_shingles, probabilities, threshold, top_k
+                signatures.values, signatures.num_shingles, probabilities, threshold, k
             )
-        return self.query_signatures(signatures, threshold=threshold, top_k=top_k)
+        return self.query_signatures(signatures, threshold=threshold, k=k)
 
     @property
     def measure(self) -> Literal["jaccard", "cosine"]:
@@ -611,28 +633,37 @@ class LSHIndex:
             )
         return self._samples(texts)
 
-    def _containers(
-        self, sample: U64Array, threshold: float | None, top_k: int | None
-    ) -> list[Match]:
+    def _containers(self, sample: U64Array, threshold: float | None, k: int | None) -> list[Match]:
         """The stored documents holding the text's ``sample``, by the share they hold."""
-        if top_k is not None and top_k < 1:
-            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
-        limit = self._threshold(threshold) if threshold is not None or top_k is None else None
+        check_k(k)
+        limit = self._threshold(threshold) if threshold is not None or k is None else None
         if sample.shape[0] == 0:
             return []  # no sampled shingle: no evidence of a copy
         counts = self.store.holders(sample, self.num_bands)
         least = 0 if limit is None else math.ceil(limit * sample.shape[0] - 1e-9)
-        if top_k is not None and len(counts) > top_k:
-            least = max(least, sorted(counts.values(), reverse=True)[top_k - 1])
+        if k is not None and len(counts) > k:
+            least = max(least, sorted(counts.values(), reverse=True)[k - 1])
         chosen = sorted(d for d, c in counts.items() if c >= least)
         rows = self._rows_of(chosen)
         matches = [Match(id=r.id, similarity=counts[r.doc] / sample.shape[0]) for r in rows]
-        return _best(matches, limit, top_k)
+        return _best(matches, limit, k)
 
     def query_signatures(
-        self, signatures: Signatures, *, threshold: float | None = None, top_k: int | None = None
+        self,
+        signatures: Signatures,
+        *,
+        threshold: float | None = None,
+        k: int | None = None,
+        top_k: int | None = None,
     ) -> list[list[Match]]:
-        """:meth:`query` for signatures made with this index's sketch spec."""
+        """:meth:`query` for signatures made with this index's sketch spec.
+
+        Warns
+        -----
+        NeardupWarning
+            ``top_k`` is given: it is deprecated, ``k`` means the same.
+        """
+        k = _renamed_k(k, top_k, "LSHIndex.query_signatures")
         if signatures.spec != self.sketch_spec:
             diffs = differences(signatures.spec.to_dict(), self.sketch_spec.to_dict())
             raise IncompatibleError(
@@ -641,10 +672,10 @@ class LSHIndex:
                 + " (the signatures' first)"
             )
         if self.postings is not None:
-            self._check_query(threshold, top_k)
-            return self._near(signatures.values, signatures.num_shingles, None, threshold, top_k)
-        self._check_query(None, top_k)
-        limit = self._threshold(threshold) if threshold is not None or top_k is None else None
+            self._check_query(threshold, k)
+            return self._near(signatures.values, signatures.num_shingles, None, threshold, k)
+        self._check_query(None, k)
+        limit = self._threshold(threshold) if threshold is not None or k is None else None
         assert self.num_rows is not None
         keys = band_keys(signatures.values, self.num_bands, self.num_rows)
         return [
@@ -653,7 +684,7 @@ class LSHIndex:
                 keys[i],
                 signatures.fingerprints[i],
                 threshold=limit,
-                top_k=top_k,
+                k=k,
             )
             for i in range(signatures.num_docs)
         ]
@@ -664,11 +695,10 @@ class LSHIndex:
             raise ParameterError(f"threshold must be a float in [0, 1]; got {value}.")
         return value
 
-    def _check_query(self, threshold: float | None, top_k: int | None) -> None:
+    def _check_query(self, threshold: float | None, k: int | None) -> None:
         if threshold is not None:
             self._threshold(threshold)
-        if top_k is not None and top_k < 1:
-            raise ParameterError(f"top_k must be a positive int; got {top_k}.")
+        check_k(k)
 
     def _near(
         self,
@@ -676,7 +706,7 @@ class LSHIndex:
         num_shingles: I64Array,
         probabilities: F64Array | None,
         threshold: float | None,
-        top_k: int | None,
+        k: int | None,
     ) -> list[list[Match]]:
         """The stored fingerprints within ``h`` bits of each row of ``values``, nearest first.
 
@@ -709,7 +739,7 @@ class LSHIndex:
                      cosine[close].tolist(), strict=True)  # fmt: skip
         for q, r, d, c in within:
             found[q].append(Match(id=rows[r].id, similarity=c, distance=d))
-        return [_best(matches, threshold, top_k) for matches in found]
+        return [_best(matches, threshold, k) for matches in found]
 
     def _matches(
         self,
@@ -718,7 +748,7 @@ class LSHIndex:
         fingerprint: U64Array,
         *,
         threshold: float | None,
-        top_k: int | None,
+        k: int | None,
     ) -> list[Match]:
         if np.array_equal(fingerprint, self._empty_fingerprint):
             return []  # no token: no evidence of a copy (an empty stored document is never met)
@@ -735,7 +765,7 @@ class LSHIndex:
         matches = [
             Match(id=r.id, similarity=float(s)) for r, s in zip(rows, similarity, strict=True)
         ]
-        return _best(matches, threshold, top_k)
+        return _best(matches, threshold, k)
 
     @property
     def _width(self) -> int:
@@ -842,12 +872,25 @@ class LSHIndex:
         return out
 
 
-def _best(matches: list[Match], threshold: float | None, top_k: int | None) -> list[Match]:
-    """``matches`` best first (then by id), those reaching ``threshold``, at most ``top_k``."""
-    ordered = sorted(matches, key=lambda m: (-m.similarity, m.id))
+def _best(matches: list[Match], threshold: float | None, k: int | None) -> list[Match]:
+    """``matches`` best first (then by id), those reaching ``threshold``, at most ``k``."""
     if threshold is not None:
-        ordered = [m for m in ordered if m.similarity >= threshold]
-    return ordered[:top_k] if top_k is not None else ordered
+        matches = [m for m in matches if m.similarity is not None and m.similarity >= threshold]
+    return ranked(matches, k)
+
+
+def _renamed_k(k: int | None, top_k: int | None, owner: str) -> int | None:
+    """``k``, or the deprecated ``top_k`` in its place (with a warning saying so)."""
+    if top_k is None:
+        return k
+    warnings.warn(
+        f"{owner}(top_k=) is deprecated: pass k= instead (the same meaning)",
+        NeardupWarning,
+        stacklevel=3,
+    )
+    if k is not None:
+        raise ParameterError(f"{owner}: give k only (top_k is its deprecated name), not both.")
+    return top_k
 
 
 def _check_sample(containment_sample: int | None) -> None:
@@ -909,12 +952,3 @@ def _take(rows: DocumentRows, chosen: list[int]) -> DocumentRows:
         metadata=[rows.metadata[i] for i in chosen],
         samples=[rows.samples[i] for i in chosen] if rows.samples else (),
     )
-
-
-def _metadata_json(value: Any) -> str | None:
-    if value is None:
-        return None
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"document metadata must be JSON-serialisable; {exc}.") from None

@@ -11,6 +11,7 @@ old row and writes a new one.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,8 +20,37 @@ from typing import Any, Protocol
 import numpy as np
 
 from neardup._types import I64Array, U64Array
+from neardup.errors import ParameterError
 
-__all__ = ["DocumentRows", "MemoryStore", "Store", "StoredDocument", "posting_bands"]
+__all__ = [
+    "DocumentRows",
+    "MemoryStore",
+    "Store",
+    "StoredDocument",
+    "metadata_json",
+    "posting_bands",
+]
+
+
+def metadata_json(value: Any) -> str | None:
+    """A document's metadata as the JSON text a store keeps (``None`` stays ``None``).
+
+    Raises
+    ------
+    ParameterError
+        The value cannot be written as JSON (a set, NaN, an object).
+
+    Examples
+    --------
+    >>> metadata_json({"url": "https://example.org"}), metadata_json(None)
+    ('{"url": "https://example.org"}', None)
+    """
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"document metadata must be JSON-serialisable; {exc}.") from None
 
 
 def posting_bands(sizes: Sequence[int] | I64Array, num_bands: int) -> I64Array:

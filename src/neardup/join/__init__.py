@@ -2,6 +2,5 @@
 
 from neardup.join.result import JoinResult
 from neardup.join.similarity import similarity_join
-from neardup.join.vectors import VectorIndex
 
-__all__ = ["JoinResult", "VectorIndex", "similarity_join"]
+__all__ = ["JoinResult", "similarity_join"]

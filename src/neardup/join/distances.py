@@ -1,7 +1,7 @@
 """Exact similarities and distances of pairs of vectors: what a vector join verifies with.
 
 The last step of a join over vectors (:func:`neardup.join.vectors.vector_join`) and of every
-query of :class:`~neardup.join.vectors.VectorIndex`: candidate pairs from the LSH family are
+query of :class:`~neardup.index.VectorIndex`: candidate pairs from the LSH family are
 measured exactly, and a pair is kept when :func:`within_threshold` says so.
 
 How each metric reads its rows:

@@ -1,4 +1,4 @@
-"""Similarity joins and an in-memory index over vectors: LSH candidates, exact verification.
+"""Similarity joins and in-memory LSH tables over vectors: LSH candidates, exact verification.
 
 Where it sits: vectors (float rows, integer counts, packed bits) → the metric's LSH family
 (:data:`neardup.kinds.METRICS`: random hyperplanes, bit sampling, Cauchy projections or unary
@@ -7,8 +7,10 @@ pairs sharing a band's key (:func:`neardup.lsh.banding.banded_pairs`) → exact 
 (:func:`neardup.join.distances.pair_values`) → the pairs within the threshold
 (:class:`~neardup.join.result.JoinResult`).
 
-:func:`vector_join` finds all close pairs of one matrix; :class:`VectorIndex` holds vectors in
-memory and answers batches of queries with the same families and the same exact values.
+:func:`vector_join` finds all close pairs of one matrix; :class:`VectorTables` holds vectors in
+memory and answers batches of queries with the same families and the same exact values (the
+search structure of :class:`~neardup.index.VectorIndex`, which adds ids, a file and
+:class:`~neardup.lookup.Match` answers).
 
 Input, by metric (the family's own input):
 
@@ -31,7 +33,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from numpy.typing import NDArray
 from neardup._kernels import distances as kernels
 from neardup._parallel import in_blocks
 from neardup._types import F64Array, I64Array, U64Array
-from neardup.errors import InputError, ParameterError, StoreError
+from neardup.errors import InputError, ParameterError
 from neardup.join.banded import (
     BandProgress,
     banded_stream,
@@ -57,12 +58,12 @@ from neardup.lsh.amplify import Amplification
 from neardup.lsh.family import VectorHasher
 from neardup.params import JoinSpec
 
-__all__ = ["VectorIndex", "VectorMatches", "vector_join", "vector_stream"]
+__all__ = ["VectorMatches", "VectorTables", "vector_join", "vector_stream"]
 
 CHUNK_ROWS = 8192
 """Rows checked and hashed at once (the results do not depend on it)."""
 CANDIDATE_ENTRIES = 1 << 22
-"""Bucket entries an index query batch walks at once (larger batches are split)."""
+"""Bucket entries a search of the tables walks at once (larger batches are split)."""
 
 
 # input ----------------------------------------------------------------------------------------
@@ -408,7 +409,7 @@ def vector_stream(
     )
 
 
-# the index ------------------------------------------------------------------------------------
+# the tables -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,7 +421,8 @@ class VectorMatches:
     query
         The query's row in the batch, ascending.
     item
-        The stored item's number (as :meth:`VectorIndex.add` returned it).
+        The stored item's number (as :meth:`VectorTables.add` returned it), ascending within
+        a query.
     values
         The exact similarity or distance of the query and the item.
     num_checked
@@ -448,19 +450,24 @@ def _spans(sizes: I64Array, budget: int) -> Iterator[tuple[int, int]]:
         start = stop
 
 
-class VectorIndex:
-    """Vectors in memory, searchable in batches for the stored items close to each query.
+class VectorTables:
+    """Vectors in memory under item numbers, with one sorted table of band keys per band.
+
+    The search structure of :class:`~neardup.index.VectorIndex`, which names items by string
+    ids, keeps them in a file and answers with :class:`~neardup.lookup.Match` lists; this
+    class finds, for a batch of queries, the stored items that share a band's key with each,
+    and measures them exactly.
 
     Parameters
     ----------
     spec
-        A ``cosine``, ``hamming``, ``l1`` or ``l2`` spec: the default threshold of
-        :meth:`query`, the family's parameters and the seed. The bands are the spec's
-        ``num_bands`` and ``num_rows`` when given; otherwise chosen at construction by
-        :func:`~neardup.lsh.amplify.choose_amplification` for ``spec.recall`` at the threshold
-        without a sample of the data (the far pairs taken as spread uniformly below the
-        threshold's collision probability): give the bands, or take them from a
-        :func:`vector_join` of representative data (its ``info``), where the data are known.
+        A ``cosine``, ``hamming``, ``l1`` or ``l2`` spec: the family's parameters and the
+        seed. The bands are the spec's ``num_bands`` and ``num_rows`` when given; otherwise
+        chosen at construction by :func:`~neardup.lsh.amplify.choose_amplification` for
+        ``spec.recall`` at the threshold without a sample of the data (the far pairs taken as
+        spread uniformly below the threshold's collision probability): give the bands, or take
+        them from a :func:`vector_join` of representative data (its ``info``), where the data
+        are known.
     dim
         The vectors' dimension (bits for ``hamming``).
     max_value
@@ -470,22 +477,22 @@ class VectorIndex:
     Notes
     -----
     Each band has a table: the keys of the stored items, sorted, with their item numbers
-    (``16 b`` bytes an item). Added items wait with their keys until the next query merges
+    (``16 b`` bytes an item). Added items wait with their keys until the next search merges
     them in (``O(b (m + k log k))`` for ``k`` added to ``m``): add in batches. Removed items are
-    skipped by queries and dropped from the tables once they are half the entries; their rows
+    skipped by searches and dropped from the tables once they are half the entries; their rows
     stay (item numbers are rows and are never reused). A spec that gives the bands gives the
-    same keys as in :func:`vector_join`, so a query of a stored row finds the pairs the join
-    finds (the index has no bucket cap). :meth:`query` costs ``O(b log m)`` per query plus
+    same keys as in :func:`vector_join`, so a search of a stored row finds the pairs the join
+    finds (the tables have no bucket cap). :meth:`search` costs ``O(b log m)`` per query plus
     ``O(dim)`` per item met; with ``probe_limit=True`` at most ``2b`` items are met.
 
     Examples
     --------
     >>> spec = JoinSpec(metric="l2", threshold=1.0, num_bands=8, num_rows=2, bucket_width=4.0)
-    >>> with VectorIndex(spec, dim=2) as index:
-    ...     index.add(np.array([[0.0, 0.0], [10.0, 10.0]])).tolist()
-    ...     found = index.query(np.array([[0.5, 0.0]]))
-    ...     found.item.tolist(), found.values.tolist()
+    >>> tables = VectorTables(spec, dim=2)
+    >>> tables.add(np.array([[0.0, 0.0], [10.0, 10.0]])).tolist()
     [0, 1]
+    >>> found = tables.search(np.array([[0.5, 0.0]]), threshold=1.0)
+    >>> found.item.tolist(), found.values.tolist()
     ([0], [0.5])
     """
 
@@ -515,9 +522,17 @@ class VectorIndex:
         self._hasher = family(
             spec, dim, num_bands=self.num_bands, num_rows=self.num_rows, max_value=limit
         )
-        self._width = (dim + 63) // 64 if spec.metric == "hamming" else dim
-        self._dtype = _hash_dtype(spec.metric)
-        self._vectors: NDArray[Any] = np.empty((0, self._width), dtype=self._dtype)
+        self.family = family.__name__
+        """The name of the LSH family's class (what made the band keys)."""
+        self.width = (dim + 63) // 64 if spec.metric == "hamming" else dim
+        """Values in a stored row: ``dim``, or ``ceil(dim / 64)`` words for ``hamming``."""
+        self.dtype = _hash_dtype(spec.metric)
+        """The dtype of a stored row: float64, int64 (``l1``) or uint64 (``hamming``)."""
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every item (and release their memory); numbering starts again at 0."""
+        self._vectors: NDArray[Any] = np.empty((0, self.width), dtype=self.dtype)
         self._alive = np.empty(0, dtype=bool)
         self._size = 0
         self._num_alive = 0
@@ -527,58 +542,45 @@ class VectorIndex:
         """Items below this number are in the tables (unless removed and dropped)."""
         self._pending: list[U64Array] = []
         """The keys of the items added since the tables were last merged, in order."""
-        self._closed = False
-
-    def __enter__(self) -> VectorIndex:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Release the vectors and tables; the index refuses any later call."""
-        self._closed = True
-        self._vectors = np.empty((0, self._width), dtype=self._dtype)
-        self._alive = np.empty(0, dtype=bool)
-        self._table_keys = np.empty((self.num_bands, 0), dtype=np.uint64)
-        self._table_items = np.empty((self.num_bands, 0), dtype=np.int64)
-        self._pending = []
 
     def __len__(self) -> int:
         return self._num_alive
 
-    def _open(self) -> None:
-        if self._closed:
-            raise StoreError("the VectorIndex is closed.")
+    def checked(self, vectors: Any, owner: str) -> NDArray[Any]:
+        """``vectors`` as rows in the stored dtype, checked (an InputError names a bad row).
 
-    def _rows(self, vectors: Any, owner: str) -> NDArray[Any]:
-        """Checked vectors in the stored dtype (an InputError names a bad row)."""
+        ``owner`` names the caller in the messages (``"VectorIndex.add"``).
+        """
         hamming = self.spec.metric == "hamming"
         rows, _ = _matrix(self.spec.metric, vectors, self.dim if hamming else None, owner)
-        if rows.shape[1] != self._width:
-            raise InputError(f"{owner} needs rows of {self._width} columns; got {rows.shape[1]}.")
+        if rows.shape[1] != self.width:
+            raise InputError(f"{owner} needs rows of {self.width} columns; got {rows.shape[1]}.")
         for start, stop in _chunks(rows.shape[0], CHUNK_ROWS):
             _check_chunk(self.spec.metric, rows[start:stop], start, self.dim, self.max_value, owner)
-        return np.ascontiguousarray(rows, dtype=self._dtype)
+        return np.ascontiguousarray(rows, dtype=self.dtype)
 
-    def _keys(self, rows: NDArray[Any]) -> U64Array:
+    def keys(self, rows: NDArray[Any]) -> U64Array:
+        """``uint64[len(rows), num_bands]``: the band keys of rows that :meth:`checked` gave."""
         keys = np.empty((rows.shape[0], self.num_bands), dtype=np.uint64)
         for start, stop in _chunks(rows.shape[0], CHUNK_ROWS):
             keys[start:stop] = self._hasher.keys(rows[start:stop])
         return keys
 
+    def vector(self, item: int) -> NDArray[Any]:
+        """A copy of stored item ``item``'s row."""
+        if not 0 <= item < self._size or not self._alive[item]:
+            raise InputError(f"VectorTables.vector: {item} is not a stored item.")
+        row: NDArray[Any] = self._vectors[item].copy()
+        return row
+
     # writing ------------------------------------------------------------------------------
 
-    def add(self, vectors: Any) -> I64Array:
+    def add(self, vectors: Any, keys: U64Array | None = None) -> I64Array:
         """Store a batch of vectors; return their item numbers (consecutive, never reused).
 
+        ``keys``: their band keys from :meth:`keys`, when the caller has them already.
         Cost: hashing (``O(b r dim)`` a vector for most families); the tables take the new
-        items at the next query.
+        items at the next search.
 
         Raises
         ------
@@ -586,14 +588,14 @@ class VectorIndex:
             Rows of the wrong shape or dtype, or values the family cannot hash; nothing is
             stored then.
         """
-        self._open()
-        rows = self._rows(vectors, "VectorIndex.add")
-        keys = self._keys(rows)
+        rows = self.checked(vectors, "VectorTables.add")
+        if keys is None:
+            keys = self.keys(rows)
         k = rows.shape[0]
         needed = self._size + k
         if needed > self._vectors.shape[0]:
             capacity = max(needed, 2 * self._vectors.shape[0], 1024)
-            grown = np.empty((capacity, self._width), dtype=self._dtype)
+            grown = np.empty((capacity, self.width), dtype=self.dtype)
             grown[: self._size] = self._vectors[: self._size]
             alive = np.zeros(capacity, dtype=bool)
             alive[: self._size] = self._alive[: self._size]
@@ -616,17 +618,16 @@ class VectorIndex:
             Some numbers are not stored items (never added, or removed already); nothing is
             removed then.
         """
-        self._open()
         numbers = np.asarray(items)
         if numbers.size and numbers.dtype.kind not in "iu":
-            raise InputError(f"VectorIndex.remove takes item numbers; got dtype {numbers.dtype}.")
+            raise InputError(f"VectorTables.remove takes item numbers; got dtype {numbers.dtype}.")
         chosen = np.unique(numbers.astype(np.int64).reshape(-1))
         inside = (chosen >= 0) & (chosen < self._size)
         stored = np.zeros(chosen.shape[0], dtype=bool)
         stored[inside] = self._alive[chosen[inside]]
         if not stored.all():
             missing = chosen[~stored][:10].tolist()
-            raise InputError(f"VectorIndex.remove: not stored items: {missing}; nothing removed.")
+            raise InputError(f"VectorTables.remove: not stored items: {missing}; nothing removed.")
         self._alive[chosen] = False
         self._num_alive -= int(chosen.shape[0])
 
@@ -660,7 +661,7 @@ class VectorIndex:
 
     def _candidates(self, rows: NDArray[Any], limit: int) -> tuple[I64Array, I64Array, I64Array]:
         """``(query, item, num_checked)``: the distinct live items each query meets."""
-        keys = self._keys(rows)
+        keys = self.keys(rows)
         self._refresh()
         num_queries = rows.shape[0]
         lo = np.empty((num_queries, self.num_bands), dtype=np.int64)
@@ -699,10 +700,15 @@ class VectorIndex:
             return np.empty(0, np.int64), np.empty(0, np.int64), checked
         return np.concatenate(queries), np.concatenate(items), checked
 
-    def query(
-        self, vectors: Any, *, threshold: float | None = None, probe_limit: bool = False
+    def search(
+        self,
+        vectors: Any,
+        *,
+        threshold: float | None,
+        probe_limit: bool = False,
+        owner: str = "VectorTables.search",
     ) -> VectorMatches:
-        """The stored items within the threshold of each query, among those sharing a band.
+        """The stored items sharing a band's key with each query, within ``threshold``.
 
         Parameters
         ----------
@@ -710,10 +716,12 @@ class VectorIndex:
             A batch of queries, rows as :meth:`add` takes.
         threshold
             A similarity (``cosine``: items at or above it) or distance (at or below);
-            ``spec.threshold`` when ``None``.
+            ``None``: every item met, however far.
         probe_limit
             Seed 002's probe: stop each query once ``2L`` bucket entries are taken (``L`` =
             ``num_bands``; an item met in several bands counts each time), band after band.
+        owner
+            Names the caller in the messages about bad rows.
 
         Returns
         -------
@@ -739,14 +747,14 @@ class VectorIndex:
         indexes with other seeds raise it). The walk costs ``O(L log n + L dim)`` a query.
         :meth:`~neardup.lsh.amplify.Amplification.near_neighbour` gives these bands.
         """
-        self._open()
         if not isinstance(probe_limit, bool):
             raise ParameterError(f"probe_limit must be a bool; got {probe_limit!r}.")
-        bound = self.spec.threshold if threshold is None else float(threshold)
-        rows = self._rows(vectors, "VectorIndex.query")
+        rows = self.checked(vectors, owner)
         query, item, checked = self._candidates(rows, 2 * self.num_bands if probe_limit else -1)
         values = self._values(rows, query, item)
-        close = within_threshold(self.spec.metric, values, bound)
+        if threshold is None:
+            return VectorMatches(query, item, values, checked)
+        close = within_threshold(self.spec.metric, values, threshold)
         return VectorMatches(query[close], item[close], values[close], checked)
 
     def _values(self, rows: NDArray[Any], query: I64Array, item: I64Array) -> F64Array:
@@ -755,31 +763,8 @@ class VectorIndex:
         stored = self._vectors[: self._size]
         return pair_values(self.spec.metric, rows, query, item, right=stored)
 
-    def query_topk(self, vectors: Any, k: int) -> VectorMatches:
-        """The ``k`` best stored items of each query among those sharing a band with it.
-
-        Approximate: an item that shares no band's key with the query is never ranked, however
-        close (it shares one with probability ``1 - (1 - p^r)^b`` for elementary collision
-        probability ``p``). Best first (highest cosine, smallest distance), ties by item
-        number; fewer than ``k`` when fewer items share a band. Cost as :meth:`query`, plus a
-        sort of the items met.
-        """
-        self._open()
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ParameterError(f"VectorIndex.query_topk k must be an int >= 1; got {k!r}.")
-        rows = self._rows(vectors, "VectorIndex.query_topk")
-        query, item, checked = self._candidates(rows, -1)
-        values = self._values(rows, query, item)
-        similarity = METRICS[self.spec.metric].measure == "similarity"
-        order = np.lexsort((item, -values if similarity else values, query))
-        query, item, values = query[order], item[order], values[order]
-        rank = np.arange(query.shape[0]) - np.searchsorted(query, query, side="left")
-        best = rank < k
-        return VectorMatches(query[best], item[best], values[best], checked)
-
     def _check(self) -> None:
         """Assert every internal invariant (tests call it between operations)."""
-        self._open()
         n, b = self._size, self.num_bands
         assert self._vectors.shape[0] == self._alive.shape[0] >= n
         assert not self._alive[n:].any()
@@ -795,7 +780,7 @@ class VectorIndex:
         assert np.all(items < self._built)
         live_built = self._alive[: self._built]
         assert np.all(present[: self._built][live_built]), "a stored item missing from a table"
-        expected = self._keys(self._vectors[: self._built])
+        expected = self.keys(self._vectors[: self._built])
         for band in range(b):
             assert np.array_equal(np.sort(items[band]), np.sort(items[0]))
             same = keys[band, 1:] == keys[band, :-1]
@@ -804,4 +789,4 @@ class VectorIndex:
             assert np.array_equal(keys[band], expected[items[band], band]), "a key changed"
         if self._pending:
             pending = np.concatenate(self._pending)
-            assert np.array_equal(pending, self._keys(self._vectors[self._built : n]))
+            assert np.array_equal(pending, self.keys(self._vectors[self._built : n]))

@@ -159,7 +159,7 @@ class Amplification:
         bands, the seed's ``L = n^ρ`` (``ρ = log(1/P1) / log(1/P2)``; ``P1^-k >= n^ρ`` once
         ``k`` is rounded up), so that an item within ``d1`` shares some band with probability
         at least ``1 - (1 - P1^k)^L >= 1 - 1/e``. Probing at most ``2L`` entries
-        (:meth:`neardup.join.vectors.VectorIndex.query` with ``probe_limit=True``) then
+        (:meth:`neardup.index.VectorIndex.query` with ``probe_limit=True``) then
         answers with an item within ``d2`` with probability at least ``1/2 - 1/e`` when one
         within ``d1`` is stored.
 

@@ -1,4 +1,9 @@
-"""The HTTP service over an :class:`~neardup.index.LSHIndex`: a JSON API built with FastAPI.
+"""The HTTP service over an index file: a JSON API built with FastAPI.
+
+It serves an :class:`~neardup.index.LSHIndex` (documents are texts) or a
+:class:`~neardup.index.VectorIndex` (documents are vectors), as
+:func:`~neardup.index.open_index` opens the file: the same routes, whose bodies carry
+``text`` or ``vector`` by the index's kind (a vector index has no ``/v1/check``).
 
 Every write needs a bearer token; reads are open unless ``auth_reads`` (the OpenAPI document
 marks exactly the routes that need one). Every error is a JSON body
@@ -8,8 +13,9 @@ of the wrong type (``"upsert": "yes"``) is refused with 422 naming the field. Do
 any non-empty Unicode string: in a URL path (``/v1/documents/{id}``) they are percent-encoded,
 every byte outside ``A-Z a-z 0-9 - . _ ~`` (``/`` included), and decoded exactly once.
 ``/docs`` is a page rendered here from the OpenAPI document, with no external assets, so it
-works offline. Requests run in a thread pool: readers run concurrently (each thread has its
-own SQLite connection) and writers are serialized by the store.
+works offline. Requests run in a thread pool: over an LSH index readers run concurrently
+(each thread has its own SQLite connection) and writers are serialized by the store; a vector
+index answers one request at a time (its tables are in memory).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from neardup._version import __version__
 from neardup.errors import (
     IdExistsError,
@@ -29,7 +37,7 @@ from neardup.errors import (
     NeardupError,
     ParameterError,
 )
-from neardup.index import LSHIndex, threshold_warning
+from neardup.index import LSHIndex, VectorIndex, threshold_warning
 from neardup.index.lsh_index import QueryMeasure
 
 try:
@@ -46,7 +54,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "the HTTP service needs FastAPI and uvicorn: pip install 'neardup[service]'"
     ) from exc
 
-__all__ = ["ServiceSettings", "create_app"]
+__all__ = ["ServedIndex", "ServiceSettings", "create_app"]
+
+ServedIndex = LSHIndex | VectorIndex
+"""What the service serves: an index of texts or of vectors."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -136,6 +147,29 @@ class QueryRequest(_Strict):
     measure: QueryMeasure | None = None
 
 
+class VectorDocument(_Strict):
+    """One vector to add: integers for ``hamming`` (uint64 words) and ``l1`` (counts)."""
+
+    id: str = Field(min_length=1, max_length=1024)
+    vector: list[int] | list[float]
+    metadata: Any = None
+
+
+class VectorAddRequest(_Strict):
+    """``POST /v1/documents`` of a vector index."""
+
+    documents: list[VectorDocument] = Field(min_length=1)
+    upsert: bool = False
+
+
+class VectorQueryRequest(_Strict):
+    """``POST /v1/query`` of a vector index: vectors (ids are their positions)."""
+
+    vectors: list[list[int] | list[float]]
+    top_k: int | None = Field(default=None, ge=1, le=1000)
+    threshold: float | None = Field(default=None, allow_inf_nan=False)
+
+
 class CheckRequest(_Strict):
     """``POST /v1/check``: insert each document unless the index holds a near-copy."""
 
@@ -202,14 +236,17 @@ def _authorizer(
     return check
 
 
-def create_app(index: LSHIndex, settings: ServiceSettings | None = None) -> Any:
+def create_app(index: ServedIndex, settings: ServiceSettings | None = None) -> Any:
     """The FastAPI application serving ``index`` (run it with uvicorn, or ``neardup serve``)."""
     settings = settings if settings is not None else ServiceSettings()
     # Load the compiled kernels now, so that the first requests do not wait for them.
-    index.query(["warm up the sketching kernels before the first request"])
+    if isinstance(index, VectorIndex):
+        index.query(np.zeros((1, index.width), dtype=index.dtype))
+    else:
+        index.query(["warm up the sketching kernels before the first request"])
     app = FastAPI(
         title="neardup",
-        summary="Near-duplicate lookup over a persistent LSH index.",
+        summary="Near-duplicate lookup over a persistent index of texts or vectors.",
         version=__version__,
         docs_url=None,  # FastAPI's pages load Swagger UI and ReDoc from a CDN: see /docs below
         redoc_url=None,
@@ -242,8 +279,26 @@ def _warned(index: LSHIndex, answer: dict[str, Any], threshold: float | None) ->
     return answer
 
 
+def _vector_rows(index: VectorIndex, vectors: list[list[int] | list[float]]) -> Any:
+    """JSON vectors as the index's rows (a 400 for floats where integers are stored)."""
+    integral = index.dtype.kind in "iu"
+    if integral and not all(type(v) is int for vector in vectors for v in vector):
+        raise InputError(
+            f"a {index.spec.metric!r} index stores integers "
+            f"({'uint64 words of bits' if index.spec.metric == 'hamming' else 'counts'}): "
+            "send whole numbers"
+        )
+    try:
+        rows = np.array(vectors, dtype=index.dtype if integral else np.float64)
+    except OverflowError as exc:
+        raise InputError(f"vectors: {exc}") from None
+    except ValueError:
+        raise InputError(f"vectors must be rows of {index.width} numbers each") from None
+    return rows.reshape(0, index.width) if rows.size == 0 else rows
+
+
 def _install_reads(
-    app: FastAPI, index: LSHIndex, settings: ServiceSettings, access: list[DependsParam]
+    app: FastAPI, index: ServedIndex, settings: ServiceSettings, access: list[DependsParam]
 ) -> None:
     """The routes that read: health, info, query, get."""
 
@@ -256,6 +311,55 @@ def _install_reads(
     def info() -> dict[str, Any]:
         """The index's parameters, size and document count."""
         return index.info()
+
+    if isinstance(index, VectorIndex):
+        _install_vector_query(app, index, settings, access)
+    else:
+        _install_text_query(app, index, settings, access)
+
+    # ``:anytext`` lets an id hold "/" (URLs are ids) and newlines; the path is percent-decoded
+    # once, by the server.
+    @app.get("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
+    def get(doc_id: str) -> dict[str, Any]:
+        """What the index holds about one document (its id percent-encoded in the path).
+
+        For texts ``{"id", "num_shingles", "metadata"}``; for vectors ``{"id", "vector",
+        "metadata"}``.
+        """
+        doc = index.get(doc_id) if doc_id else None
+        if doc is None:
+            raise HTTPException(404, f"no document {doc_id!r}")
+        return doc.to_dict()
+
+
+def _install_vector_query(
+    app: FastAPI, index: VectorIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """``POST /v1/query`` of a vector index."""
+
+    @app.post("/v1/query", tags=["index"], dependencies=access)
+    def query(request: VectorQueryRequest) -> dict[str, Any]:
+        """The stored vectors near each query vector, best first (then by id).
+
+        ``threshold``: a cosine (at or above) or a distance (at or below), the index's by
+        default; ``top_k`` alone: the best of the vectors met, however far. Each match has
+        the exact ``similarity`` (cosine) or ``distance``.
+        """
+        _limit_batch(settings, len(request.vectors))
+        rows = _vector_rows(index, request.vectors)
+        found = index.query(rows, threshold=request.threshold, k=request.top_k)
+        return {
+            "results": [
+                {"query": str(i), "matches": [m.to_dict() for m in matches]}
+                for i, matches in enumerate(found)
+            ]
+        }
+
+
+def _install_text_query(
+    app: FastAPI, index: LSHIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """``POST /v1/query`` of an index of texts."""
 
     @app.post("/v1/query", tags=["index"], dependencies=access)
     def query(request: QueryRequest) -> dict[str, Any]:
@@ -278,7 +382,7 @@ def _install_reads(
             names = [str(i) for i in range(len(texts))]
         _limit_batch(settings, len(texts))
         found = index.query(
-            texts, threshold=request.threshold, top_k=request.top_k, measure=request.measure
+            texts, threshold=request.threshold, k=request.top_k, measure=request.measure
         )
         answer = {
             "results": [
@@ -293,21 +397,58 @@ def _install_reads(
             return answer
         return _warned(index, answer, request.threshold)
 
-    # ``:anytext`` lets an id hold "/" (URLs are ids) and newlines; the path is percent-decoded
-    # once, by the server.
-    @app.get("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
-    def get(doc_id: str) -> dict[str, Any]:
-        """What the index holds about one document (its id percent-encoded in the path)."""
-        doc = index.get(doc_id) if doc_id else None
-        if doc is None:
-            raise HTTPException(404, f"no document {doc_id!r}")
-        return {"id": doc.id, "num_shingles": doc.num_shingles, "metadata": doc.metadata}
-
 
 def _install_writes(
+    app: FastAPI, index: ServedIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """The routes that write: add, delete, and for texts check."""
+    if isinstance(index, VectorIndex):
+        _install_vector_add(app, index, settings, access)
+    else:
+        _install_text_writes(app, index, settings, access)
+
+    @app.delete("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
+    def delete(doc_id: str) -> dict[str, str]:
+        """Remove one document (its id percent-encoded in the path)."""
+        if not doc_id or not index.delete([doc_id]):
+            raise HTTPException(404, f"no document {doc_id!r}")
+        return {"deleted": doc_id}
+
+
+def _conflict(exc: IdExistsError) -> HTTPException:
+    return HTTPException(409, f'{exc}; send "upsert": true to replace them')
+
+
+def _install_vector_add(
+    app: FastAPI, index: VectorIndex, settings: ServiceSettings, access: list[DependsParam]
+) -> None:
+    """``POST /v1/documents`` of a vector index."""
+
+    @app.post("/v1/documents", status_code=201, tags=["index"], dependencies=access)
+    def add(request: VectorAddRequest) -> dict[str, Any]:
+        """Add a batch of vectors in one transaction (all or none); ``upsert`` replaces.
+
+        An id already in the index is a 409 conflict (nothing is added) unless ``"upsert":
+        true``.
+        """
+        _limit_batch(settings, len(request.documents))
+        ids = [d.id for d in request.documents]
+        rows = _vector_rows(index, [d.vector for d in request.documents])
+        metadata = [d.metadata for d in request.documents]
+        if request.upsert:
+            index.upsert(ids, rows, metadata)
+        else:
+            try:
+                index.add(ids, rows, metadata)
+            except IdExistsError as exc:
+                raise _conflict(exc) from None
+        return {"added": len(ids)}
+
+
+def _install_text_writes(
     app: FastAPI, index: LSHIndex, settings: ServiceSettings, access: list[DependsParam]
 ) -> None:
-    """The routes that write: add, check, delete."""
+    """``POST /v1/documents`` and ``POST /v1/check`` of an index of texts."""
 
     @app.post("/v1/documents", status_code=201, tags=["index"], dependencies=access)
     def add(request: AddRequest) -> dict[str, Any]:
@@ -326,7 +467,7 @@ def _install_writes(
             try:
                 index.add(ids, texts, metadata)
             except IdExistsError as exc:
-                raise HTTPException(409, f'{exc}; send "upsert": true to replace them') from None
+                raise _conflict(exc) from None
         return {"added": len(ids)}
 
     @app.post("/v1/check", tags=["index"], dependencies=access)
@@ -350,13 +491,6 @@ def _install_writes(
             ]
         }
         return _warned(index, answer, request.threshold)
-
-    @app.delete("/v1/documents/{doc_id:anytext}", tags=["index"], dependencies=access)
-    def delete(doc_id: str) -> dict[str, str]:
-        """Remove one document (its id percent-encoded in the path)."""
-        if not doc_id or not index.delete([doc_id]):
-            raise HTTPException(404, f"no document {doc_id!r}")
-        return {"deleted": doc_id}
 
 
 def _install_error_handlers(app: FastAPI) -> None:
