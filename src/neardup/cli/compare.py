@@ -50,6 +50,9 @@ corpus to learn IDF from; the canonical form gives no estimate), and searches fo
 KIND_OPTIONS = {"preset": "supershingle", "simhash_bits": "simhash", "projection": "simhash"}
 """Options of one sketch kind that compare applies to that kind's estimate, and the kind."""
 
+WITHOUT_SLOTS = frozenset({"simhash"})
+"""Sketches compare estimates with that have no num_perm slots (a SimHash has bits)."""
+
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 
 
@@ -117,6 +120,12 @@ def _refuse_idle_options(
                 f"{option} sets the {kind} sketch, which --sketches does not name: add "
                 f"--sketches {','.join(sorted(sketches | {kind}))} (or all), or drop {option}"
             )
+    if "num_perm" in given and sketches <= WITHOUT_SLOTS:
+        raise click.UsageError(
+            f"--num-perm sets the slots of the MinHash-family sketches; --sketches "
+            f"{','.join(sorted(sketches))} has none (SimHash's bits are --simhash-bits): add one "
+            "(e.g. --sketches oph,simhash), or drop --num-perm"
+        )
     if "color" in given and (as_json or not explain):
         why = "not JSON: drop it" if as_json else "add --explain or drop it"
         raise click.UsageError(f"--color colours the passages --explain prints, {why}")

@@ -8,9 +8,12 @@ from typing import Any
 import click
 
 from neardup.cli.options import (
+    SKETCH_OPTIONS,
     apply_flags,
     embedding_options,
+    given_options,
     input_options,
+    option_name,
     output_directory_options,
     profile_option,
     quiet_option,
@@ -121,17 +124,20 @@ Examples:
     "banner) out of its pages before comparing them, learned from the first 64 pages of each "
     "host in a first pass; the kept corpus keeps the pages whole. See docs/web.md.",
 )
-@click.option("--batch-mb", type=float, help="Input read per batch, in MB [default: 32].")
+@click.option(
+    "--batch-mb", type=float, help="Input read per batch, in MB [default: 32]. Local engine."
+)
 @click.option(
     "--memory-gb",
     type=float,
     help="Working memory for verification chunks [default: 1/8 of the machine, "
-    "at most 1]. Besides it the run holds about 60 bytes per document.",
+    "at most 1]. Besides it the run holds about 60 bytes per document. Local engine.",
 )
 @click.option(
     "--compress",
     type=click.Choice(["none", "gzip", "zstd"]),
-    help="Compression of the kept corpus [default: none].",
+    help="Compression of the kept corpus [default: none]. Local engine (Spark writes "
+    "kept.parquet).",
 )
 @click.option(
     "--against",
@@ -227,6 +233,10 @@ def dedup_command(
         engine=engine, against=against, add_to_index=add_to_index, resume=resume, unit=unit,
         unit_options=[name for name, value in unit_options.items() if value is not None],
     )  # fmt: skip
+    if engine == "spark":
+        _refuse_local_options(flags)
+    if against is not None:
+        _refuse_sketch_options(flags)
     if "://" not in str(output):
         check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
     if unit is not None:
@@ -253,8 +263,9 @@ def dedup_command(
         check_runs(config)  # before a JVM starts
         session = spark_session(spark_master, spark_conf)
         summary = dedup_files_spark(
-            session, [str(p) for p in inputs], str(output), config, overwrite=overwrite
-        )
+            session, [str(p) for p in inputs], str(output), config, overwrite=overwrite,
+            show_progress=not quiet,
+        )  # fmt: skip
         if not quiet:
             _print_summary(summary, output)
         return
@@ -310,8 +321,60 @@ def _refuse_combinations(
         )
     if unit is None and unit_options:
         raise click.UsageError(f"{', '.join(unit_options)} apply with --unit only")
+    if unit is not None and "pairs" in given_options():
+        raise click.UsageError("--unit writes removed.jsonl, not pairs.jsonl: drop --pairs")
     if engine == "spark" and against is not None:
         raise click.UsageError("--against works with the local engine only")
+
+
+_LOCAL_OPTIONS = {
+    "batch_mb": "--batch-mb sizes the local engine's batches; Spark cuts its inputs into "
+    "partitions itself (spark.sql.files.maxPartitionBytes, with --spark-conf): drop it",
+    "memory_gb": "--memory-gb bounds the local engine's verification; Spark's memory is its "
+    "own (spark.executor.memory, spark.driver.memory, with --spark-conf): drop it",
+    "compress": "--compress compresses the local engine's kept corpus; the Spark engine "
+    "writes kept.parquet, compressed by Parquet: drop it",
+}
+"""The options the Spark engine does not read, with why and what to do instead."""
+
+
+def _refuse_local_options(flags: dict[str, Any]) -> None:
+    """Refuse, with ``--engine spark``, an option of the local engine given on the command line.
+
+    The Spark engine reads its inputs by their extensions (JSONL, Parquet; ``--format warc``
+    for web archives under other names), so another ``--format`` does nothing there either.
+    """
+    given = given_options()
+    for name, message in _LOCAL_OPTIONS.items():
+        if name in given:
+            raise click.UsageError(message)
+    chosen = flags.get("input_format")
+    if "input_format" in given and chosen not in ("auto", "warc"):
+        raise click.UsageError(
+            f"--format {chosen} applies to the local engine; the Spark engine reads JSONL and "
+            "Parquet by their extensions (--format warc: web archives): drop it"
+        )
+
+
+def _refuse_sketch_options(flags: dict[str, Any]) -> None:
+    """Refuse, with ``--against``, an option that sets the sketch: the index's is used.
+
+    The run's signatures must be the index's to be looked up in it: an option of another
+    value would stop the run after sketching, and one of the same value does nothing.
+    """
+    given = given_options()
+    named = sorted(given & SKETCH_OPTIONS)
+    if "method" in given and flags.get("method") in ("minhash", "simhash"):
+        named.insert(0, "method")
+    if not named:
+        return
+    option = option_name(named[0])
+    if named[0] == "strip_punctuation" and not flags["strip_punctuation"]:
+        option = "--keep-punctuation"
+    raise click.UsageError(
+        f"{option} sets the sketch; with --against the index's is used (the signatures must "
+        f"be its own to be looked up in it): drop {option}"
+    )
 
 
 def _print_units_summary(record: dict[str, Any], output: Path) -> None:

@@ -320,6 +320,11 @@ def join_command(
         rows=entity_field is not None or item_field is not None,
     )
     check_options(given, run)
+    if given.get("recall") is not None and None not in (flags["num_bands"], flags["num_rows"]):
+        raise click.UsageError(
+            "--recall chooses the bands and rows; with --bands and --rows both given it "
+            "chooses nothing: drop one of them"
+        )
     memory_bytes = None
     if memory_gb is not None:
         if not memory_gb > 0:

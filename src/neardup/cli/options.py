@@ -26,6 +26,7 @@ from neardup.params import (
 __all__ = [
     "PROFILES",
     "READ_OPTIONS",
+    "SKETCH_OPTIONS",
     "apply_flags",
     "embedding_options",
     "given_options",
@@ -357,6 +358,31 @@ sketch_options = _stack(
     ),
 )
 
+SKETCH_OPTIONS = frozenset(
+    {
+        "profile",
+        "sketch_kind",
+        "shingle",
+        "stopwords",
+        "stem",
+        "tokenizer",
+        "fingerprint",
+        "strip_punctuation",
+        "bbits",
+        "simhash_bits",
+        "num_perm",
+        "seed",
+        "preset",
+        "weighting",
+        "projection",
+        "idf_low",
+        "idf_high",
+    }
+)
+"""The parameters of :data:`sketch_options` (and ``--profile``) that :func:`apply_flags` writes
+into the sketch spec: how texts become signatures. ``--method`` too, where it names a sketch
+(``minhash``, ``simhash``)."""
+
 _FLAG_PLACES = [
     ("family", ("lsh", "family")),
     ("num_perm", ("sketch", "num_perm")),
@@ -507,7 +533,17 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
                 option = "--" + flag.replace("_", "-")
                 raise ParameterError(f"{option} must be above 0; got {flags[flag]}.")
             data[key] = max(1, int(flags[flag] * unit))
-    return DedupConfig.from_dict(data)
+    return _with_pairs_to_explain(DedupConfig.from_dict(data), flags)
+
+
+def _with_pairs_to_explain(config: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
+    """``config``, unless ``--explain`` is given where no pairs.jsonl is written to explain."""
+    if flags.get("explain") and config.pairs == "none":
+        raise click.UsageError(
+            "--explain gives each pair of pairs.jsonl its shared passages; with --pairs none "
+            "(given, or the config's) no pairs.jsonl is written: drop one of them"
+        )
+    return config
 
 
 _EMBEDDING_FLAGS = {
@@ -546,6 +582,29 @@ def _apply_embedding(data: dict[str, Any], flags: dict[str, Any]) -> None:
     for flag in given:
         value = flags[flag]
         embedding[_EMBEDDING_FLAGS[flag]] = str(value) if isinstance(value, Path) else value
+    _refuse_encoder_flags(embedding, flags)
+
+
+def _refuse_encoder_flags(embedding: dict[str, Any], flags: dict[str, Any]) -> None:
+    """Refuse the encoder's options where no text is encoded: the vectors are read instead.
+
+    With ``--embeddings`` nothing is encoded, so ``--device`` does nothing; ``--model`` is
+    still read beside an ``embeddings.npy`` (its digest must be the one the vectors were made
+    with), but not beside a ``.parquet`` table of vectors made elsewhere, which nothing checks.
+    """
+    vectors = embedding.get("embeddings")
+    if vectors is None:
+        return
+    if flags.get("device") is not None:
+        raise click.UsageError(
+            "--device chooses where --model encodes the texts; with --embeddings the vectors "
+            "are read and nothing is encoded: drop --device"
+        )
+    if flags.get("model") is not None and str(vectors).endswith(".parquet"):
+        raise click.UsageError(
+            "--model checks that an embeddings.npy was made by that model; a .parquet table's "
+            "vectors were made elsewhere and no model reads them: drop --model"
+        )
 
 
 def _choose_embedding(data: dict[str, Any], method: str, *, threshold_given: bool) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from neardup.cli.options import quiet_option
+from neardup.cli.options import given_options, option_name, quiet_option
 
 __all__ = ["report_command"]
 
@@ -75,6 +75,7 @@ def report_command(
     """
     from neardup.report import write_report
 
+    _refuse_dedup_page_options(outdir, num_clusters, pairs_per_band)
     path = write_report(
         outdir,
         output,
@@ -86,3 +87,28 @@ def report_command(
     )
     if not quiet:
         click.echo(str(path))
+
+
+def _refuse_dedup_page_options(outdir: Path, num_clusters: int, pairs_per_band: int) -> None:
+    """Refuse the options of a dedup run's page for the run of another page.
+
+    The runs of ``dedup --unit``, ``substrings`` and ``contamination`` list no clusters or
+    pairs, and their page is made of the output directory alone (no input read again), so
+    ``--clusters``, ``--pairs-per-band``, ``--seed`` and ``--no-texts`` do nothing there. A
+    value no page takes (a negative count) is refused first, as for any run.
+    """
+    given = sorted(given_options() & {"num_clusters", "pairs_per_band", "seed", "no_texts"})
+    if not given:
+        return
+    from neardup.report.data import check_sample_sizes, read_summary
+    from neardup.report.removals import is_removal_run
+
+    check_sample_sizes(num_clusters, pairs_per_band)
+    summary = read_summary(outdir / "summary.json")
+    if is_removal_run(summary):
+        option = option_name(given[0])
+        what = "dedup --unit" if summary.get("command") == "dedup" else summary.get("command")
+        raise click.UsageError(
+            f"{option} applies to the page of a dedup run's clusters and pairs; {outdir} holds "
+            f"a {what} run, whose page has neither (and reads no input again): drop {option}"
+        )
