@@ -20,14 +20,17 @@ from neardup.candidates import candidate_scheme
 from neardup.cluster import union_pairs
 from neardup.engine.local import dedup_files
 from neardup.io import setstore
-from neardup.io.spill import PairRuns
+from neardup.io.spill import KeyColumns, PairRuns
 from neardup.pipeline import (
     PairScorer,
     StringTexts,
     Timings,
     exact_groups,
     find_duplicates,
+    flow,
     sketch_batches,
+    sketching,
+    verification,
     verify_and_join,
 )
 from tests.conftest import SAMPLE
@@ -91,7 +94,7 @@ def test_the_round_size_changes_nothing(
 ) -> None:
     config = DedupConfig()
     large = dedup_files([corpus], tmp_path / "large", config)
-    monkeypatch.setattr(pipeline, "VERIFY_ROUND_PAIRS", 97)
+    monkeypatch.setattr(verification, "VERIFY_ROUND_PAIRS", 97)
     small = dedup_files([corpus], tmp_path / "small", config)
     assert _outputs(tmp_path / "small") == _outputs(tmp_path / "large")
     assert small.summary.counts == large.summary.counts
@@ -116,7 +119,7 @@ def test_sets_kept_while_sketching_change_no_output(
     none_in_memory = pipeline.dedup(windows, config=config)
     # Every batch after the first keeps the sets of texts up to 300 bytes, or batches keep
     # them where the one before held 15% of near copies (some do, most do not).
-    monkeypatch.setattr(pipeline, "DENSE_SHARE", dense_share)
+    monkeypatch.setattr(sketching, "DENSE_SHARE", dense_share)
     monkeypatch.setattr(setstore, "KEPT_TEXT_BYTES", kept_text_bytes)
     blocks: list[str] = []
     for method in ("append", "skip"):
@@ -145,9 +148,9 @@ def test_candidates_spilled_in_runs_give_the_same_result(
 ) -> None:
     config = DedupConfig(pairs=pairs)  # type: ignore[arg-type]
     ids = [str(i) for i in range(len(windows))]
-    batches = pipeline._string_batches(ids, windows, config.batch_bytes)
+    batches = flow._string_batches(ids, windows, config.batch_bytes)
     texts = StringTexts(windows, config)
-    sketched = sketch_batches(batches, config, pipeline.KeyColumns(), texts)
+    sketched = sketch_batches(batches, config, KeyColumns(), texts)
     _, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)
     active = is_first & ~sketched.is_short
     scheme = candidate_scheme(config.sketch, config.lsh)
