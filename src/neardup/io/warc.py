@@ -3,8 +3,8 @@
 WARC is read by FastWARC (``fastwarc.warc.ArchiveIterator``): on the shared web archives and
 on a 218 MB synthetic crawl it read records 2.7 times (``.warc.gz``) to 9 times (``.warc``)
 faster than warcio (see ``docs/web.md``). FastWARC reads no ARC, so ARC files (the web
-archives of 1996–2008) go through the small parser here, which also names what is wrong with
-a malformed header (warcio turns a length of ``-1`` or ``abc`` into an empty record).
+archives of 1996–2008) go through a small parser of neardup's own (:mod:`neardup.io.arc`);
+the HTTP of both is decoded by :mod:`neardup.io.http`.
 
 Every record counts in the numbering (``WebRecord.number``, 1-based), also those that are not
 documents. Of the records:
@@ -35,19 +35,27 @@ their use for random access (a record's offset is then that of the member it sta
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import importlib
 import re
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from neardup.errors import InputError, MissingExtraError, advice, remedy
+from neardup.io.arc import arc_records
+from neardup.io.archive_records import READ_ERRORS, BadRecord, BadRecordError, RawRecord
 from neardup.io.compression import open_raw
+from neardup.io.http import (
+    clean_url,
+    decode_body,
+    http_headers,
+    http_status,
+    media_type,
+    sha1_digest,
+    split_http,
+)
 from neardup.io.source import ReadOptions, Source, skip_advice
 
 if TYPE_CHECKING:
@@ -66,18 +74,21 @@ __all__ = [
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 """The media types read as HTML pages."""
 
+
 PAYLOAD_CACHE_BYTES = 256 << 20
 """Bytes of payloads (and their texts) remembered for revisits and the digest shortcut."""
+
 
 MAX_REFS = 1 << 20
 """Record ids and ``URI DATE`` keys remembered for revisits that name their original."""
 
+
 _PAGE_TYPES = frozenset({"response", "resource", "revisit"})
+
+
 _SNIFF = re.compile(
     rb"\s*(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)", re.I | re.S
 )
-_CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]+")
-_READ_ERRORS = (OSError, ValueError, EOFError, zlib.error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,17 +259,6 @@ class PayloadCache:
             self._bytes -= len(old.payload or b"") + 100 + sum(map(len, old.texts.values()))
 
 
-class _BadRecordError(Exception):
-    """A malformed record; ``fatal`` when the rest of the file cannot be found after it."""
-
-    def __init__(self, message: str, *, fatal: bool = False) -> None:
-        super().__init__(message)
-        self.fatal = fatal
-
-
-# --------------------------------------------------------------------------- reading
-
-
 def read_web_records(
     path: Path,
     *,
@@ -323,7 +323,7 @@ def iter_web_records(
     cache = cache if cache is not None else PayloadCache()
     head = _sniff(path)
     if head.startswith(b"filedesc://"):
-        raw = _arc_records(path)
+        raw = arc_records(path)
     elif head.startswith(b"WARC/") or head.startswith(b"\x28\xb5\x2f\xfd"):
         raw = _warc_records(path)
     elif not head.strip():
@@ -337,7 +337,7 @@ def iter_web_records(
             path=path,
         )
     for item in raw:
-        if isinstance(item, _Failure):
+        if isinstance(item, BadRecord):
             stats.bad += 1
             stats.truncated += item.fatal
             at = f" at byte {item.offset}" if item.offset >= 0 else ""
@@ -355,36 +355,8 @@ def iter_web_records(
             yield record
 
 
-@dataclass(slots=True)
-class _Raw:
-    """A record as read, before revisits are resolved and the type is checked."""
-
-    kind: str
-    url: str
-    date: str
-    number: int
-    offset: int
-    content_type: str
-    charset: str | None
-    payload: bytes | None
-    digest: str | None
-    record_id: str = ""
-    refers_to: str = ""
-    refers_to_target: str = ""
-    status: int | None = None
-    """The HTTP status code (None without an HTTP response)."""
-
-
-@dataclass(slots=True)
-class _Failure:
-    number: int
-    offset: int
-    reason: str
-    fatal: bool
-
-
 def _resolve(
-    raw: _Raw, cache: PayloadCache, html_only: bool, stats: ArchiveStats
+    raw: RawRecord, cache: PayloadCache, html_only: bool, stats: ArchiveStats
 ) -> WebRecord | None:
     """The page of a raw record (None: skipped and counted), the cache updated."""
     content_type, charset, payload, digest = raw.content_type, raw.charset, raw.payload, raw.digest
@@ -437,7 +409,7 @@ def _resolve(
     )
 
 
-def _original(raw: _Raw, cache: PayloadCache) -> tuple[str, _Payload] | None:
+def _original(raw: RawRecord, cache: PayloadCache) -> tuple[str, _Payload] | None:
     """The digest and payload a revisit refers to (by digest, record id, or URI and date)."""
     for digest in (
         raw.digest,
@@ -461,9 +433,6 @@ def _sniff(path: Path) -> bytes:
     return head.lstrip(b"\r\n")
 
 
-# --------------------------------------------------------------------------- WARC
-
-
 def _fastwarc() -> Any:
     try:
         from fastwarc import warc
@@ -474,7 +443,7 @@ def _fastwarc() -> Any:
     return warc
 
 
-def _warc_records(path: Path) -> Iterator[_Raw | _Failure]:
+def _warc_records(path: Path) -> Iterator[RawRecord | BadRecord]:
     """The records of a WARC file, read by FastWARC; a stream error ends the file."""
     warc = _fastwarc()
     number, offset = 0, 0
@@ -485,9 +454,9 @@ def _warc_records(path: Path) -> Iterator[_Raw | _Failure]:
                 record = next(records)
             except StopIteration:
                 return
-            except _READ_ERRORS as exc:
+            except READ_ERRORS as exc:
                 where = f" (after record {number} at byte {offset})" if number else ""
-                yield _Failure(
+                yield BadRecord(
                     number + 1, -1, f"not a readable WARC record{where}: {exc}; the record "
                     "before it may have a wrong Content-Length, or the file is truncated or "
                     "garbled", fatal=True,
@@ -497,375 +466,59 @@ def _warc_records(path: Path) -> Iterator[_Raw | _Failure]:
             offset = record.stream_pos
             try:
                 yield _warc_record(record, number, offset)
-            except _BadRecordError as exc:
-                yield _Failure(number, offset, str(exc), exc.fatal)
+            except BadRecordError as exc:
+                yield BadRecord(number, offset, str(exc), exc.fatal)
                 if exc.fatal:
                     return
-            except _READ_ERRORS as exc:
-                yield _Failure(number, offset, f"record cannot be read ({exc})", True)
+            except READ_ERRORS as exc:
+                yield BadRecord(number, offset, f"record cannot be read ({exc})", True)
                 return
 
 
-def _warc_record(record: Any, number: int, offset: int) -> _Raw:
+def _warc_record(record: Any, number: int, offset: int) -> RawRecord:
     """A WARC record as read: its block checked against its Content-Length, HTTP parsed."""
     headers = record.headers
     if not headers.get("WARC-Type"):
-        raise _BadRecordError("the record has no WARC-Type header (truncated or garbled)")
+        raise BadRecordError("the record has no WARC-Type header (truncated or garbled)")
     kind = str(record.record_type)
-    url = _clean_url(headers.get("WARC-Target-URI") or "")
-    raw = _Raw(kind, url, headers.get("WARC-Date") or "", number, offset, "", None, None, None)
+    url = clean_url(headers.get("WARC-Target-URI") or "")
+    raw = RawRecord(kind, url, headers.get("WARC-Date") or "", number, offset, "", None, None, None)
     if kind not in _PAGE_TYPES:
         return raw
     if not url:
-        raise _BadRecordError(f"{kind} record without a WARC-Target-URI")
+        raise BadRecordError(f"{kind} record without a WARC-Target-URI")
     raw.record_id = headers.get("WARC-Record-ID") or ""
     raw.digest = headers.get("WARC-Payload-Digest") or None
     block: bytes = record.reader.read()
     declared = int(headers.get("Content-Length") or 0)
     if len(block) < declared:
-        raise _BadRecordError(
+        raise BadRecordError(
             f"the file ends {declared - len(block)} bytes into the record's {declared}-byte "
             "block (truncated)",
             fatal=True,
         )
-    media, charset = _media_type(headers.get("Content-Type"))
+    media, charset = media_type(headers.get("Content-Type"))
     http: dict[str, str] | None = None
     body = block
     if media == "application/http":
         if not block.startswith(b"HTTP/"):
-            raise _BadRecordError(f"the {kind} record's block is not an HTTP response")
-        head, body = _split_http(block)
-        http = _http_headers(head)
-        raw.status = _status(head)
-        media, charset = _media_type(http.get("content-type"))
+            raise BadRecordError(f"the {kind} record's block is not an HTTP response")
+        head, body = split_http(block)
+        http = http_headers(head)
+        raw.status = http_status(head)
+        media, charset = media_type(http.get("content-type"))
     raw.content_type, raw.charset = media, charset
     if kind == "revisit":
-        target = _clean_url(headers.get("WARC-Refers-To-Target-URI") or "")
+        target = clean_url(headers.get("WARC-Refers-To-Target-URI") or "")
         refers_date = headers.get("WARC-Refers-To-Date") or ""
         raw.refers_to = headers.get("WARC-Refers-To") or ""
         raw.refers_to_target = f"{target} {refers_date}" if target else ""
         return raw
-    raw.digest = raw.digest or _sha1(body)
+    raw.digest = raw.digest or sha1_digest(body)
     if http is not None:
-        body = _decode_body(body, http.get("transfer-encoding"), http.get("content-encoding"))
+        body = decode_body(body, http.get("transfer-encoding"), http.get("content-encoding"))
     raw.payload = body
     return raw
-
-
-# --------------------------------------------------------------------------- ARC
-
-
-class _Stream:
-    """A file's bytes (decompressed member by member when gzip), read by lines and sizes.
-
-    :meth:`origin` is the byte offset in the file of the current position: the position
-    itself in a plain file, the start of the gzip member it lies in in a gzip file.
-    """
-
-    _STEP = 1 << 20
-
-    def __init__(self, raw: BinaryIO, gzip: bool) -> None:
-        self._raw = raw
-        self._gzip = gzip
-        self._buf = bytearray()
-        self._pos = 0  # file (plain) or decompressed (gzip) position of _buf[0]
-        self._members: list[tuple[int, int]] = []  # (decompressed start, member offset)
-        self._z: Any = None
-        self._pending = b""
-        self._file_pos = 0  # file offset of _pending[0]
-        self._eof = False
-
-    def origin(self) -> int:
-        if not self._gzip:
-            return self._pos
-        if not self._buf:
-            self._fill()  # the next member starts here
-        while len(self._members) > 1 and self._members[1][0] <= self._pos:
-            self._members.pop(0)
-        return self._members[0][1] if self._members else self._file_pos
-
-    def _fill(self) -> bool:
-        """Read more; False at the end of the file."""
-        if self._eof:
-            return False
-        if not self._gzip:
-            data = self._raw.read(self._STEP)
-            self._eof = not data
-            self._buf += data
-            return bool(data)
-        while True:
-            if self._z is None:
-                if not self._pending:
-                    self._pending = self._raw.read(self._STEP)
-                    if not self._pending:
-                        self._eof = True
-                        return False
-                self._z = zlib.decompressobj(31)
-                self._members.append((self._pos + len(self._buf), self._file_pos))
-            if not self._pending:
-                self._pending = self._raw.read(self._STEP)
-                if not self._pending:
-                    self._eof = True
-                    raise _BadRecordError(
-                        "the gzip data ends inside a member (truncated)", fatal=True
-                    )
-            data = self._pending
-            try:
-                out = self._z.decompress(data)
-            except zlib.error as exc:
-                raise _BadRecordError(f"the gzip data is corrupt ({exc})", fatal=True) from None
-            if self._z.eof:
-                unused = self._z.unused_data
-                self._file_pos += len(data) - len(unused)
-                self._pending = unused
-                self._z = None
-            else:
-                self._file_pos += len(data)
-                self._pending = b""
-            self._buf += out
-            if out:
-                return True
-
-    def readline(self) -> bytes:
-        while True:
-            end = self._buf.find(b"\n")
-            if end >= 0 or not self._fill():
-                break
-        end = len(self._buf) if end < 0 else end + 1
-        return self._take(end)
-
-    def read(self, size: int) -> bytes:
-        while len(self._buf) < size and self._fill():
-            pass
-        return self._take(min(size, len(self._buf)))
-
-    def _take(self, size: int) -> bytes:
-        data = bytes(self._buf[:size])
-        del self._buf[:size]
-        self._pos += size
-        return data
-
-
-_ARC_LIKE = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:\S+( \S*){4}")
-"""A line that looks like an ARC header (a URL and four more fields at least)."""
-
-
-def _arc_records(path: Path) -> Iterator[_Raw | _Failure]:
-    """The records of an ARC file (version 1 or 2, plain or gzip).
-
-    After a bad header, reading goes on at the next line that looks like a header (the lines
-    between, the bad record's block, are no records).
-    """
-    with open_raw(path) as raw:
-        gzip = raw.read(2) == b"\x1f\x8b"
-        raw.seek(0)
-        stream = _Stream(raw, gzip)
-        number = 0
-        version = 1
-        lost = False  # after a bad header: lines are skipped up to the next header-like one
-        while True:
-            try:
-                offset = stream.origin()
-                line = stream.readline()
-                if not line:
-                    return
-                if not line.strip() or (lost and not _ARC_LIKE.match(line)):
-                    continue
-                number += 1
-                lost = True
-                url, date, mime, length = _arc_header(line, version)
-                block = stream.read(length)
-                if len(block) < length and not _complete_http(block):
-                    raise _BadRecordError(
-                        f"the file ends {length - len(block)} bytes into the record's "
-                        f"{length}-byte block (truncated)",
-                        fatal=True,
-                    )
-            except _BadRecordError as exc:
-                yield _Failure(number, offset, str(exc), exc.fatal)
-                if exc.fatal:
-                    return
-                continue
-            lost = False
-            if url.startswith("filedesc:"):
-                second = block.split(b"\n", 1)[0].split()
-                version = 2 if second[:1] == [b"2"] else 1
-                yield _Raw("warcinfo", url, date, number, offset, "", None, None, None)
-                continue
-            yield _arc_record(url, date, mime, block, number, offset)
-
-
-def _arc_header(line: bytes, version: int) -> tuple[str, str, str, int]:
-    """``(url, ISO date, mime, length)`` of an ARC header line, or _BadRecordError."""
-    fields = line.rstrip(b"\r\n").split(b" ")
-    width = 10 if version == 2 else 5
-    if len(fields) < width:
-        shown = line[:80].decode("latin-1").rstrip()
-        raise _BadRecordError(f"not an ARC header line ({shown!r}; expected {width} fields)")
-    url_part, rest = fields[: len(fields) - width + 1], fields[len(fields) - width + 1 :]
-    date, mime, length = rest[1], rest[2], rest[-1]
-    try:
-        size = int(length)
-    except ValueError:
-        size = -1
-    if size < 0:
-        raise _BadRecordError(f"the ARC header's length {length.decode('latin-1')!r} is not a size")
-    if len(date) < 14 or not date.isdigit():
-        raise _BadRecordError(f"the ARC header's date {date.decode('latin-1')!r} is not 14 digits")
-    d = date.decode("ascii")
-    iso = f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}Z"
-    url = _clean_url(b" ".join(url_part).decode("utf-8", "surrogateescape"))
-    return url, iso, mime.decode("latin-1"), size
-
-
-def _arc_record(url: str, date: str, mime: str, block: bytes, number: int, offset: int) -> _Raw:
-    """An ARC record's page: the HTTP response in its block parsed (dns: and others as is)."""
-    content_type, charset = _media_type(mime if mime not in ("-", "no-type") else "")
-    body = block
-    transfer = encoding = None
-    status = None
-    if block.startswith(b"HTTP/"):
-        head, body = _split_http(block)
-        headers = _http_headers(head)
-        status = _status(head)
-        content_type, charset = _media_type(headers.get("content-type", ""))
-        transfer = headers.get("transfer-encoding")
-        encoding = headers.get("content-encoding")
-    return _Raw(
-        "response", url, date, number, offset, content_type, charset,
-        _decode_body(body, transfer, encoding), _sha1(body), status=status,
-    )  # fmt: skip
-
-
-def _complete_http(block: bytes) -> bool:
-    """Whether a block cut short by the end of the file still holds a whole HTTP message.
-
-    (Its headers end, and its body is as long as their Content-Length says.)
-    """
-    if not block.startswith(b"HTTP/"):
-        return False
-    head, body = _split_http(block)
-    length = _http_headers(head).get("content-length", "")
-    return length.isdigit() and len(body) >= int(length)
-
-
-def _split_http(block: bytes) -> tuple[bytes, bytes]:
-    """An HTTP message's header block and body (headers end at CRLF CRLF, or LF LF)."""
-    end, cut = block.find(b"\r\n\r\n"), 4
-    lf = block.find(b"\n\n")
-    if lf >= 0 and (end < 0 or lf < end):
-        end, cut = lf, 2
-    if end < 0:
-        return block, b""
-    return block[:end], block[end + cut :]
-
-
-def _status(head: bytes) -> int | None:
-    """The status code of an HTTP response's header block (None if its status line has none)."""
-    parts = head.split(b"\n", 1)[0].split()
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-
-
-def _http_headers(block: bytes) -> dict[str, str]:
-    """HTTP headers by lower-case name (the first of repeated ones), status line dropped."""
-    headers: dict[str, str] = {}
-    for line in block.decode("latin-1").splitlines()[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers.setdefault(name.strip().lower(), value.strip())
-    return headers
-
-
-# --------------------------------------------------------------------------- bodies
-
-
-def _clean_url(url: str) -> str:
-    url = url.strip()
-    if url.startswith("<") and url.endswith(">"):
-        url = url[1:-1].strip()
-    return url.replace(" ", "%20")
-
-
-def _media_type(value: str | None) -> tuple[str, str | None]:
-    """``(media type, charset)`` of a Content-Type value.
-
-    Examples
-    --------
-    >>> _media_type('Text/HTML; Charset="ISO-8859-1"')
-    ('text/html', 'ISO-8859-1')
-    """
-    if not value:
-        return "", None
-    media, *params = value.split(";")
-    charset = None
-    for param in params:
-        name, _, val = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = val.strip().strip("\"'") or None
-    return media.strip().lower(), charset
-
-
-def _sha1(body: bytes) -> str:
-    return "sha1:" + base64.b32encode(hashlib.sha1(body, usedforsecurity=False).digest()).decode(
-        "ascii"
-    )
-
-
-def _decode_body(body: bytes, transfer: str | None, encoding: str | None) -> bytes:
-    """The body dechunked and decompressed; what does not decode is kept as it is."""
-    if transfer and "chunked" in transfer.lower():
-        body = _dechunk(body)
-    if encoding:
-        for name in reversed([n.strip().lower() for n in encoding.split(",")]):
-            body = _decompress(body, name)
-    return body
-
-
-def _dechunk(body: bytes) -> bytes:
-    r"""The chunks of ``body`` joined; ``body`` itself when it does not start with a chunk size.
-
-    Examples
-    --------
-    >>> _dechunk(b"3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n"), _dechunk(b"<html>")
-    (b'abcde', b'<html>')
-    """
-    parts: list[bytes] = []
-    pos = 0
-    while pos < len(body):
-        end = body.find(b"\n", pos)
-        line = body[pos : len(body) if end < 0 else end].split(b";", 1)[0].strip()
-        if not _CHUNK_SIZE.fullmatch(line):
-            if not parts:
-                return body  # not chunked after all (stored dechunked)
-            parts.append(body[pos:])
-            break
-        size = int(line, 16)
-        if size == 0 or end < 0:
-            break
-        parts.append(body[end + 1 : end + 1 + size])
-        pos = end + 1 + size
-        pos += 2 if body[pos : pos + 2] == b"\r\n" else 1 if body[pos : pos + 1] == b"\n" else 0
-    return b"".join(parts)
-
-
-def _decompress(body: bytes, name: str) -> bytes:
-    """``body`` with the content coding ``name`` undone; as it is when that fails."""
-    try:
-        if name in ("gzip", "x-gzip") and body.startswith(b"\x1f\x8b"):
-            body = zlib.decompressobj(31).decompress(body)
-        elif name == "deflate":
-            zlib_wrapped = (
-                len(body) > 1 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
-            )
-            body = zlib.decompressobj(15 if zlib_wrapped else -15).decompress(body)
-        elif name == "br":
-            body = importlib.import_module("brotli").decompress(body)
-    except Exception:  # a body that does not decode is kept as stored, as warcio keeps it
-        return body
-    return body
-
-
-# --------------------------------------------------------------------------- the Source
 
 
 class WarcSource(Source):
