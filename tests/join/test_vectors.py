@@ -18,7 +18,8 @@ from sklearn.datasets import load_digits
 
 from neardup import Match, VectorIndex
 from neardup.errors import InputError, NeardupWarning, ParameterError, StoreError
-from neardup.join.vectors import VectorTables, vector_join
+from neardup.join.vector_tables import VectorTables
+from neardup.join.vectors import vector_join
 from neardup.kinds import METRICS, load
 from neardup.lsh import BitSampler
 from neardup.lsh.amplify import Amplification, Sensitivity

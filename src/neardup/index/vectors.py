@@ -1,7 +1,7 @@
 """The vector index: vectors under string ids, the near ones found by a join metric's LSH family.
 
 Where it sits: a batch of vectors (the rows :mod:`neardup.join.vectors` reads, by metric) →
-the band keys of the metric's family → :class:`~neardup.join.vectors.VectorTables` in memory,
+the band keys of the metric's family → :class:`~neardup.join.vector_tables.VectorTables` in memory,
 which every query searches → the exact values of the items met → a list of
 :class:`~neardup.lookup.Match` per query. It speaks the vocabulary of every index
 (:class:`~neardup.lookup.NearIndex`): ``add``, ``upsert``, ``delete``, ``get``,
@@ -54,7 +54,7 @@ from neardup._version import __version__
 from neardup.errors import IncompatibleError, InputError, ParameterError, StoreError
 from neardup.index.sqlite import SQLiteStore
 from neardup.index.store import DocumentRows, Store, StoredDocument, metadata_json
-from neardup.join.vectors import VectorTables
+from neardup.join.vector_tables import VectorTables
 from neardup.kinds import METRICS
 from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
 from neardup.params import JoinSpec
@@ -121,7 +121,7 @@ class VectorIndex:
     a band's key: with probability ``predicted_recall`` at ``spec.threshold``, more when
     nearer; every match is measured exactly (the :class:`~neardup.lookup.Match` has the
     cosine as ``similarity``, or the distance as ``distance``). Costs are those of
-    :class:`~neardup.join.vectors.VectorTables`: hashing, ``O(b r dim)`` a vector; a query
+    :class:`~neardup.join.vector_tables.VectorTables`: hashing, ``O(b r dim)`` a vector; a query
     ``O(b log n)`` plus ``O(dim)`` per item met; with a file, one transaction per batch
     (``b`` posting inserts a vector). Memory: the vectors, ``16 b`` bytes each for the
     tables, and the rows of deleted or replaced vectors until the index is opened again.
@@ -526,7 +526,7 @@ class VectorIndex:
             with the query, however far (approximate: an item sharing none is never ranked).
         probe_limit
             Seed 002's probe: stop each query once ``2 num_bands`` bucket entries are taken
-            (:meth:`~neardup.join.vectors.VectorTables.search` states its guarantee).
+            (:meth:`~neardup.join.vector_tables.VectorTables.search` states its guarantee).
 
         Returns
         -------
