@@ -116,8 +116,8 @@ class CandidateFamily:
     scheme
         The :class:`~neardup.candidates.CandidateScheme` class that implements it.
     options
-        The :class:`~neardup.params.LSHSpec` fields it reads beyond the threshold and the
-        bucket cap.
+        The :class:`~neardup.params.LSHSpec` fields it reads beyond the threshold: the bucket
+        cap (``max_bucket_size``) for the families that pair the members of buckets.
     """
 
     name: str
@@ -275,17 +275,25 @@ FAMILIES: dict[str, CandidateFamily] = {
             name="bands",
             summary="LSH banding: b bands of r slots, a candidate when a band agrees (MMDS 3.4)",
             scheme="neardup.candidates:Banding",
-            options=("num_bands", "num_rows", "false_positive_weight", "false_negative_weight"),
+            options=(
+                "num_bands",
+                "num_rows",
+                "false_positive_weight",
+                "false_negative_weight",
+                "max_bucket_size",
+            ),
         ),
         CandidateFamily(
             name="bottomk-pairs",
             summary="documents sharing two of their L smallest hashes",
             scheme="neardup.candidates:BottomKPairs",
+            options=("max_bucket_size",),
         ),
         CandidateFamily(
             name="features",
             summary="Broder's feature filter: enough shared supershingles (Broder 2000)",
             scheme="neardup.candidates:FeatureFilter",
+            options=("max_bucket_size",),
         ),
         CandidateFamily(
             name="prefix",
@@ -304,7 +312,7 @@ FAMILIES: dict[str, CandidateFamily] = {
             name="hamming",
             summary="fingerprints at most h bits apart, by block-permuted tables or PSM",
             scheme="neardup.candidates:HammingPairs",
-            options=("hamming", "hamming_blocks", "search", "psm_budget"),
+            options=("hamming", "hamming_blocks", "search", "psm_budget", "max_bucket_size"),
         ),
     )
 }

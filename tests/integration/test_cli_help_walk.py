@@ -1168,11 +1168,6 @@ WALK.update(
         ("index create", "--strip-punctuation"): (Changes(("--strip-punctuation",), "stdout"),),
         ("index create", "--threshold"): (Changes(("--threshold", "0.5"), "stdout"),),
         ("index create", "--tokenizer"): (Changes(("--tokenizer", "jieba"), "stdout"),),
-        # tf, the default, is all an index weighs by: --weighting does nothing where accepted
-        ("index create", "--weighting"): (
-            _create(*SIMHASH, "--weighting", "tfidf"),
-            _create("--weighting", "tf"),
-        ),
         # index add
         ("index add", "--batch-size"): (  # the batches before the one that fails stay
             Changes(("--batch-size", "5"), "index", (), "index add conflict", exit=1),
@@ -1562,21 +1557,14 @@ def test_join_runs_on_spark_as_its_options_say(tmp_path: Path) -> None:
     assert "KEY=VALUE" in bad.stderr, bad.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hamming, prefix and containment candidates cap no bucket, and the registry "
-    "(kinds.CandidateFamily) cannot say so: --max-bucket-size is accepted there and does nothing",
-)
 @pytest.mark.parametrize(
-    "options",
-    [("--sketch", "simhash"), ("--family", "prefix"), ("--measure", "containment")],
-    ids=["simhash", "prefix", "containment"],
+    "options", [("--family", "prefix"), ("--measure", "containment")], ids=["prefix", "containment"]
 )
 def test_max_bucket_size_is_refused_where_no_bucket_is_capped(
     options: tuple[str, ...], tmp_path: Path
 ) -> None:
-    """What the walk does not yet hold: ``--max-bucket-size`` where the candidates come from
-    no buckets (it changes only summary.json's params there)."""
+    """``--max-bucket-size`` where the candidates come from no buckets (the exact families):
+    refused, as the registry says which families read it."""
     source = _jsonl(tmp_path / "in.jsonl", _documents()[:3])
     done = run("dedup", source, "-o", tmp_path / "out", *options, "--max-bucket-size", "5")
     assert done.returncode == 2, done.stderr

@@ -233,7 +233,11 @@ OPTION_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
         {},
         "--sketch: 'bottomk' is not one of 'oph',",
     ),
-    (["index", "create", "{new}", "--method", "simhash", "--weighting", "tfidf"], {}, "TF-IDF"),
+    (
+        ["index", "create", "{new}", "--method", "simhash", "--weighting", "tfidf"],
+        {},
+        "No such option '--weighting'",
+    ),
     (
         ["index", "create", "{new}", "--method", "simhash", "--search", "psm", "--hamming", "9"],
         {},

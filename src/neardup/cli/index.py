@@ -150,6 +150,9 @@ def create_command(path: Path, containment_sample: int | None, **flags: Any) -> 
 
 
 narrow_sketch_options(create_command, INDEX_KINDS, ("bands", "hamming"))
+# An index weighs a SimHash's shingles by their counts (tf): TF-IDF needs a corpus's document
+# frequencies, which an index that grows by additions does not have.
+create_command.params = [p for p in create_command.params if p.name != "weighting"]
 
 
 @index_group.command(

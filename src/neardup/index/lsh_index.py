@@ -915,7 +915,8 @@ def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
             raise ParameterError(
                 "an index weighs SimHash features by term frequency: TF-IDF needs the IDF of "
                 "the whole collection, which an index that grows batch by batch does not have; "
-                "drop --weighting tfidf (or deduplicate the collection with neardup dedup)."
+                "give SketchSpec(weighting='tf') (or deduplicate the collection with neardup "
+                "dedup)."
             )
         if lsh is not None and lsh.family not in (None, "hamming"):
             raise ParameterError(
