@@ -15,7 +15,9 @@ from neardup import (
     ShingleSpec,
     SketchSpec,
     bands_rows,
+    choose_bands,
 )
+from neardup.candidates import candidate_scheme
 from neardup.errors import InputError
 from neardup.params import EmbeddingSpec, MirrorSpec, UnitSpec
 
@@ -76,7 +78,7 @@ def test_every_field_rejects_invalid_values_with_one_message_format(spec: Any, n
 def test_specs_round_trip_through_dicts() -> None:
     config = DedupConfig(
         sketch=SketchSpec(kind="minhash", num_perm=64, shingle=ShingleSpec(unit="char", k=7)),
-        lsh=LSHSpec(threshold=0.6, num_perm=64),
+        lsh=LSHSpec(threshold=0.6),
         keep="longest",
     )
     assert DedupConfig.from_dict(config.to_dict()) == config
@@ -117,18 +119,25 @@ def test_unknown_keys_are_named() -> None:
 def test_cross_field_rules() -> None:
     with pytest.raises(ParameterError, match="given together"):
         LSHSpec(num_bands=4)
-    with pytest.raises(ParameterError, match="at most num_perm"):
-        LSHSpec(num_bands=20, num_rows=10, num_perm=128)
-    with pytest.raises(ParameterError, match=r"lsh.num_perm must equal sketch.num_perm \(64\)"):
-        DedupConfig(sketch=SketchSpec(num_perm=64), lsh=LSHSpec(num_perm=32))
+    with pytest.raises(ParameterError, match=r"at most SketchSpec.num_perm \(128\); got 20 \* 10"):
+        DedupConfig(lsh=LSHSpec(num_bands=20, num_rows=10))
+    with pytest.raises(ParameterError, match=r"at most SketchSpec.num_perm \(64\); got 16 \* 8"):
+        DedupConfig(sketch=SketchSpec(num_perm=64), lsh=LSHSpec(num_bands=16, num_rows=8))
 
 
 def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Path) -> None:
-    assert DedupConfig(sketch=SketchSpec(num_perm=64)).lsh.num_perm == 64
+    assert "num_perm" not in LSHSpec().to_dict()
+    with pytest.raises(TypeError):
+        LSHSpec(num_perm=64)  # type: ignore[call-arg]
     toml = tmp_path / "c.toml"
     toml.write_text("[sketch]\nnum_perm = 64\n")
     config = DedupConfig.from_toml(toml)
-    assert (config.sketch.num_perm, config.lsh.num_perm) == (64, 64)
+    b, r = choose_bands(0.8, 64)  # the banding follows the sketch's slots
+    assert b * r <= 64
+    assert candidate_scheme(config.sketch, config.lsh).describe()["label"] == f"b={b}, r={r}"
+    # A dict an older version wrote keeps the banding's copy of num_perm: it is read and dropped.
+    old = {**config.to_dict(), "lsh": {**config.to_dict()["lsh"], "num_perm": 64}}
+    assert DedupConfig.from_dict(old) == config
     with pytest.raises(ParameterError, match="must be positive"):
         LSHSpec(false_positive_weight=0.0, false_negative_weight=0.0)
 

@@ -402,7 +402,7 @@ _CONFIGS = [
             shingle=ShingleSpec(unit="char", k=7, fingerprint="rabin"),
             normalize=NormalizeSpec(strip_punctuation=True, stopwords="english"),
         ),
-        lsh=LSHSpec(threshold=0.65, num_perm=64, num_bands=8, num_rows=8),
+        lsh=LSHSpec(threshold=0.65, num_bands=8, num_rows=8),
         id_field="",
         text_field='body "main" \\ é\u007f\t',
         encoding="cp1252",

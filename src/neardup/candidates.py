@@ -128,7 +128,7 @@ class Banding(CandidateScheme):
 
     def bands_rows(self) -> tuple[int, int]:
         """The (num_bands, num_rows) in use."""
-        return bands_rows(self.lsh, self._agreement(self.lsh.threshold))
+        return bands_rows(self.lsh, self.sketch.num_perm, self._agreement(self.lsh.threshold))
 
     def keys(self, values: U64Array, weights: F64Array | None = None) -> U64Array:
         return band_keys(self._maker.band_slots(values, self.sketch), *self.bands_rows())

@@ -134,9 +134,7 @@ def test_dataframe_entry_point_equals_library_dedup(
     spark: Any, licenses: list[dict[str, object]], sketch: SketchSpec
 ) -> None:
     records = [(str(r["id"]), str(r["text"])) for r in licenses[:400]]
-    config = DedupConfig(
-        sketch=sketch, lsh=LSHSpec(threshold=0.7, num_perm=sketch.num_perm), keep="longest"
-    )
+    config = DedupConfig(sketch=sketch, lsh=LSHSpec(threshold=0.7), keep="longest")
     expected = dedup([t for _, t in records], [i for i, _ in records], config)
     frame = spark.createDataFrame(
         [(n, i, t) for n, (i, t) in enumerate(records)], "n long, id string, text string"

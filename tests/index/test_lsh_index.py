@@ -196,9 +196,7 @@ def test_stress_invariants_hold_after_random_operations(
 
 def test_parameters_come_from_the_header(tmp_path: Path) -> None:
     path = tmp_path / "x.ndx"
-    LSHIndex.open(
-        path, sketch=SketchSpec(num_perm=64, seed=7), lsh=LSHSpec(num_perm=64, threshold=0.7)
-    ).close()
+    LSHIndex.open(path, sketch=SketchSpec(num_perm=64, seed=7), lsh=LSHSpec(threshold=0.7)).close()
     with LSHIndex.open(path) as index:
         assert index.sketch_spec == SketchSpec(num_perm=64, seed=7)
         assert index.lsh_spec.threshold == 0.7

@@ -127,7 +127,7 @@ def test_open_create_true_refuses_an_existing_path(tmp_path: Path) -> None:
     ("sketch", "lsh"),
     [
         (SketchSpec(kind="bottomk"), None),
-        (None, LSHSpec(num_perm=64)),  # bands over 64 slots of 128-slot signatures
+        (SketchSpec(num_perm=64), LSHSpec(num_bands=16, num_rows=8)),  # 128 slots of 64
     ],
 )
 def test_invalid_parameters_leave_no_file(

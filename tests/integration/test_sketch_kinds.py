@@ -30,7 +30,7 @@ def _found(
     texts: list[str], kind: str, family: str | None = None, **spec: object
 ) -> set[tuple[int, int]]:
     sketch = SketchSpec(kind=kind, **spec)  # type: ignore[arg-type]
-    lsh = LSHSpec(family=family, threshold=THRESHOLD, num_perm=sketch.num_perm)
+    lsh = LSHSpec(family=family, threshold=THRESHOLD)
     config = DedupConfig(sketch=sketch, lsh=lsh, pairs="all")
     result = dedup(texts, config=config)
     return set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))

@@ -137,7 +137,6 @@ def test_the_spec_records_its_band_and_refuses_mixing() -> None:
 def test_equal_fingerprints_are_the_candidates() -> None:
     config = DedupConfig(sketch=SPEC)
     scheme = candidate_scheme(config.sketch, config.lsh)
-    assert config.lsh.num_perm == 1
     assert scheme.describe()["label"] == "b=1, r=1"
     keys = scheme.keys(np.array([[5], [7], [5]], dtype=np.uint64))
     assert keys.shape == (3, 1)

@@ -730,7 +730,7 @@ _OPTION_OF_SPEC = {"ShingleSpec": "shingle"}
 """Specs that one option gives whole."""
 
 _NAMED_PARAMETER = re.compile(r"\b([A-Z]\w*(?:Spec|Config)|plan|report|query)((?:\.[a-z_]\w*)*)\b")
-"""A parameter as the Python API names it: ``LSHSpec.threshold``, ``DedupConfig.lsh.num_perm``,
+"""A parameter as the Python API names it: ``LSHSpec.threshold``, ``DedupConfig.sketch.num_perm``,
 ``plan.recall``, ``query.measure`` (the spec or function, then the field or argument), or a
 whole spec."""
 

@@ -40,7 +40,7 @@ from neardup.index.store import DocumentRows, MemoryStore, Store, StoredDocument
 from neardup.kinds import INDEX_KINDS
 from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
 from neardup.lsh.banding import band_keys, bands_rows
-from neardup.params import LSHSpec, SketchSpec
+from neardup.params import LSHSpec, SketchSpec, check_banding
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import FORMAT_VERSION, Signatures, differences
 from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
@@ -89,7 +89,7 @@ def _header(sketch: SketchSpec, lsh: LSHSpec, containment_sample: int | None) ->
         postings = FingerprintPostings.of(sketch, lsh)
         num_bands, num_rows, blocks = postings.num_bands, None, postings.num_blocks
     else:
-        num_bands, num_rows = bands_rows(lsh)
+        num_bands, num_rows = bands_rows(lsh, sketch.num_perm)
     return {
         "kind": HEADER_KIND,
         "sketch": sketch.to_dict(),
@@ -217,7 +217,7 @@ class LSHIndex:
         _check_sample(containment_sample)
         if header is None:
             sketch = sketch if sketch is not None else SketchSpec()
-            lsh = lsh if lsh is not None else LSHSpec(num_perm=sketch.num_perm)
+            lsh = lsh if lsh is not None else LSHSpec()
             _check_specs(sketch, lsh)
             header = _header(sketch, lsh, containment_sample)
             lsh = LSHSpec.from_dict(header["lsh"])
@@ -930,11 +930,8 @@ def _check_specs(sketch: SketchSpec, lsh: LSHSpec | None) -> None:
         raise ParameterError(
             f"an index is built on LSH bands: LSHSpec.family must be 'bands'; got {lsh.family!r}."
         )
-    if lsh is not None and lsh.num_perm != sketch.num_perm:
-        raise ParameterError(
-            f"LSHSpec.num_perm must equal SketchSpec.num_perm ({sketch.num_perm}); "
-            f"got {lsh.num_perm}."
-        )
+    if lsh is not None:
+        check_banding(sketch, lsh)
 
 
 def _where(store: Store) -> str:

@@ -87,10 +87,10 @@ documents again)
         f"so {missed} such pairs are missed"
     )
     try:
-        spec = LSHSpec(threshold=threshold, num_perm=int(header["sketch"]["num_perm"]))
+        spec = LSHSpec(threshold=threshold)
     except ParameterError:  # threshold 0: no index is built for it
         return text
-    own = float(s_curve(threshold, *bands_rows(spec)))
+    own = float(s_curve(threshold, *bands_rows(spec, int(header["sketch"]["num_perm"]))))
     return (
         f"{text}; an index built for {threshold:g} finds one with probability {own:.2f} "
         f"(neardup index create --threshold {threshold:g}, then add the documents again)"

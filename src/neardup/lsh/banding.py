@@ -21,7 +21,7 @@ from neardup.hashing.bands import band_keys
 from neardup.hashing.packed import sort_packed
 from neardup.io.spill import PairRuns
 from neardup.pairs import CandidatePairs
-from neardup.params import LSHSpec
+from neardup.params import DEFAULT_NUM_PERM, LSHSpec
 
 __all__ = [
     "KeyTable",
@@ -72,15 +72,18 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 
 
 @lru_cache(maxsize=256)
-def bands_rows(spec: LSHSpec, agreement: float | None = None) -> tuple[int, int]:
+def bands_rows(
+    spec: LSHSpec, num_perm: int = DEFAULT_NUM_PERM, agreement: float | None = None
+) -> tuple[int, int]:
     """The (num_bands, num_rows) of ``spec``: as given, or chosen from its threshold.
 
+    ``num_perm``: the signature's slots, the bands' room (``SketchSpec.num_perm``).
     ``agreement``: the chance that one slot of a pair at the threshold agrees, when it is not
     the threshold itself (b-bit codes also agree by chance).
 
     Examples
     --------
-    >>> bands_rows(LSHSpec(threshold=0.8, num_perm=128))
+    >>> bands_rows(LSHSpec(threshold=0.8), 128)
     (16, 8)
     >>> bands_rows(LSHSpec(num_bands=20, num_rows=5))
     (20, 5)
@@ -89,7 +92,7 @@ def bands_rows(spec: LSHSpec, agreement: float | None = None) -> tuple[int, int]
         return spec.num_bands, spec.num_rows
     return choose_bands(
         spec.threshold if agreement is None else agreement,
-        spec.num_perm,
+        num_perm,
         false_positive_weight=spec.false_positive_weight,
         false_negative_weight=spec.false_negative_weight,
     )

@@ -39,6 +39,7 @@ from neardup.params.sketch import (
     SketchSpec,
     Weighting,
     candidate_family,
+    check_banding,
     check_psm_radius,
     per_word_radius,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "VerifyMode",
     "Weighting",
     "candidate_family",
+    "check_banding",
     "check_psm_radius",
     "check_shingling",
     "keep_field",

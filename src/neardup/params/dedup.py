@@ -24,10 +24,10 @@ from neardup.params.rules import (
     text,
 )
 from neardup.params.sketch import (
-    DEFAULT_NUM_PERM,
     LSHSpec,
     SketchSpec,
     candidate_family,
+    check_banding,
     check_psm_radius,
 )
 
@@ -79,9 +79,9 @@ class DedupConfig(Spec):
     Parameters
     ----------
     sketch, lsh
-        The sketch and candidate specs; ``lsh.num_perm`` follows ``sketch.num_perm`` (left at
-        its default, it is set to it; set to another number, it is an error), and ``lsh.family``
-        left ``None`` becomes the sketch kind's first (:func:`candidate_family`).
+        The sketch and candidate specs; the bands are cut from ``sketch.num_perm`` slots
+        (:func:`check_banding`), and ``lsh.family`` left ``None`` becomes the sketch kind's
+        first (:func:`candidate_family`).
     verify
         ``"exact"``: keep a candidate pair when the exact Jaccard of its shingle sets reaches the
         threshold; ``"signature"``: when the signature estimate does; ``"none"``: keep every
@@ -228,15 +228,7 @@ class DedupConfig(Spec):
         if isinstance(given, list):  # as a dict or TOML file gives it
             object.__setattr__(self, "keep_by", tuple(given))
         self._validate()
-        if self.lsh.num_perm != self.sketch.num_perm:
-            if self.lsh.num_perm != DEFAULT_NUM_PERM:
-                raise ParameterError(
-                    f"DedupConfig.lsh.num_perm must equal sketch.num_perm "
-                    f"({self.sketch.num_perm}); got {self.lsh.num_perm}. Set the number of slots "
-                    "once, as sketch.num_perm: the banding follows it."
-                )
-            # The number of slots is the sketch's; the banding follows it.
-            object.__setattr__(self, "lsh", replace(self.lsh, num_perm=self.sketch.num_perm))
+        check_banding(self.sketch, self.lsh)
         family = candidate_family(self.sketch, self.lsh)
         if self.lsh.family is None:
             object.__setattr__(self, "lsh", replace(self.lsh, family=family))

@@ -176,10 +176,10 @@ class LSHSpec(Spec):
         (:attr:`neardup.kinds.SketchKind.families`), which :class:`DedupConfig` fills in.
     threshold
         The Jaccard similarity that makes a near-duplicate (*t* in MMDS §3.4.3).
-    num_perm
-        Signature length the bands are cut from.
     num_bands, num_rows
-        *b* and *r* of MMDS §3.4.1, with ``num_bands * num_rows <= num_perm``.
+        *b* and *r* of MMDS §3.4.1, with ``num_bands * num_rows`` at most the signature's
+        slots (``SketchSpec.num_perm``, the one place the number of slots is set;
+        :func:`check_banding`).
     false_positive_weight, false_negative_weight
         Weights of the two error masses when choosing *b* and *r*. Every candidate is verified,
         so a false positive costs one verification while a false negative loses a duplicate:
@@ -208,7 +208,6 @@ class LSHSpec(Spec):
 
     family: str | None = None
     threshold: float = 0.8
-    num_perm: int = DEFAULT_NUM_PERM
     num_bands: int | None = None
     num_rows: int | None = None
     false_positive_weight: float = 0.05
@@ -224,7 +223,6 @@ class LSHSpec(Spec):
             f"None or one of {', '.join(map(repr, FAMILIES))}", lambda v: v is None or v in FAMILIES
         ),
         "threshold": real(0.0, 1.0, low_open=True),
-        "num_perm": integer(1, 4096),
         "num_bands": optional_integer(1, 4096),
         "num_rows": optional_integer(1, 4096),
         "false_positive_weight": real(0.0, 1.0),
@@ -243,15 +241,6 @@ class LSHSpec(Spec):
             raise ParameterError(
                 "LSHSpec.num_bands and LSHSpec.num_rows must be given together (or neither, to "
                 f"choose them from the threshold); got LSHSpec.{given} only."
-            )
-        if (
-            self.num_bands is not None
-            and self.num_rows is not None
-            and self.num_bands * self.num_rows > self.num_perm
-        ):
-            raise ParameterError(
-                "LSHSpec.num_bands * num_rows must be at most num_perm "
-                f"({self.num_perm}); got {self.num_bands} * {self.num_rows}."
             )
         if self.false_positive_weight + self.false_negative_weight <= 0:
             raise ParameterError(
@@ -283,7 +272,12 @@ class LSHSpec(Spec):
 
     @classmethod
     def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Without family fields left at their defaults (older versions wrote every one)."""
+        """Without family fields left at their defaults (older versions wrote every one).
+
+        And without ``num_perm``, which older versions kept here as the banding's copy of
+        ``SketchSpec.num_perm``.
+        """
+        data = {k: v for k, v in data.items() if k != "num_perm"}
         return defaults_dropped(data, _FAMILY_OPTION_DEFAULTS)
 
 
@@ -304,6 +298,25 @@ def candidate_family(sketch: SketchSpec, lsh: LSHSpec) -> str:
             f"{' or '.join(map(repr, kind.families))}."
         )
     return family
+
+
+def check_banding(sketch: SketchSpec, lsh: LSHSpec) -> None:
+    """Refuse bands and rows that need more slots than the signature has.
+
+    Examples
+    --------
+    >>> check_banding(SketchSpec(num_perm=64), LSHSpec(num_bands=16, num_rows=8))
+    Traceback (most recent call last):
+    ...
+    neardup.errors.ParameterError: LSHSpec.num_bands * num_rows must be at most \
+SketchSpec.num_perm (64); got 16 * 8.
+    """
+    b, r = lsh.num_bands, lsh.num_rows
+    if b is not None and r is not None and b * r > sketch.num_perm:
+        raise ParameterError(
+            "LSHSpec.num_bands * num_rows must be at most SketchSpec.num_perm "
+            f"({sketch.num_perm}); got {b} * {r}."
+        )
 
 
 def per_word_radius(bits: int, hamming: int) -> int:

@@ -499,7 +499,6 @@ def _recommend(
         sketch=replace(config.sketch, num_perm=design.num_perm),
         lsh=replace(
             config.lsh,
-            num_perm=design.num_perm,
             num_bands=design.num_bands,
             num_rows=design.num_rows,
         ),

@@ -368,7 +368,7 @@ def measure_rates(
         sized = replace(
             config,
             sketch=replace(config.sketch, num_perm=num_perm),
-            lsh=replace(config.lsh, num_perm=num_perm, num_bands=None, num_rows=None),
+            lsh=replace(config.lsh, num_bands=None, num_rows=None),
         )
         sketcher = BatchSketcher(sized)
         for _ in sketcher.blocks(warm):
