@@ -138,6 +138,9 @@ def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Pa
     # A dict an older version wrote keeps the banding's copy of num_perm: it is read and dropped.
     old = {**config.to_dict(), "lsh": {**config.to_dict()["lsh"], "num_perm": 64}}
     assert DedupConfig.from_dict(old) == config
+    toml.write_text("[sketch]\nnum_perm = 64\n[lsh]\nnum_perm = 256\n")  # set on purpose
+    with pytest.raises(ParameterError, match=r"lsh.num_perm \(256\) differs from sketch.num_perm"):
+        DedupConfig.from_toml(toml)
     with pytest.raises(ParameterError, match="must be positive"):
         LSHSpec(false_positive_weight=0.0, false_negative_weight=0.0)
 

@@ -24,6 +24,7 @@ from neardup.params.rules import (
     text,
 )
 from neardup.params.sketch import (
+    DEFAULT_NUM_PERM,
     LSHSpec,
     SketchSpec,
     candidate_family,
@@ -351,6 +352,28 @@ class DedupConfig(Spec):
         except (ValueError, OSError, AttributeError):
             physical = 8 << 30
         return max(1 << 26, min(1 << 30, physical // 8))
+
+    @classmethod
+    def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``data`` as it is; an older ``lsh.num_perm`` other than the sketch's is refused.
+
+        Older versions kept a copy of ``sketch.num_perm`` in ``lsh`` (``LSHSpec`` drops it when
+        it reads one); a copy that differs was set on purpose, and would do nothing now.
+        """
+        lsh, sketch = data.get("lsh"), data.get("sketch")
+        if isinstance(lsh, Mapping) and "num_perm" in lsh:
+            slots = (
+                sketch.get("num_perm", DEFAULT_NUM_PERM)
+                if isinstance(sketch, Mapping)
+                else (DEFAULT_NUM_PERM)
+            )
+            if lsh["num_perm"] != slots:
+                raise ParameterError(
+                    f"lsh.num_perm ({lsh['num_perm']!r}) differs from sketch.num_perm "
+                    f"({slots!r}): the slots are set once, as sketch.num_perm, and the bands are "
+                    "cut from them; drop lsh.num_perm"
+                )
+        return data
 
     @classmethod
     def from_toml(cls, path: Path | str) -> DedupConfig:
