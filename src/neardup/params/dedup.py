@@ -362,11 +362,8 @@ class DedupConfig(Spec):
         """
         lsh, sketch = data.get("lsh"), data.get("sketch")
         if isinstance(lsh, Mapping) and "num_perm" in lsh:
-            slots = (
-                sketch.get("num_perm", DEFAULT_NUM_PERM)
-                if isinstance(sketch, Mapping)
-                else (DEFAULT_NUM_PERM)
-            )
+            given = sketch if isinstance(sketch, Mapping) else {}
+            slots = given.get("num_perm", DEFAULT_NUM_PERM)
             if lsh["num_perm"] != slots:
                 raise ParameterError(
                     f"lsh.num_perm ({lsh['num_perm']!r}) differs from sketch.num_perm "
