@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     pass
 
 from neardup.io.archive_records import BadRecord, BadRecordError, RawRecord
-from neardup.io.http import (
+from neardup.io.http_payloads import (
     clean_url,
     complete_http,
     decode_body,

@@ -4,7 +4,7 @@ WARC is read by FastWARC (``fastwarc.warc.ArchiveIterator``): on the shared web 
 on a 218 MB synthetic crawl it read records 2.7 times (``.warc.gz``) to 9 times (``.warc``)
 faster than warcio (see ``docs/web.md``). FastWARC reads no ARC, so ARC files (the web
 archives of 1996–2008) go through a small parser of neardup's own (:mod:`neardup.io.arc`);
-the HTTP of both is decoded by :mod:`neardup.io.http`.
+the HTTP of both is decoded by :mod:`neardup.io.http_payloads`.
 
 Every record counts in the numbering (``WebRecord.number``, 1-based), also those that are not
 documents. Of the records:
@@ -47,7 +47,7 @@ from neardup.errors import InputError, MissingExtraError, advice, remedy
 from neardup.io.arc import arc_records
 from neardup.io.archive_records import READ_ERRORS, BadRecord, BadRecordError, RawRecord
 from neardup.io.compression import open_raw
-from neardup.io.http import (
+from neardup.io.http_payloads import (
     clean_url,
     decode_body,
     http_headers,
