@@ -1,14 +1,15 @@
 """The run record: what every command that writes an output directory puts in ``summary.json``.
 
 One schema for ``dedup`` (either engine), ``join``, ``mirrors``, ``contamination`` and
-``substrings``: which neardup made it (``neardup_version``), the ``command`` and ``engine``,
-the ``inputs`` read and the ``outputs`` written (by role), every parameter (``params``, chosen
-or default), the ``counts`` (``items`` read and ``bad_records_skipped`` whatever the command
-calls its items) and ``timings_s`` (per stage, and ``total``); then what only that command
-reports, under keys
-of its own. The JSON Schemas are ``neardup/summary.schema.json`` (:data:`SCHEMA_PATH`) and,
-for the pair records the commands write, ``neardup/pair.schema.json``
-(:data:`PAIR_SCHEMA_PATH`), checked by the tests against every command's real output.
+``substrings``, and for ``report``, which writes one HTML page and embeds its record there
+(:func:`neardup.report.write_report`): which neardup made it (``neardup_version``), the
+``command`` and ``engine``, the ``inputs`` read and the ``outputs`` written (by role), every
+parameter (``params``, chosen or default), the ``counts`` (``items`` read and
+``bad_records_skipped`` whatever the command calls its items) and ``timings_s`` (per stage,
+and ``total``); then what only that command reports, under keys of its own. The JSON Schemas
+are ``neardup/summary.schema.json`` (:data:`SCHEMA_PATH`) and, for the pair records the
+commands write, ``neardup/pair.schema.json`` (:data:`PAIR_SCHEMA_PATH`), checked by the tests
+against every command's real output.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class RunRecord:
     Attributes
     ----------
     command
-        ``"dedup"``, ``"join"``, ``"mirrors"``, ``"contamination"`` or ``"substrings"``.
+        ``"dedup"``, ``"join"``, ``"mirrors"``, ``"contamination"``, ``"substrings"`` or
+        ``"report"``.
     params
         Every parameter of the run, chosen or default.
     counts

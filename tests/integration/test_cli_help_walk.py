@@ -353,6 +353,9 @@ compiled on a cold cache) adds: the note that kernels compile, progress lines ev
 _TIMING_KEYS = frozenset({"timings_s", "compile_s", "throughput_mb_s"})
 """Keys of a ``summary.json`` that no two runs share."""
 
+_REPORT_TIMINGS = re.compile(rb'"timings_s": \{[^}]*\}')
+"""The timings of the run record a report page holds (the page's one such JSON object)."""
+
 
 def _steady(text: str) -> str:
     for pattern, replacement in _STEADY:
@@ -369,8 +372,11 @@ def _without_timings(value: Any) -> Any:
 
 
 def _file_parts(name: str, path: Path) -> dict[str, Any]:
-    """What a written file contributes to a run's outcome: its bytes, or for a JSON file its
-    value without timings (a summary's ``params`` a part of their own, ``NAME:params``)."""
+    """What a written file contributes to a run's outcome: its bytes (a report page's without
+    its run record's timings), or for a JSON file its value without timings (a summary's
+    ``params`` a part of their own, ``NAME:params``)."""
+    if path.suffix == ".html":
+        return {name: _REPORT_TIMINGS.sub(b'"timings_s": {}', path.read_bytes())}
     if path.suffix != ".json":
         return {name: path.read_bytes()}
     value = _without_timings(json.loads(path.read_text(encoding="utf-8")))

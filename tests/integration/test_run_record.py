@@ -2,8 +2,8 @@
 
 Each command runs as a user runs it, on real data (the bundled licences, vectors made from
 them, the crawl of real Sphinx pages); the outputs must validate against the schemas shipped in
-the package, and a run directory written with the names of the version before must still be
-read back (``neardup report``).
+the package (``neardup report``'s record is the one its page holds), and a run directory
+written with the names of the version before must still be read back (``neardup report``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from lxml import html as lxml_html
 
 import neardup
 from neardup.record import upgraded
@@ -140,6 +141,30 @@ def test_report_reads_a_run_written_with_the_names_before(tmp_path: Path) -> Non
     done = run("report", out, "-o", page, "-q")
     assert done.returncode == 0, done.stderr
     assert f"{summary['counts']['items']:,}" in page.read_text(encoding="utf-8")
+
+
+def test_report_records_its_own_run_in_its_page(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("dedup", SAMPLE, "-o", out, "-q").returncode == 0
+    page = tmp_path / "page.html"
+    done = run("report", out, "-o", page, "--clusters", "4", "--seed", "7", "-q")
+    assert done.returncode == 0, done.stderr
+    element = lxml_html.fromstring(page.read_bytes()).get_element_by_id("neardup-run")
+    assert element.tag == "script"
+    assert element.get("type") == "application/json"
+    record = json.loads(element.text)
+    SUMMARY_SCHEMA.validate(record)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert record["neardup_version"] == summary["neardup_version"] == neardup.__version__
+    assert (record["command"], record["inputs"]) == ("report", [str(out)])
+    assert record["outputs"] == {"report": "page.html"}
+    assert record["params"] == {
+        "num_clusters": 4, "pairs_per_band": 3, "seed": 7, "with_texts": True
+    }  # fmt: skip
+    assert record["counts"]["items"] == summary["counts"]["items"]  # its inputs read again
+    assert record["counts"]["clusters_shown"] == 4
+    with pytest.raises(jsonschema.ValidationError, match="report"):
+        SUMMARY_SCHEMA.validate({**record, "outputs": {"summary": "summary.json"}})
 
 
 def test_contamination_writes_the_run_record(

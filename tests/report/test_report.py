@@ -26,8 +26,9 @@ from neardup.params import DedupConfig
 from neardup.report import load_run, write_report
 from neardup.report.charts import timings_chart
 from neardup.report.page import CONTEXT, LONGEST, SECTIONS, excerpt
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, SUMMARY_SCHEMA
 from tests.integration.conftest import run as run_cli
+from tests.report.conftest import run_record
 
 CHARTS = ("timings-chart", "histogram-chart", "s-curve-chart", "cluster-sizes-chart")
 NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
@@ -87,8 +88,15 @@ def test_every_chart_is_an_inline_svg_with_drawn_paths(page: Any) -> None:
     assert len(all_ids) == len(set(all_ids))
 
 
+def _scripts(page: Any) -> list[tuple[str | None, ...]]:
+    """Every script element's type, id and source."""
+    return [(s.get("type"), s.get("id"), s.get("src")) for s in page.iter("script")]
+
+
 def test_nothing_on_the_page_points_outside_it(licence_report: Path, page: Any) -> None:
-    assert not list(page.iter("script", "link", "img", "iframe", "object", "embed", "base"))
+    # the one script element is the run record, a JSON data block that no browser runs
+    assert _scripts(page) == [("application/json", "neardup-run", None)]
+    assert not list(page.iter("link", "img", "iframe", "object", "embed", "base"))
     for element in page.iter():
         for name, value in element.attrib.items():
             if name in ("href", "src") or name.endswith("href"):
@@ -99,12 +107,68 @@ def test_nothing_on_the_page_points_outside_it(licence_report: Path, page: Any) 
         assert reference.startswith("#"), reference
 
 
-def test_the_same_run_gives_the_same_bytes(
+def test_the_same_run_gives_the_same_bytes_but_for_the_reports_timings(
     licence_run: Path, licence_report: Path, tmp_path: Path
 ) -> None:
-    again = write_report(licence_run, tmp_path / "again.html")
-    assert again == tmp_path / "again.html"
-    assert again.read_bytes() == licence_report.read_bytes()
+    again = write_report(licence_run, tmp_path / "report.html")  # the same name: the same record
+    assert again == tmp_path / "report.html"
+    record, rest = run_record(again)
+    first_record, first_rest = run_record(licence_report)
+    assert rest == first_rest
+    assert record.pop("timings_s").keys() == first_record.pop("timings_s").keys()
+    assert record == first_record
+
+
+def test_the_page_records_the_reports_own_run(
+    page: Any, licence_run: Path, licence_report: Path, sample_texts: dict[str, str]
+) -> None:
+    record = json.loads(page.get_element_by_id("neardup-run").text)
+    SUMMARY_SCHEMA.validate(record)
+    assert (record["command"], record["engine"]) == ("report", "local")
+    assert (record["inputs"], record["outputs"]) == ([str(licence_run)], {"report": "report.html"})
+    assert record["params"] == {
+        "num_clusters": 10, "pairs_per_band": 3, "seed": 42, "with_texts": True
+    }  # fmt: skip
+    shown = {c.text_content() for c in page.get_element_by_id("pairs").iter("code")}
+    lines = len(_lines(licence_run / "clusters.jsonl")) + len(_lines(licence_run / "pairs.jsonl"))
+    assert record["counts"] == {
+        "items": len(sample_texts),  # every document read again, for the short ones
+        "run_records": lines,
+        "clusters_shown": 10,
+        "pairs_shown": 12,
+        "texts_found": len(shown),
+    }
+    timings = record["timings_s"]
+    assert list(timings) == ["load", "texts", "render", "total"]
+    assert sum(v for k, v in timings.items() if k != "total") <= timings["total"] + 1e-3
+    assert timings["texts"] > 0
+
+
+def test_a_report_without_texts_records_that_it_read_none(
+    licence_run: Path, tmp_path: Path
+) -> None:
+    record, _ = run_record(write_report(licence_run, tmp_path / "ids.html", with_texts=False))
+    SUMMARY_SCHEMA.validate(record)
+    assert record["outputs"] == {"report": "ids.html"}
+    assert record["params"]["with_texts"] is False
+    assert (record["counts"]["items"], record["counts"]["texts_found"]) == (0, 0)
+    assert list(record["timings_s"]) == ["load", "render", "total"]
+
+
+def test_the_command_shows_its_progress_unless_quiet(
+    licence_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("neardup._progress.LOG_EVERY_S", 0.0)  # a line at every report
+    done = run_cli("report", licence_run, "-o", tmp_path / "loud.html")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    loaded = sum((licence_run / name).stat().st_size for name in ("clusters.jsonl", "pairs.jsonl"))
+    shown = [line.split(",")[0] for line in lines]
+    assert f"load: 100% of {loaded / 1e3:,.1f} kB" in shown, lines  # the run's files
+    assert f"read: 100% of {SAMPLE.stat().st_size / 1e6:,.1f} MB" in shown, lines  # its input
+    quiet = run_cli("report", licence_run, "-o", tmp_path / "quiet.html", "-q")
+    assert quiet.returncode == 0, quiet.stderr
+    assert (quiet.stdout, quiet.stderr) == ("", "")
 
 
 def test_the_biggest_clusters_are_the_runs_biggest(page: Any, licence_run: Path) -> None:
@@ -206,7 +270,7 @@ def test_ids_and_texts_are_escaped(tmp_path: Path) -> None:
     assert "<script>alert" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     page = _page(report)
-    assert not list(page.iter("script"))
+    assert _scripts(page) == [("application/json", "neardup-run", None)]
     marks = " ".join(m.text_content() for m in page.iter("mark"))
     assert "<b>bold</b>" in marks  # shown as text, not markup
     assert all(b.text_content() != "bold" for b in page.iter("b"))

@@ -68,7 +68,8 @@ def report_command(
     Parameters and counts, stage timings, the histogram of pair similarities, the banding
     S-curve, cluster sizes, the biggest clusters, sample pairs with their shared passages
     highlighted, giant buckets and short documents. The texts are read again from the run's
-    inputs (as the run read them); if they are gone, the page says so. Prints the path written.
+    inputs (as the run read them); if they are gone, the page says so. Prints the path written,
+    and progress on stderr while it loads the run's files and reads its inputs.
 
     The runs of dedup --unit, substrings and contamination get a page of their own: counts,
     timings, the most repeated units or contaminated items, the documents that lost most.
@@ -84,6 +85,7 @@ def report_command(
         seed=seed,
         with_texts=not no_texts,
         overwrite=overwrite,
+        show_progress=not quiet,
     )
     if not quiet:
         click.echo(str(path))

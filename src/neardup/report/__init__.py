@@ -5,17 +5,24 @@ texts of a sample of pairs from the run's inputs, draws the charts with matplotl
 (:mod:`neardup.report.charts`, the ``report`` extra) and writes the page
 (:mod:`neardup.report.page`) atomically. Runs that cut parts out of documents (``dedup
 --unit``, ``substrings``, ``contamination``) get a page of their own
-(:mod:`neardup.report.removals`). What each section shows: ``docs/report.md``.
+(:mod:`neardup.report.removals`). Like every command's run, the report's own is recorded: a
+:class:`~neardup.record.RunRecord` in the page
+(:func:`~neardup.report.page.with_run_record`). What each section shows: ``docs/report.md``.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from neardup._faults import crash_point
+from neardup._progress import Progress
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output, output_kind
+from neardup.record import RunRecord, stage_timings
 from neardup.report.data import (
     Run,
     Texts,
@@ -24,7 +31,7 @@ from neardup.report.data import (
     read_summary,
     read_texts,
 )
-from neardup.report.page import render_page
+from neardup.report.page import render_page, with_run_record
 from neardup.report.removals import is_removal_run, render_removals
 
 __all__ = ["Run", "Texts", "load_run", "read_texts", "write_report"]
@@ -42,6 +49,7 @@ def write_report(
     seed: int = 42,
     with_texts: bool = True,
     overwrite: bool = False,
+    show_progress: bool = False,
 ) -> Path:
     """Write the HTML report of the run in ``run_dir``; return its path.
 
@@ -65,6 +73,16 @@ def write_report(
         page, not raised.
     overwrite
         Replace an existing ``output``, which must be an earlier report.
+    show_progress
+        Report progress on stderr (a bar on a terminal, log lines otherwise): the bytes of
+        the run's files loaded (``load``) and of its inputs read again (``read``).
+
+    Notes
+    -----
+    The page holds the report's own run record (``command: "report"``, the run directory as
+    its input, the options as ``params``, what was read as ``counts`` and ``timings_s``),
+    valid under ``neardup/summary.schema.json``; the timings are the only bytes in which two
+    reports of the same run and seed, written to the same file name, differ.
 
     Raises
     ------
@@ -77,22 +95,62 @@ def write_report(
     MissingExtraError
         matplotlib is not installed (``pip install 'neardup[report]'``).
     """
+    started = time.perf_counter()
     check_sample_sizes(num_clusters, pairs_per_band)
     directory = Path(run_dir)
-    summary = read_summary(directory / "summary.json")
+    seconds: dict[str, float] = {}
+    counts: dict[str, int] = {"items": 0}
+    with _stage(seconds, "load"):
+        summary = read_summary(directory / "summary.json")
     if is_removal_run(summary):
         path = _checked(directory, summary, output, overwrite)
-        page = render_removals(directory, summary)
+        with _stage(seconds, "render"), Progress("load", 0, enabled=show_progress) as bar:
+            page, counts["run_records"] = render_removals(directory, summary, bar)
     else:
-        run = load_run(
-            directory, num_clusters=num_clusters, pairs_per_band=pairs_per_band, seed=seed
-        )
+        with _stage(seconds, "load"), Progress("load", 0, enabled=show_progress) as bar:
+            run = load_run(
+                directory,
+                num_clusters=num_clusters,
+                pairs_per_band=pairs_per_band,
+                seed=seed,
+                progress=bar,
+            )
         path = _checked(directory, summary, output, overwrite)
         crash_point("run-loaded")
-        page = _dedup_page(run, with_texts)
+        texts = None
+        if with_texts:
+            with _stage(seconds, "texts"), Progress("read", 0, enabled=show_progress) as bar:
+                texts = _sample_texts(run, bar)
+        with _stage(seconds, "render"):
+            page = render_page(run, texts)
+        counts.update(_dedup_counts(run, texts))
+    record = RunRecord(
+        command="report",
+        inputs=(str(run_dir),),
+        outputs={"report": path.name},
+        params={
+            "num_clusters": num_clusters,
+            "pairs_per_band": pairs_per_band,
+            "seed": seed,
+            "with_texts": with_texts,
+        },
+        counts=counts,
+        timings_s=stage_timings(seconds, time.perf_counter() - started),
+    )
+    page = with_run_record(page, record.to_dict())
     with replaced_file(path) as f:
         f.write(page.encode("utf-8", "backslashreplace"))
     return path
+
+
+@contextmanager
+def _stage(seconds: dict[str, float], name: str) -> Iterator[None]:
+    """Add the block's wall seconds to ``seconds[name]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 def _checked(
@@ -106,12 +164,22 @@ def _checked(
     return path
 
 
-def _dedup_page(run: Run, with_texts: bool) -> str:
-    """The page of a whole-document dedup run, its sampled pairs' texts read when asked."""
-    texts = None
-    if with_texts:
-        wanted = sorted(
-            {doc for band in run.bands or () for p in band.sample for doc in (p.a, p.b)}
-        )
-        texts = read_texts(run, wanted, NUM_SHORT_IDS)
-    return render_page(run, texts)
+def _sample_texts(run: Run, progress: Progress) -> Texts:
+    """The texts of the sampled pairs and the first short documents, read from the inputs."""
+    wanted = sorted({doc for band in run.bands or () for p in band.sample for doc in (p.a, p.b)})
+    return read_texts(run, wanted, NUM_SHORT_IDS, progress)
+
+
+def _dedup_counts(run: Run, texts: Texts | None) -> dict[str, int]:
+    """What the report of a dedup run read and showed, as its run record counts it.
+
+    ``items``: the documents read again from the run's inputs (none without texts);
+    ``run_records``: the lines of ``clusters.jsonl`` and ``pairs.jsonl``.
+    """
+    return {
+        "items": 0 if texts is None else texts.num_docs,
+        "run_records": run.num_records,
+        "clusters_shown": len(run.biggest),
+        "pairs_shown": sum(len(band.sample) for band in run.bands or ()),
+        "texts_found": 0 if texts is None else len(texts.by_id),
+    }

@@ -12,7 +12,7 @@ did not write (similarities, passages, the histogram) come back as ``None``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import pyarrow.json as pa_json
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import InputError, NeardupError, ParameterError
 from neardup.explain import Passage
-from neardup.io.readers import ReadOptions, open_sources
+from neardup.io.readers import ReadOptions, all_batches, open_sources
 from neardup.io.records import Ids
 from neardup.params import DedupConfig
 from neardup.record import upgraded
@@ -139,6 +139,8 @@ class Run:
         The pairs by similarity band, each with a seeded sample; None without ``pairs.jsonl``.
     exact_links
         Exact-duplicate links in ``pairs.jsonl`` (not sampled: their texts are identical).
+    num_records
+        Lines read from ``clusters.jsonl`` and ``pairs.jsonl``.
     """
 
     directory: Path
@@ -148,6 +150,7 @@ class Run:
     biggest: tuple[Cluster, ...]
     bands: tuple[Band, ...] | None
     exact_links: int
+    num_records: int
 
     @property
     def threshold(self) -> float:
@@ -169,12 +172,15 @@ class Texts:
         Short documents found in the whole pass.
     problem
         Why no text could be read (a missing input, an unreadable record), else None.
+    num_docs
+        Documents read in the pass (0 when none could be read).
     """
 
     by_id: Mapping[str, str]
     short_ids: tuple[str, ...]
     num_short: int
     problem: str | None = None
+    num_docs: int = 0
 
 
 def check_sample_sizes(num_clusters: int, pairs_per_band: int) -> None:
@@ -185,7 +191,12 @@ def check_sample_sizes(num_clusters: int, pairs_per_band: int) -> None:
 
 
 def load_run(
-    directory: Path | str, *, num_clusters: int = 10, pairs_per_band: int = 3, seed: int = 42
+    directory: Path | str,
+    *,
+    num_clusters: int = 10,
+    pairs_per_band: int = 3,
+    seed: int = 42,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Run:
     """Read a run directory: its summary, cluster sizes, biggest clusters and sampled pairs.
 
@@ -200,6 +211,9 @@ def load_run(
         1, and one below the threshold when a run reported such pairs).
     seed
         The seed of the sample: the same seed, the same pairs.
+    progress
+        Told the bytes of the results files read so far and their size, after each file
+        (each is read whole, in Arrow's threads).
 
     Raises
     ------
@@ -228,8 +242,15 @@ def load_run(
             path=directory / "summary.json",
         ) from exc
     outputs = summary.get("outputs") or {}
-    clusters = _read_lines(directory / outputs.get("clusters", "clusters.jsonl"), _CLUSTER_SCHEMA)
-    pairs = _read_lines(directory / outputs["pairs"], _PAIR_SCHEMA) if "pairs" in outputs else None
+    clusters_path = directory / outputs.get("clusters", "clusters.jsonl")
+    pairs_path = directory / outputs["pairs"] if "pairs" in outputs else None
+    total_bytes = _size(clusters_path) + (0 if pairs_path is None else _size(pairs_path))
+    clusters = _read_lines(clusters_path, _CLUSTER_SCHEMA)
+    if progress is not None:
+        progress(_size(clusters_path), total_bytes)
+    pairs = None if pairs_path is None else _read_lines(pairs_path, _PAIR_SCHEMA)
+    if progress is not None:
+        progress(total_bytes, total_bytes)
     bands: tuple[Band, ...] | None = None
     exact_links = 0
     if pairs is not None:
@@ -242,6 +263,7 @@ def load_run(
         biggest=() if clusters is None else _biggest_clusters(clusters, num_clusters),
         bands=bands,
         exact_links=exact_links,
+        num_records=sum(table.num_rows for table in (clusters, pairs) if table is not None),
     )
 
 
@@ -260,6 +282,11 @@ def read_summary(path: Path) -> dict[str, Any]:
     if not isinstance(summary, dict):
         raise InputError("not the summary of a neardup dedup run", path=path)
     return upgraded(summary)
+
+
+def _size(path: Path) -> int:
+    """Bytes of a results file (0 when there is none)."""
+    return path.stat().st_size if path.is_file() else 0
 
 
 def _read_lines(path: Path, schema: pa.Schema) -> pa.Table | None:
@@ -364,7 +391,12 @@ def _sample_pairs(
     return tuple(bands), int(exact.sum())
 
 
-def read_texts(run: Run, ids: Sequence[str], num_short: int = 20) -> Texts:
+def read_texts(
+    run: Run,
+    ids: Sequence[str],
+    num_short: int = 20,
+    progress: Callable[[int, int], object] | None = None,
+) -> Texts:
     """Re-read the run's inputs for the texts of ``ids`` and the first short documents.
 
     One streaming pass over the inputs, read as the run read them (the config's text and id
@@ -380,6 +412,9 @@ def read_texts(run: Run, ids: Sequence[str], num_short: int = 20) -> Texts:
         The documents whose texts are wanted.
     num_short
         Short documents (no shingle at all, as the run's shingling counts them) to name.
+    progress
+        Told the bytes of input read so far and the inputs' size, batch by batch (as the
+        run's reading stage is).
 
     Returns
     -------
@@ -397,21 +432,25 @@ def read_texts(run: Run, ids: Sequence[str], num_short: int = 20) -> Texts:
     shingler = Shingler(config.sketch.shingle, config.sketch.normalize)
     found: dict[str, str] = {}
     short: list[str] = []
-    total_short = 0
+    total_short = num_docs = 0
     try:
-        for source in open_sources(inputs, ReadOptions.of(config), config.input_format):
-            for batch in source.batches(config.batch_bytes):
-                maybe = np.flatnonzero(np.isin(batch.ids.hashes()[:, 0], wanted_hashes))
-                for doc in maybe.tolist():
-                    if batch.ids[doc] in wanted:
-                        found[batch.ids[doc]] = _text(batch.texts, doc)
-                normalized = normalize_bytes(batch.texts, config.sketch.normalize)
-                is_short = np.flatnonzero(shingler.shingle_sets(normalized).sizes() == 0)
-                total_short += is_short.shape[0]
-                short.extend(batch.ids[d] for d in is_short[: num_short - len(short)].tolist())
+        sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
+        total_bytes = sum(source.size for source in sources)
+        for batch in all_batches(sources, config.batch_bytes):
+            maybe = np.flatnonzero(np.isin(batch.ids.hashes()[:, 0], wanted_hashes))
+            for doc in maybe.tolist():
+                if batch.ids[doc] in wanted:
+                    found[batch.ids[doc]] = _text(batch.texts, doc)
+            normalized = normalize_bytes(batch.texts, config.sketch.normalize)
+            is_short = np.flatnonzero(shingler.shingle_sets(normalized).sizes() == 0)
+            total_short += is_short.shape[0]
+            short.extend(batch.ids[d] for d in is_short[: num_short - len(short)].tolist())
+            num_docs += batch.num_docs
+            if progress is not None:
+                progress(batch.position, total_bytes)
     except (NeardupError, OSError) as exc:
         return Texts({}, (), 0, f"the run's inputs could not be read: {exc}")
-    return Texts(found, tuple(short), total_short)
+    return Texts(found, tuple(short), total_short, num_docs=num_docs)
 
 
 def _id_hashes(ids: Sequence[str]) -> U64Array:

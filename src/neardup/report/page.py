@@ -1,8 +1,10 @@
-"""The report page: one self-contained HTML document (inline CSS and SVG, no script, no link).
+"""The report page: one self-contained HTML document (inline CSS and SVG, no link, nothing run).
 
 Every text that comes from the run (ids, texts, parameters) goes through :func:`html.escape`;
 nothing on the page points outside it but its own ``#section`` anchors. The page holds no date
-or absolute path, so the same run gives the same bytes.
+and no path but the run directory as given, so the same run gives the same bytes, but for the
+timings of the report's own run record (:func:`with_run_record`, a JSON data block that no
+browser runs).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from neardup.report.charts import (
 from neardup.report.data import Band, Cluster, Pair, Run, Texts
 
 __all__ = [
+    "RUN_RECORD_ID",
     "flat_rows",
     "html_page",
     "missing",
@@ -31,6 +34,7 @@ __all__ = [
     "run_section",
     "table",
     "timings_section",
+    "with_run_record",
 ]
 
 CONTEXT = 160
@@ -40,6 +44,12 @@ LONGEST = 1200
 """Characters of one passage shown whole; a longer one keeps its two ends."""
 
 NOT_RECORDED = "not recorded by this run"
+
+RUN_RECORD_ID = "neardup-run"
+"""The id of the ``<script type="application/json">`` element holding the report's run record."""
+
+_JSON_IN_HTML = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+"""JSON escapes of the characters that could end a script element or open a comment in it."""
 
 SECTIONS = (
     ("run", "Parameters and counts"),
@@ -131,6 +141,30 @@ def html_page(
         f'<p class="note">{escape(what)} of neardup {version}.</p>\n<nav>{nav}</nav>\n'
         f"{bodies}\n</body>\n</html>\n"
     )
+
+
+def with_run_record(page: str, record: Mapping[str, Any]) -> str:
+    r"""``page`` with ``record`` (a run record's dict) as JSON at the end of its head.
+
+    The element is ``<script type="application/json" id="neardup-run">``: a data block, which
+    browsers parse as text and never run. The JSON is ASCII, with ``<``, ``>`` and ``&`` as
+    ``\u`` escapes, so no string of the record (a run directory named ``</script>``) can end
+    the element early. It goes in after the page is rendered, since the record's timings
+    count the rendering; the page's first ``</head>`` is its own (every text of the run on
+    the page is escaped).
+
+    Examples
+    --------
+    >>> page = with_run_record("<head></head>", {"inputs": ["</script>"]})
+    >>> page.startswith('<head><script type="application/json" id="neardup-run">{')
+    True
+    >>> print(page[page.index(">{") + 1 :])
+    {"inputs": ["\u003c/script\u003e"]}</script>
+    </head>
+    """
+    data = json.dumps(record, ensure_ascii=True).translate(_JSON_IN_HTML)
+    element = f'<script type="application/json" id="{RUN_RECORD_ID}">{data}</script>\n'
+    return page.replace("</head>", element + "</head>", 1)
 
 
 def table(rows: Iterable[tuple[str, str]], *, numeric: bool = False) -> str:

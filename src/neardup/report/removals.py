@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,9 @@ SHOWN = 20
 SHOWN_CHARS = 200
 """Characters of a repeated unit shown."""
 
+TELL_EVERY = 1 << 20
+"""Bytes of the run's file read between two reports to ``progress``."""
+
 
 def is_removal_run(summary: Mapping[str, Any]) -> bool:
     """Whether ``summary`` is that of a run this page reports (not a whole-document dedup)."""
@@ -40,20 +43,29 @@ def is_removal_run(summary: Mapping[str, Any]) -> bool:
     )
 
 
-def render_removals(directory: Path, summary: Mapping[str, Any]) -> str:
-    """The report page of the removal run in ``directory``."""
+def render_removals(
+    directory: Path,
+    summary: Mapping[str, Any],
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[str, int]:
+    """The report page of the removal run in ``directory``, and the records read to make it.
+
+    ``progress`` is told the bytes of the run's per-document file read so far and its size.
+    """
     command = summary["command"]
     outputs = summary.get("outputs") or {}
     if command == "contamination":
         what = "A contamination run"
-        found = ("items", "Contaminated items", _contamination(directory, summary, outputs))
+        path = directory / outputs.get("contaminated", "contaminated.jsonl")
+        records = _RunFile(path, progress)
+        found = ("items", "Contaminated items", _contamination(records, summary))
         facts = [("n-gram", escape(str(summary["params"].get("ngram"))))]
     else:
         unit = (summary["params"].get("unit") or {}) if command == "dedup" else {}
         what = "A passage dedup run" if command == "dedup" else "A repeated-substrings run"
         name = "repeats" if command == "substrings" else "removed"
-        lost = _documents_that_lost_most(directory / outputs.get(name, f"{name}.jsonl"))
-        found = ("documents", "Documents that lost most", lost)
+        records = _RunFile(directory / outputs.get(name, f"{name}.jsonl"), progress)
+        found = ("documents", "Documents that lost most", _documents_that_lost_most(records))
         label = unit.get("kind", "")
         if label == "sentences":
             label = f"sentences:{unit.get('num_sentences')}"
@@ -65,29 +77,53 @@ def render_removals(directory: Path, summary: Mapping[str, Any]) -> str:
     if command == "dedup":
         sections.append(("repeated", "Most repeated units", _repeated_units(summary)))
     sections.append(found)
-    return html_page(directory, summary, what, sections)
+    return html_page(directory, summary, what, sections), records.num_records
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a JSON Lines file of the run."""
-    try:
-        with path.open(encoding="utf-8", errors="surrogatepass") as f:
+class _RunFile:
+    """The run's per-document JSON Lines file, read once: its records, counted.
+
+    ``progress`` is told the bytes read so far and the file's size, every
+    :data:`TELL_EVERY` bytes and at the end.
+    """
+
+    def __init__(self, path: Path, progress: Callable[[int, int], object] | None) -> None:
+        self.path = path
+        self.progress = progress
+        self.num_records = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            size = self.path.stat().st_size
+            f = self.path.open("rb")
+        except FileNotFoundError:
+            raise InputError(
+                "the run's file is missing; run the command again", path=self.path
+            ) from None
+        done = told = 0
+        with f:
             for number, line in enumerate(f, start=1):
                 try:
-                    yield json.loads(line)
+                    record = json.loads(line.decode("utf-8", "surrogatepass"))
                 except json.JSONDecodeError as exc:
                     raise InputError(
-                        f"not JSON Lines ({exc.msg})", path=path, line=number
+                        f"not JSON Lines ({exc.msg})", path=self.path, line=number
                     ) from None
-    except FileNotFoundError:
-        raise InputError("the run's file is missing; run the command again", path=path) from None
+                self.num_records += 1
+                done += len(line)
+                if self.progress is not None and done - told >= TELL_EVERY:
+                    self.progress(done, size)
+                    told = done
+                yield record
+        if self.progress is not None:
+            self.progress(done, size)
 
 
-def _documents_that_lost_most(path: Path) -> str:
+def _documents_that_lost_most(records: _RunFile) -> str:
     """The documents with the most characters removed, and their spans."""
     biggest = heapq.nsmallest(
         SHOWN,
-        ((-sum(s[1] - s[0] for s in r["spans"]), n, r) for n, r in enumerate(_lines(path))),
+        ((-sum(s[1] - s[0] for s in r["spans"]), n, r) for n, r in enumerate(records)),
     )
     if not biggest:
         return missing("No document lost anything.")
@@ -124,7 +160,7 @@ def _repeated_units(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _contamination(directory: Path, summary: Mapping[str, Any], outputs: Mapping[str, str]) -> str:
+def _contamination(records: _RunFile, summary: Mapping[str, Any]) -> str:
     """Per benchmark the items contaminated, and the items found in most training documents."""
     benchmarks = "".join(
         f'<tr><td>{escape(b["input"])}</td><td class="num">{b["items"]:,}</td>'
@@ -134,8 +170,7 @@ def _contamination(directory: Path, summary: Mapping[str, Any], outputs: Mapping
     )
     hits: Counter[str] = Counter()
     example: dict[str, str] = {}
-    path = directory / outputs.get("contaminated", "contaminated.jsonl")
-    for record in _lines(path):
+    for record in records:
         hits[record["eval_id"]] += 1
         example.setdefault(record["eval_id"], str(record["train_id"]))
     items = "".join(
