@@ -200,9 +200,7 @@ def contamination_files(
         keep: list[BoolArray] = []
         total = sum(source.size for source in sources)
         with (
-            (directory / "contaminated.jsonl").open(
-                "w", encoding="utf-8", errors="surrogatepass"
-            ) as out,
+            (directory / "contaminated.jsonl").open("w", encoding="utf-8") as out,
             Progress("scan", total, enabled=show_progress) as bar,
         ):
             for batch in all_batches(sources, batch_bytes):

@@ -31,7 +31,6 @@ unchanged); ``summary.json``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -55,7 +54,7 @@ from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
 from neardup.io.readers import Source, all_batches, open_sources
 from neardup.io.records import Ids
-from neardup.io.results import write_json
+from neardup.io.results import record_line, write_json
 from neardup.io.source import ReadOptions
 from neardup.record import RunRecord, stage_timings
 from neardup.text.normalize import codepoint_classes
@@ -234,8 +233,7 @@ class _Removal:
             raise InputError(f"record {self.ids[doc]!r} changed since it was first read; run again")
         spans = _spans(marks, starts, ends, len(text))
         self.documents_changed += 1
-        self.out.write(json.dumps({"id": self.ids[doc], "spans": spans}, ensure_ascii=False))
-        self.out.write("\n")
+        self.out.write(record_line({"id": self.ids[doc], "spans": spans}))
         self.chars_removed += sum(end - start for start, end in spans)
         return without_spans(text, spans)
 
@@ -298,9 +296,7 @@ def substrings_files(
             shutil.rmtree(work, ignore_errors=True)
         counts = np.concatenate([s.counts for s in shards if not s.is_against])
         bounds = np.r_[0, np.cumsum(counts)].astype(np.int64)
-        with (directory / "repeats.jsonl").open(
-            "w", encoding="utf-8", errors="surrogatepass"
-        ) as out:
+        with (directory / "repeats.jsonl").open("w", encoding="utf-8") as out:
             removal = _Removal(marks, bounds, ids, out)
             kept_path = write_kept(
                 sources, np.ones(counts.shape[0], dtype=bool), directory,

@@ -1,7 +1,11 @@
-"""The kept corpus of plain JSONL inputs: lines copied byte for byte, long runs and short ones."""
+"""The kept corpus: JSONL lines copied byte for byte (long runs and short ones), and the lines
+written anew (edited records, text files) valid UTF-8 with every character kept.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +15,7 @@ from hypothesis import strategies as st
 
 from neardup.io import kept as kept_module
 from neardup.io.jsonl import JSONLinesSource
-from neardup.io.readers import ReadOptions
+from neardup.io.readers import ReadOptions, all_batches, open_sources
 
 
 def _reference(files: list[list[bytes]], keep: list[bool]) -> bytes:
@@ -99,3 +103,50 @@ def test_a_file_that_shrank_is_reported(tmp_path: Path) -> None:
             out,
             line_spans=spans,
         )
+
+
+def test_an_edited_record_keeps_its_characters_and_escapes_only_lone_surrogates(
+    tmp_path: Path,
+) -> None:
+    # "\ud800" is valid JSON and has no UTF-8 form: it stays the escape it was in the input,
+    # while the record's other characters stay UTF-8 (not "\u00e9"); the record not edited
+    # is copied byte for byte.
+    edited = '{"id": "u1", "text": "body caf\u00e9 \\ud800 end", "lang": "fr\u00e9"}\n'
+    untouched = '{"id": "u2\\udc80", "text": "untouched caf\u00e9 \\udc80"}\n'
+    path = tmp_path / "in.jsonl"
+    path.write_text(edited + untouched, encoding="utf-8")
+    source = JSONLinesSource(path, ReadOptions())
+    for _ in source.batches(1 << 20):  # the reading pass write_kept follows
+        pass
+    edits = kept_module.Edits(np.array([True, False]), lambda _, text: text.removeprefix("body "))
+    (tmp_path / "out").mkdir()
+    written = kept_module.write_kept(
+        [source], np.array([True, True]), tmp_path / "out", edits=edits
+    )
+    assert written.read_bytes() == (
+        '{"id": "u1", "text": "caf\u00e9 \\ud800 end", "lang": "fr\u00e9"}\n' + untouched
+    ).encode("utf-8")
+    first = json.loads(written.read_text(encoding="utf-8").splitlines()[0])
+    assert first["text"] == "caf\u00e9 \ud800 end"
+
+
+def test_a_text_file_whose_name_is_not_utf8_gives_a_utf8_record_of_its_id(
+    tmp_path: Path,
+) -> None:
+    # A .txt file's id is its name; a byte of it that is not UTF-8 reads as a lone surrogate
+    # (os.fsdecode), written as its JSON escape: the kept corpus is UTF-8 and gives back the
+    # ids the run read.
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for name, text in ((b"caf\xc3\xa9 x\xff.txt", "caf\u00e9 one"), (b"plain.txt", "two")):
+        with open(os.path.join(os.fsencode(folder), name), "w", encoding="utf-8") as f:
+            f.write(text)
+    sources = open_sources([folder], ReadOptions())
+    ids = [doc for batch in all_batches(sources, 1 << 20) for doc in batch.ids]
+    assert any("\udcff" in doc for doc in ids)
+    (tmp_path / "out").mkdir()
+    written = kept_module.write_kept(sources, np.ones(len(ids), dtype=bool), tmp_path / "out")
+    records = [json.loads(line) for line in written.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in records] == ids
+    assert "\\udcff" in written.read_text(encoding="utf-8")
+    assert "caf\u00e9" in written.read_text(encoding="utf-8")  # not escaped

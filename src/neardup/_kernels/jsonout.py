@@ -2,7 +2,9 @@ r"""Numba kernels writing JSON Lines results byte for byte as :func:`json.dumps`
 
 Strings are UTF-8 bytes (lone surrogates as Python's ``surrogatepass`` writes them) encoded as
 ``json.dumps(s, ensure_ascii=False)`` does: ``"`` and ``\\`` escaped, ``\\b \\f \\n \\r \\t``
-by name, other bytes below 0x20 as ``\\u00XX`` (lower-case hex), everything else as it is.
+by name, other bytes below 0x20 as ``\\u00XX`` (lower-case hex), everything else as it is;
+but a lone surrogate, which has no UTF-8 form, as its ``\\udXXX`` escape, so every line is
+UTF-8 as JSON must be (:func:`neardup.io.results.utf8_json`).
 
 Similarities are written as ``repr(round(x, 6))``: the kernels round ``x * 10^6`` exactly as
 Python's correctly rounded ``round`` does (the product's rounding error is recovered exactly,
@@ -37,12 +39,24 @@ def _escaped_size(c):  # type: ignore[no-untyped-def]
     return 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_surrogate(data, i, stop):  # type: ignore[no-untyped-def]
+    """Whether ``data[i:i + 3]`` is a surrogate as ``surrogatepass`` encodes it: ED A0-BF xx."""
+    return data[i] == 0xED and i + 2 < stop and data[i + 1] >= 0xA0
+
+
 @njit(cache=True, nogil=True)
 def _string_size(data, start, stop):  # type: ignore[no-untyped-def]
     """Bytes of the JSON string literal (quotes included) of ``data[start:stop]``."""
     size = 2
-    for i in range(start, stop):
-        size += _escaped_size(data[i])
+    i = start
+    while i < stop:
+        if _is_surrogate(data, i, stop):
+            size += 6
+            i += 3
+        else:
+            size += _escaped_size(data[i])
+            i += 1
     return size
 
 
@@ -51,8 +65,21 @@ def _put_string(data, start, stop, out, o, hex_digits):  # type: ignore[no-untyp
     """Write the JSON string literal of ``data[start:stop]`` at ``out[o]``; return the end."""
     out[o] = 34
     o += 1
-    for i in range(start, stop):
+    i = start
+    while i < stop:
         c = data[i]
+        if _is_surrogate(data, i, stop):
+            code = 0xD000 | ((data[i + 1] & 0x3F) << 6) | (data[i + 2] & 0x3F)
+            out[o] = 92
+            out[o + 1] = 117
+            out[o + 2] = hex_digits[code >> 12]
+            out[o + 3] = hex_digits[(code >> 8) & 15]
+            out[o + 4] = hex_digits[(code >> 4) & 15]
+            out[o + 5] = hex_digits[code & 15]
+            o += 6
+            i += 3
+            continue
+        i += 1
         size = _escaped_size(c)
         if size == 1:
             out[o] = c

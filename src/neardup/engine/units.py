@@ -372,10 +372,8 @@ def _write(
     """The kept corpus, removed.jsonl and dropped.jsonl."""
     dropped_path = directory / "dropped.jsonl"
     with (
-        (directory / "removed.jsonl").open("w", encoding="utf-8", errors="surrogatepass") as out,
-        dropped_path.open("w", encoding="utf-8", errors="surrogatepass")
-        if units.min_doc_chars
-        else _Nothing() as dropped,
+        (directory / "removed.jsonl").open("w", encoding="utf-8") as out,
+        dropped_path.open("w", encoding="utf-8") if units.min_doc_chars else _Nothing() as dropped,
     ):
         rewriter = _Rewriter(layout, removal, units.min_doc_chars, out, dropped)
         keep = np.ones(layout.doc_lengths.shape[0], dtype=bool)

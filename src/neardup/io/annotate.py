@@ -97,7 +97,7 @@ def write_annotated(
             ):
                 note = {"cluster": cluster, "keep": keep, "similarity": similarity}
                 record = {"id": doc_id, "text": text, annotations.field: note}
-                out.write(record_line(record).encode("utf-8", "surrogatepass"))
+                out.write(record_line(record).encode("utf-8"))
     return path
 
 

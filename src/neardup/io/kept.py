@@ -1,4 +1,4 @@
-"""Writing the deduplicated corpus: the kept records, unchanged, in the input's format.
+r"""Writing the deduplicated corpus: the kept records, unchanged, in the input's format.
 
 JSONL records are copied byte for byte (a kernel copies the kept lines of each chunk); CSV rows
 keep the header; Parquet and Arrow keep the schema and every column (Arrow batches filtered by
@@ -6,6 +6,10 @@ a mask); .txt inputs and web archives become JSONL records ``{"id", "text"}``. A
 wraps another (``inner``: the HTML field reader) writes the wrapped source's records, as they
 were read. With :class:`Edits` (passage-level dedup) the records named there get a new text (or
 are left out); every other field of theirs, and every other record, is written as it was.
+
+Every JSONL line written is UTF-8, as JSON must be (RFC 8259 §8.1): a lone surrogate (a JSONL
+input's ``"\ud800"``, a file name's or URL's byte that is not UTF-8) is written as its JSON
+escape, which reads back as the same string; every other character as it is.
 """
 
 from __future__ import annotations
@@ -294,15 +298,12 @@ def _changed_input() -> InputError:
 
 
 def _text_record(doc_id: str, text: str) -> bytes:
-    return record_line({"id": doc_id, "text": text}).encode("utf-8", "surrogatepass")
+    return record_line({"id": doc_id, "text": text}).encode("utf-8")
 
 
 def _json_line(record: dict[str, object]) -> bytes:
-    """One JSONL line; lone surrogates (valid in JSON, not in UTF-8) stay escaped."""
-    try:
-        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(record) + "\n").encode("ascii")
+    """One JSONL line in UTF-8 (:func:`~neardup.io.results.record_line`)."""
+    return record_line(record).encode("utf-8")
 
 
 def _write_edited_lines(

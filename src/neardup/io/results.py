@@ -25,6 +25,7 @@ buffers (:class:`~neardup.io.records.Ids`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -65,20 +66,39 @@ FOUND_BY = ("shingles", "embedding", "both")
 """``pairs.jsonl``'s ``found_by`` values, by their code in :func:`write_pairs`."""
 
 
-def record_line(record: Mapping[str, Any]) -> str:
-    """A record as one JSON Lines line: :func:`json.dumps` with UTF-8 as it is, and a newline.
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""A surrogate code point in a ``str``: always a lone one (Python joins pairs on decoding)."""
 
-    Every record neardup writes one by one is this line, encoded with ``surrogatepass`` (the
-    lone surrogates of an input's ids pass through as the readers keep them, as the kernels
-    write them); :func:`write_records` writes a file of them.
+
+def utf8_json(text: str) -> str:
+    r"""JSON text with each lone surrogate as its ``\uXXXX`` escape: text that UTF-8 encodes.
+
+    A lone surrogate (a JSONL input's ``"\ud800"``, a file name's or URL's byte that is not
+    UTF-8) has no UTF-8 form, and JSON must be UTF-8 (RFC 8259 §8.1); its escape reads back as
+    the same string. ``json.dumps`` puts surrogates inside strings only, where it is valid.
+
+    Examples
+    --------
+    >>> utf8_json(json.dumps({"id": "caf\u00e9", "text": "a\ud800b"}, ensure_ascii=False))
+    '{"id": "café", "text": "a\\ud800b"}'
     """
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def record_line(record: Mapping[str, Any]) -> str:
+    """A record as one JSON Lines line: :func:`json.dumps`, characters as they are, a newline.
+
+    Every record neardup writes one by one is this line, encoded as UTF-8: lone surrogates are
+    written as their JSON escapes (:func:`utf8_json`), as the kernels write them;
+    :func:`write_records` writes a file of them.
+    """
+    return utf8_json(json.dumps(record, ensure_ascii=False)) + "\n"
 
 
 def write_records(path: Path, records: Iterable[Mapping[str, Any]]) -> int:
     """Write ``records`` to ``path`` as JSON Lines (:func:`record_line`); the number written."""
     written = 0
-    with path.open("w", encoding="utf-8", errors="surrogatepass") as f:
+    with path.open("w", encoding="utf-8") as f:
         for record in records:
             f.write(record_line(record))
             written += 1
@@ -294,7 +314,7 @@ def write_pairs(
                         float(cosine[0][i]), FOUND_BY[int(cosine[1][i])]
                     ),
                 )  # fmt: skip
-                f.write(line.encode("utf-8", "surrogatepass"))
+                f.write(line.encode("utf-8"))
             return
         columns = [similarity, estimate] if cosine is None else [similarity, estimate, cosine[0]]
         near_lines = _PairLines(packed, sizes, keys, _tails(False, cosine is not None))
@@ -483,9 +503,9 @@ def _id_literals(ids: NDArray[Any] | Ids) -> tuple[Ids, bool]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as indented JSON (lone surrogates, as in ids, encoded as ids are)."""
+    """Write ``data`` as indented JSON in UTF-8 (lone surrogates, as in ids, as escapes)."""
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    path.write_text(utf8_json(text), encoding="utf-8")
 
 
 def write_index_matches(
