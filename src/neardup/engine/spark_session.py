@@ -91,11 +91,16 @@ class StageJobs:
     shows the tasks the current stage's jobs have done (``spark verify: 412 tasks, 9.3 s``),
     as every local stage shows its bytes or pairs (:class:`~neardup._progress.Progress`). No
     share or ETA: a stage's jobs are planned as it goes, so their total is not known ahead.
+    Every stage is read at least once, however short; the jobs an earlier run of the session
+    left in a group are not counted. The display is all the thread does: should the status
+    tracker fail (the JVM or the context went first), it stops, and the run's own error is
+    the one raised.
     """
 
     def __init__(self, spark: Any, *, show_progress: bool = False) -> None:
         self._context = spark.sparkContext
-        self._stage = ""  # none yet: nothing is shown
+        self._stages: list[tuple[str, frozenset[int]]] = []
+        """Each stage entered, with the jobs its group held already (an earlier run's)."""
         self._stopped = threading.Event()
         self._watcher: threading.Thread | None = None
         if show_progress:
@@ -112,39 +117,47 @@ class StageJobs:
 
     def enter(self, stage: str) -> None:
         """Run the jobs from now on in ``stage``'s group."""
-        self._context.setJobGroup(f"neardup:{stage}", stage)
-        self._stage = stage
+        group = f"neardup:{stage}"
+        self._context.setJobGroup(group, stage)
+        if self._watcher is not None:
+            earlier = self._context.statusTracker().getJobIdsForGroup(group)
+            self._stages.append((stage, frozenset(earlier)))
 
     def close(self) -> None:
-        """Stop showing progress."""
+        """Stop showing progress (the last stage read once more)."""
         self._stopped.set()
         if self._watcher is not None:
-            self._watcher.join()
+            self._watcher.join(timeout=10 * POLL_S)
 
     def _watch(self) -> None:
-        """Show the current stage's tasks until closed, one display per stage."""
+        """Show each stage's tasks, a display per stage, until closed."""
         tracker = self._context.statusTracker()
-        shown, progress = "", None
-        while True:
-            stopped = self._stopped.wait(POLL_S)
-            stage = self._stage
-            if stage and stage != shown:
-                if progress is not None:
+        shown, progress = 0, None  # the stages whose display is over; the open one
+        try:
+            while True:
+                stopped = self._stopped.wait(POLL_S)
+                entered = len(self._stages)
+                while shown < entered:
+                    stage, earlier = self._stages[shown]
+                    if progress is None:
+                        progress = Progress(f"spark {stage}", 0, unit="tasks")
+                    progress(_tasks_done(tracker, f"neardup:{stage}", earlier))
+                    if shown + 1 == entered and not stopped:
+                        break  # the current stage: read again at the next poll
                     progress.close()
-                shown, progress = stage, Progress(f"spark {stage}", 0, unit="tasks")
+                    progress, shown = None, shown + 1
+                if stopped:
+                    return
+        except Exception:  # a display only: the run raises its own error
             if progress is not None:
-                progress(_tasks_done(tracker, f"neardup:{stage}"))
-            if stopped:
-                if progress is not None:
-                    progress.close()
-                return
+                progress.close(failed=True)
 
 
-def _tasks_done(tracker: Any, group: str) -> int:
-    """The tasks completed so far by the stages of ``group``'s jobs."""
+def _tasks_done(tracker: Any, group: str, earlier: frozenset[int]) -> int:
+    """The tasks completed so far by the stages of ``group``'s jobs, but ``earlier``'s."""
     done = 0
     for job_id in tracker.getJobIdsForGroup(group):
-        job = tracker.getJobInfo(job_id)
+        job = tracker.getJobInfo(job_id) if job_id not in earlier else None
         for stage_id in job.stageIds if job is not None else ():
             stage = tracker.getStageInfo(stage_id)
             done += stage.numCompletedTasks if stage is not None else 0
