@@ -13,13 +13,14 @@ three, so none needs another's module for it.
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
-from neardup.errors import IdExistsError, InputError, ParameterError, StoreError
+from neardup.errors import IdExistsError, InputError, NeardupWarning, ParameterError, StoreError
 
 __all__ = [
     "Match",
@@ -30,6 +31,7 @@ __all__ = [
     "closed_error",
     "ids_exist",
     "ranked",
+    "renamed_k",
 ]
 
 ItemsT_contra = TypeVar("ItemsT_contra", contravariant=True)
@@ -169,6 +171,23 @@ def ranked(matches: Sequence[Match], k: int | None) -> list[Match]:
         key=lambda m: (-m.similarity if m.similarity is not None else m.distance or 0.0, m.id),
     )
     return ordered[:k] if k is not None else ordered
+
+
+def renamed_k(k: int | None, top_k: int | None, owner: str) -> int | None:
+    """``k``, or ``top_k``, its name before the indexes shared one, in its place (with a warning).
+
+    Both given is a :class:`~neardup.errors.ParameterError`.
+    """
+    if top_k is None:
+        return k
+    warnings.warn(
+        f"{owner}(top_k=) is deprecated: pass k= instead (the same meaning)",
+        NeardupWarning,
+        stacklevel=3,
+    )
+    if k is not None:
+        raise ParameterError(f"{owner}: give k only (top_k is its deprecated name), not both.")
+    return top_k
 
 
 def check_k(k: int | None) -> None:

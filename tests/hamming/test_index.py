@@ -16,6 +16,7 @@ from neardup.errors import (
     IdExistsError,
     IncompatibleError,
     InputError,
+    NeardupWarning,
     ParameterError,
     StoreError,
 )
@@ -107,6 +108,23 @@ def test_texts_in_and_near_copies_out(licenses: list[dict[str, object]]) -> None
     assert matches[0][0] == Match(id=f"d{longest}", similarity=1.0, distance=0)
     assert f"d{longest}" in [m.id for m in matches[1]]
     assert all(m.similarity == np.cos(np.pi * m.distance / 64) for m in matches[1])
+
+
+def test_top_k_still_works_but_warns_that_k_is_its_name(
+    licenses: list[dict[str, object]],
+) -> None:
+    texts = [str(r["text"]) for r in licenses[:100]]
+    with HammingIndex(SPEC, max_distance=20) as index:
+        index.add([f"d{i}" for i in range(100)], texts)
+        with pytest.warns(NeardupWarning, match=r"HammingIndex\.query\(top_k=\) is deprecated"):
+            assert index.query(texts[:5], top_k=2) == index.query(texts[:5], k=2)
+        signatures = index._hasher.sketch(texts[:5])
+        with pytest.warns(NeardupWarning, match=r"query_signatures\(top_k=\) is deprecated"):
+            old = index.query_signatures(signatures, top_k=2)
+        assert old == index.query_signatures(signatures, k=2)
+        assert max(map(len, old)) == 2
+        with pytest.warns(NeardupWarning), pytest.raises(ParameterError, match="give k only"):
+            index.query(texts[:5], k=2, top_k=2)
 
 
 def test_a_psm_index_fits_its_flip_model_and_keeps_it(

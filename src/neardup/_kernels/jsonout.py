@@ -1,4 +1,4 @@
-r"""Numba kernels writing JSON Lines results byte for byte as :func:`json.dumps` would.
+r"""Numba kernels writing JSON Lines results byte for byte as :func:`json.dumps` would, in UTF-8.
 
 Strings are UTF-8 bytes (lone surrogates as Python's ``surrogatepass`` writes them) encoded as
 ``json.dumps(s, ensure_ascii=False)`` does: ``"`` and ``\\`` escaped, ``\\b \\f \\n \\r \\t``

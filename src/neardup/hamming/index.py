@@ -35,7 +35,7 @@ from neardup.hamming.flips import FlipModel
 from neardup.hamming.pairs import FingerprintTables
 from neardup.io.atomic import replaced_file
 from neardup.io.output import check_output
-from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
+from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked, renamed_k
 from neardup.params import Search, SketchSpec
 from neardup.sketch.signatures import Signatures, differences, provenance_of
 from neardup.sketch.simhash import SimHasher, estimate_cosine, hamming_distance
@@ -259,6 +259,7 @@ class HammingIndex:
         threshold: float | None = None,
         k: int | None = None,
         max_distance: int | None = None,
+        top_k: int | None = None,
     ) -> list[list[Match]]:
         """Stored documents within ``max_distance`` bits of each text, best first (then by id).
 
@@ -266,9 +267,11 @@ class HammingIndex:
         cosine reaches ``threshold`` (default: none beyond the bits), cut to the ``k`` nearest
         when given. Each :class:`~neardup.lookup.Match` has the ``distance`` in bits and the
         cosine it estimates as ``similarity``, ``cos(π distance / simhash_bits)``. Cost: the
-        tables' search plus a popcount per fingerprint added since they were built.
+        tables' search plus a popcount per fingerprint added since they were built. ``top_k`` is
+        the former name of ``k``, deprecated.
         """
         self._check_open()
+        k = renamed_k(k, top_k, "HammingIndex.query")
         if self.search != "psm" or self.flips is None:
             return self.query_signatures(
                 self._hasher.sketch(texts), threshold=threshold, k=k, max_distance=max_distance
@@ -284,12 +287,14 @@ class HammingIndex:
         threshold: float | None = None,
         k: int | None = None,
         max_distance: int | None = None,
+        top_k: int | None = None,
     ) -> list[list[Match]]:
         """:meth:`query` for signatures made with this index's spec (by ``SimHasher.sketch``).
 
         Without the bit weights, PSM takes every header bit as equally likely to flip.
         """
         self._check_open()
+        k = renamed_k(k, top_k, "HammingIndex.query_signatures")
         return self._query(signatures, threshold, k, max_distance, None)
 
     def _query(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,13 +31,13 @@ import numpy as np
 
 from neardup._types import F64Array, I64Array, U64Array
 from neardup._version import __version__
-from neardup.errors import IncompatibleError, NeardupWarning, ParameterError, StoreError
+from neardup.errors import IncompatibleError, ParameterError, StoreError
 from neardup.hamming.flips import FlipModel
 from neardup.index.fingerprints import FingerprintPostings
 from neardup.index.sqlite import REPAIR_ADVICE, SQLiteStore
 from neardup.index.store import DocumentRows, MemoryStore, Store, StoredDocument, metadata_json
 from neardup.kinds import INDEX_KINDS
-from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked
+from neardup.lookup import Match, check_ids, check_k, closed_error, ids_exist, ranked, renamed_k
 from neardup.lsh.banding import band_keys, bands_rows
 from neardup.params import LSHSpec, SketchSpec, check_banding
 from neardup.sketch import make_sketcher
@@ -584,7 +583,7 @@ class LSHIndex:
         NeardupWarning
             ``top_k`` is given: it is deprecated, ``k`` means the same.
         """
-        k = _renamed_k(k, top_k, "LSHIndex.query")
+        k = renamed_k(k, top_k, "LSHIndex.query")
         if measure == "containment":
             return [self._containers(s, threshold, k) for s in self._query_samples(texts)]
         if measure not in (None, self.measure):
@@ -663,7 +662,7 @@ class LSHIndex:
         NeardupWarning
             ``top_k`` is given: it is deprecated, ``k`` means the same.
         """
-        k = _renamed_k(k, top_k, "LSHIndex.query_signatures")
+        k = renamed_k(k, top_k, "LSHIndex.query_signatures")
         if signatures.spec != self.sketch_spec:
             diffs = differences(signatures.spec.to_dict(), self.sketch_spec.to_dict())
             raise IncompatibleError(
@@ -877,20 +876,6 @@ def _best(matches: list[Match], threshold: float | None, k: int | None) -> list[
     if threshold is not None:
         matches = [m for m in matches if m.similarity is not None and m.similarity >= threshold]
     return ranked(matches, k)
-
-
-def _renamed_k(k: int | None, top_k: int | None, owner: str) -> int | None:
-    """``k``, or the deprecated ``top_k`` in its place (with a warning saying so)."""
-    if top_k is None:
-        return k
-    warnings.warn(
-        f"{owner}(top_k=) is deprecated: pass k= instead (the same meaning)",
-        NeardupWarning,
-        stacklevel=3,
-    )
-    if k is not None:
-        raise ParameterError(f"{owner}: give k only (top_k is its deprecated name), not both.")
-    return top_k
 
 
 def _check_sample(containment_sample: int | None) -> None:

@@ -7,8 +7,9 @@ the cost. :class:`ShingleSetStore` makes each document's set once and appends it
 later chunks read it back (:func:`~neardup.io.mapped.read_spans`). Only the place of each set
 stays in memory (12 bytes a document).
 
-Where near copies are dense (the batch before showed it: ``neardup.pipeline.DENSE_SHARE``),
-short documents' sets are kept earlier still, as the first pass sketches them
+Where near copies are dense (the batch before showed it:
+``neardup.pipeline.sketching.DENSE_SHARE``), short documents' sets are kept earlier still, as
+the first pass sketches them
 (:class:`SketchedSets`): the sketch has hashed their shingles already, so a set costs a sort
 and 8 bytes a shingle on disk, where making it later costs a scattered read of the line,
 parsing, normalising and shingling it again (dense 10M: verification 61.5 s to 37.7 s, the
