@@ -12,7 +12,7 @@ import click
 
 from neardup.cli.options import apply_flags, given_options, html_extract_option, sketch_options
 from neardup.errors import InputError, ParameterError
-from neardup.kinds import ESTIMATED_KINDS, estimated_kinds
+from neardup.kinds import ESTIMATED_KINDS, SKETCH_KINDS, estimated_kinds
 from neardup.params import DedupConfig, HtmlExtract
 
 if TYPE_CHECKING:
@@ -50,7 +50,9 @@ corpus to learn IDF from; the canonical form gives no estimate), and searches fo
 KIND_OPTIONS = {"preset": "supershingle", "simhash_bits": "simhash", "projection": "simhash"}
 """Options of one sketch kind that compare applies to that kind's estimate, and the kind."""
 
-WITHOUT_SLOTS = frozenset({"simhash"})
+WITHOUT_SLOTS = frozenset(
+    name for name, kind in SKETCH_KINDS.items() if "simhash_bits" in kind.options
+)
 """Sketches compare estimates with that have no num_perm slots (a SimHash has bits)."""
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
