@@ -61,15 +61,28 @@ def licence_table(licenses: list[dict[str, object]]) -> pa.Table:
     ],
 )
 def test_spark_join_writes_the_local_pairs(
-    spark: Any, licence_table: pa.Table, spec: JoinSpec, source: JoinSource, tmp_path: Path
+    spark: Any,
+    licence_table: pa.Table,
+    spec: JoinSpec,
+    source: JoinSource,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = tmp_path / "items.parquet"
     pq.write_table(licence_table, path, row_group_size=400)  # several batches per task
     capped = spec.max_bucket_size < 100  # both engines say what the cap left out
     with pytest.warns(NeardupWarning, match="not measured") if capped else nullcontext():
         local = join_files(path, tmp_path / "local", spec, source)
+    monkeypatch.setattr("neardup._progress.LOG_EVERY_S", 0.0)  # a line at every report
+    capsys.readouterr()
     with pytest.warns(NeardupWarning, match="not measured") if capped else nullcontext():
-        distributed = join_files_spark(spark, path, str(tmp_path / "spark"), spec, source)
+        distributed = join_files_spark(
+            spark, path, str(tmp_path / "spark"), spec, source, show_progress=True
+        )
+    shown = capsys.readouterr().err
+    assert "spark read: " in shown
+    assert "spark join: " in shown
     pairs = (tmp_path / "local" / "pairs.jsonl").read_bytes()
     assert (tmp_path / "spark" / "pairs.jsonl").read_bytes() == pairs
     assert pairs.count(b"\n") > 10

@@ -355,8 +355,9 @@ def join_command(
 
         session = spark_session(spark_master, spark_conf)
         summary = join_files_spark(
-            session, input_path, str(output), spec, source, overwrite=overwrite
-        )
+            session, input_path, str(output), spec, source, overwrite=overwrite,
+            show_progress=not quiet,
+        )  # fmt: skip
     else:
         summary = join_files(
             input_path,

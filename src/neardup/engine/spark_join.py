@@ -27,10 +27,16 @@ from typing import Any
 import numpy as np
 
 from neardup.engine.join import JoinSource, join_summary
-from neardup.engine.spark_session import errors_of_tasks, released_when_done, require_pyspark
+from neardup.engine.spark_session import (
+    StageJobs,
+    errors_of_tasks,
+    released_when_done,
+    require_pyspark,
+)
 from neardup.engine.spark_tasks import BUCKETS_SCHEMA, bucket_batches
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
+from neardup.io.results import utf8_json
 from neardup.io.spark import spark_output
 from neardup.join.banded import (
     band_info,
@@ -250,12 +256,14 @@ def join_files_spark(
     source: JoinSource | None = None,
     *,
     overwrite: bool = False,
+    show_progress: bool = False,
 ) -> dict[str, Any]:
     """``neardup join --engine spark``: read a Parquet file, join, write ``output``.
 
     ``cosine`` reads ``source.vector_field`` (a list of numbers), ``jaccard``
     ``source.items_field`` (a list of strings or integers); ``pairs.jsonl`` and the counts
-    equal the local engine's.
+    equal the local engine's. ``show_progress``: each stage's tasks on stderr
+    (:class:`~neardup.engine.spark_session.StageJobs`).
     """
     require_pyspark()
     from pyspark.sql import functions as F  # noqa: N812
@@ -279,7 +287,9 @@ def join_files_spark(
         spark_output(spark, output, kind="join", overwrite=overwrite, inputs=[str(path)]) as out,
         errors_of_tasks(),
         released_when_done(spark),
+        StageJobs(spark, show_progress=show_progress) as stages,
     ):
+        stages.enter("read")
         id_field = default_id_field(path) if source.id_field is None else source.id_field
         items = _items(spark, path, field, id_field or None).cache()
         num_items = items.count()
@@ -288,6 +298,7 @@ def join_files_spark(
         plan = _plan(items, spec, num_items, path)
         dim = plan.dim
         read = time.perf_counter()
+        stages.enter("join")
         keys = items.select("doc", "item").mapInArrow(
             _key_batches(spec, dim, plan.num_bands, plan.num_rows, path), _KEYS_SCHEMA
         )
@@ -376,6 +387,6 @@ def _pair_line(key: str) -> Any:
 
     @F.udf("string")
     def line(a: Any, b: Any, value: float) -> str:
-        return json.dumps({"a": a, "b": b, key: round(value, 6)}, ensure_ascii=False)
+        return utf8_json(json.dumps({"a": a, "b": b, key: round(value, 6)}, ensure_ascii=False))
 
     return lambda *columns: line(*columns).alias("line")
