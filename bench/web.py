@@ -8,7 +8,7 @@ many host names and path layouts) written as per-record-gzipped WARC files by
    pages, 50 MB of HTML). Every path goes from the file to 128-slot MinHash-family signatures of
    word 5-shingles of the page text, in one process, single-threaded Python where the peer is:
 
-   * neardup: ``WarcSource(path, ReadOptions(html_extract=...)).records()`` (FastWARC records,
+   * neardup: ``WarcSource(path, ReadSpec(html_extract=...)).records()`` (FastWARC records,
      resiliparse text; a payload whose ``WARC-Payload-Digest`` was seen before reuses its
      text), then ``make_sketcher(SketchSpec(kind=...))`` on the texts (numba kernels); with
      ``text`` (all visible text) and ``main`` (resiliparse's main content) extraction, OPH and
@@ -73,8 +73,8 @@ sys.path.insert(0, str(ROOT))
 from tests.web.sitegen import Site, build_crawl, plan  # noqa: E402
 
 from neardup import SketchSpec, make_sketcher  # noqa: E402
-from neardup.io.source import ReadOptions  # noqa: E402
 from neardup.io.warc import WarcSource  # noqa: E402
+from neardup.params import ReadSpec  # noqa: E402
 
 NUM_PERM = 128
 K = 5
@@ -165,7 +165,7 @@ class Run:
 
 def neardup_path(path: Path, extract: str, kind: str) -> Run:
     start = time.perf_counter()
-    source = WarcSource(path, ReadOptions(html_extract=extract))  # type: ignore[arg-type]
+    source = WarcSource(path, ReadSpec(html_extract=extract))  # type: ignore[arg-type]
     texts = [text for _, text in source.records()]
     read = time.perf_counter() - start
     start = time.perf_counter()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup import ParameterError, ShingleSpec
+from neardup import ParameterError, ReadSpec, ShingleSpec
 from neardup.contamination import contamination_files
 from tests import reference
 
@@ -116,7 +116,7 @@ def test_a_small_batch_streams_to_the_same_outputs(
     tmp_path: Path, corpus: tuple[list[dict[str, str]], list[dict[str, str]]]
 ) -> None:
     whole, _ = _run(tmp_path, corpus, "whole")
-    streamed, summary = _run(tmp_path, corpus, "streamed", batch_bytes=4096)
+    streamed, summary = _run(tmp_path, corpus, "streamed", read=ReadSpec(batch_bytes=4096))
     assert streamed == whole
     assert len(whole) >= 3
     bench = summary["benchmarks"][0]  # type: ignore[index]

@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import DedupConfig, pipeline
+from neardup import DedupConfig, ReadSpec, pipeline
 from neardup.candidates import candidate_scheme
 from neardup.cluster import union_pairs
 from neardup.engine.local import dedup_files
 from neardup.io import setstore
 from neardup.io.spill import KeyColumns, PairRuns
+from neardup.params import DEFAULT_BATCH_BYTES
 from neardup.pipeline import (
     PairScorer,
     StringTexts,
@@ -113,9 +114,11 @@ def test_sets_kept_while_sketching_change_no_output(
     kept_text_bytes: int,
     batches_skipped: int,
 ) -> None:
-    config = DedupConfig(batch_bytes=20_000)  # about 45 batches
+    config = DedupConfig()
+    read = ReadSpec(batch_bytes=20_000)  # about 45 batches
+    monkeypatch.setattr(flow, "DEFAULT_BATCH_BYTES", 20_000)  # so in memory too
     monkeypatch.setattr(setstore, "KEPT_TEXT_BYTES", 0)  # no set kept: verification makes all
-    none_kept = dedup_files([corpus], tmp_path / "none", config)
+    none_kept = dedup_files([corpus], tmp_path / "none", config, read=read)
     none_in_memory = pipeline.dedup(windows, config=config)
     # Every batch after the first keeps the sets of texts up to 300 bytes, or batches keep
     # them where the one before held 15% of near copies (some do, most do not).
@@ -129,7 +132,7 @@ def test_sets_kept_while_sketching_change_no_output(
             method,
             lambda *args, _real=real, _name=method: blocks.append(_name) or _real(*args),
         )
-    kept = dedup_files([corpus], tmp_path / "kept", config)
+    kept = dedup_files([corpus], tmp_path / "kept", config, read=read)
     assert blocks.count("append") > 3
     assert blocks.count("skip") >= batches_skipped  # the first, and those after sparser ones
     in_memory = pipeline.dedup(windows, config=config)
@@ -148,7 +151,7 @@ def test_candidates_spilled_in_runs_give_the_same_result(
 ) -> None:
     config = DedupConfig(pairs=pairs)  # type: ignore[arg-type]
     ids = [str(i) for i in range(len(windows))]
-    batches = flow._string_batches(ids, windows, config.batch_bytes)
+    batches = flow._string_batches(ids, windows, DEFAULT_BATCH_BYTES)
     texts = StringTexts(windows, config)
     sketched = sketch_batches(batches, config, KeyColumns(), texts)
     _, is_first = exact_groups(sketched.fingerprints, sketched.is_empty)

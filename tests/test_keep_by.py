@@ -16,8 +16,9 @@ import pytest
 from neardup import DedupConfig, LSHSpec, dedup
 from neardup.cluster import preference_order
 from neardup.errors import InputError, ParameterError
-from neardup.io.readers import ReadOptions, open_sources
+from neardup.io.readers import open_sources
 from neardup.keep import KeepValues, comparable
+from neardup.params import ReadSpec
 from tests.integration.conftest import run
 
 
@@ -102,7 +103,7 @@ LINES = [
 
 
 def _field_values(path: Path, names: list[str]) -> list[list[Any]]:
-    source = open_sources([path], ReadOptions(skip_bad_records=True))[0]
+    source = open_sources([path], ReadSpec(skip_bad_records=True))[0]
     for _ in source.batches(1 << 20):
         pass
     return [column.to_pylist() for column in source.field_values(names, 64)]

@@ -10,6 +10,7 @@ import pytest
 from neardup import (
     DedupConfig,
     LSHSpec,
+    NeardupWarning,
     NormalizeSpec,
     ParameterError,
     ShingleSpec,
@@ -19,7 +20,15 @@ from neardup import (
 )
 from neardup.candidates import candidate_scheme
 from neardup.errors import InputError
-from neardup.params import EmbeddingSpec, MirrorSpec, UnitSpec
+from neardup.params import (
+    ConfigFile,
+    EmbeddingSpec,
+    MirrorSpec,
+    OutputSpec,
+    ReadSpec,
+    UnitSpec,
+    load_config,
+)
 
 # An invalid value for each kind of rule: wrong type, out of range, unknown option.
 INVALID: dict[str, list[Any]] = {
@@ -59,6 +68,8 @@ SPECS = [
     UnitSpec,
     EmbeddingSpec,
     DedupConfig,
+    ReadSpec,
+    OutputSpec,
 ]
 
 
@@ -131,7 +142,7 @@ def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Pa
         LSHSpec(num_perm=64)  # type: ignore[call-arg]
     toml = tmp_path / "c.toml"
     toml.write_text("[sketch]\nnum_perm = 64\n")
-    config = DedupConfig.from_toml(toml)
+    config = load_config(toml).config
     b, r = choose_bands(0.8, 64)  # the banding follows the sketch's slots
     assert b * r <= 64
     assert candidate_scheme(config.sketch, config.lsh).describe()["label"] == f"b={b}, r={r}"
@@ -140,13 +151,13 @@ def test_the_number_of_slots_is_set_once_and_the_banding_follows_it(tmp_path: Pa
     assert DedupConfig.from_dict(old) == config
     toml.write_text("[sketch]\nnum_perm = 64\n[lsh]\nnum_perm = 256\n")  # set on purpose
     with pytest.raises(ParameterError, match=r"lsh.num_perm \(256\) differs from sketch.num_perm"):
-        DedupConfig.from_toml(toml)
+        load_config(toml)
     with pytest.raises(ParameterError, match="must be positive"):
         LSHSpec(false_positive_weight=0.0, false_negative_weight=0.0)
 
 
 def test_given_bands_and_rows_are_used_as_they_are() -> None:
-    assert bands_rows(LSHSpec(num_bands=20, num_rows=5)) == (20, 5)
+    assert bands_rows(LSHSpec(num_bands=20, num_rows=5), 128) == (20, 5)
 
 
 @pytest.mark.parametrize("text", ["word", "word:", "5", "word:five"])
@@ -162,22 +173,116 @@ def test_shingle_spec_parse_validates_the_parts() -> None:
         ShingleSpec.parse("char:0")
 
 
+def test_the_former_from_toml_still_loads_the_algorithm_with_a_warning(tmp_path: Path) -> None:
+    toml = tmp_path / "c.toml"
+    toml.write_text('[lsh]\nthreshold = 0.7\n[read]\ntext_field = "body"\n')
+    with pytest.warns(NeardupWarning, match="DedupConfig.from_toml is deprecated"):
+        config = DedupConfig.from_toml(toml)
+    assert config == load_config(toml).config == DedupConfig(lsh=LSHSpec(threshold=0.7))
+
+
 def test_config_loads_from_toml_and_names_the_file_on_error(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
     good.write_text(
         'keep = "longest"\n[lsh]\nthreshold = 0.7\n[sketch.shingle]\nunit = "char"\nk = 9\n'
     )
-    config = DedupConfig.from_toml(good)
+    config = load_config(good).config
     assert config.lsh.threshold == 0.7
     assert config.sketch.shingle == ShingleSpec(unit="char", k=9)
     assert config.keep == "longest"
     bad = tmp_path / "bad.toml"
     bad.write_text("[lsh]\nthreshold = 0.7\nbands = 3\n")
     with pytest.raises(ParameterError, match=rf"{bad}: unknown key\(s\) 'bands' in lsh"):
-        DedupConfig.from_toml(bad)
+        load_config(bad)
     broken = tmp_path / "broken.toml"
     broken.write_text("[lsh\n")
     with pytest.raises(InputError, match="not valid TOML"):
-        DedupConfig.from_toml(broken)
+        load_config(broken)
     with pytest.raises(InputError, match="cannot read config"):
-        DedupConfig.from_toml(tmp_path / "missing.toml")
+        load_config(tmp_path / "missing.toml")
+
+
+# --- the algorithm apart from the files -----------------------------------------------------------
+
+FILE_SETTINGS = {
+    "text_field": "body",
+    "id_field": "",
+    "encoding": "cp1252",
+    "input_format": "csv",
+    "html_field": "html",
+    "html_extract": "main",
+    "skip_bad_records": True,
+    "batch_bytes": 1 << 20,
+    "compress": "gzip",
+    "annotate": "dup",
+}
+"""A value other than the default for every reading and writing setting."""
+
+
+@pytest.mark.parametrize(("name", "value"), FILE_SETTINGS.items())
+def test_dedup_config_takes_no_reading_or_writing_setting(name: str, value: Any) -> None:
+    with pytest.raises(TypeError, match=name):
+        DedupConfig(**{name: value})
+    spec = ReadSpec if name in ReadSpec._RULES else OutputSpec
+    assert getattr(spec(**{name: value}), name) == value
+
+
+def test_read_and_output_specs_round_trip_through_dicts_and_say_where_ids_come_from() -> None:
+    read = ReadSpec(**{k: v for k, v in FILE_SETTINGS.items() if k in ReadSpec._RULES})
+    write = OutputSpec(compress="zstd", annotate="dup")
+    assert ReadSpec.from_dict(read.to_dict()) == read
+    assert OutputSpec.from_dict(write.to_dict()) == write
+    assert hash(read) == hash(ReadSpec.from_dict(read.to_dict()))
+    assert (ReadSpec().id_name, ReadSpec().id_required) == ("id", False)  # when a record has one
+    assert (ReadSpec(id_field="key").id_name, ReadSpec(id_field="key").id_required) == ("key", True)
+    assert (read.id_name, read.id_required) == (None, False)  # FILE:LINE always
+    with pytest.raises(ParameterError, match=r"unknown key\(s\) 'keep' in read for ReadSpec"):
+        ReadSpec.from_dict({"keep": "first"}, where="read")
+
+
+def test_config_file_holds_read_and_output_tables(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        'keep = "longest"\n[read]\ntext_field = "body"\nbatch_bytes = 4096\n'
+        '[output]\ncompress = "zstd"\n',
+        encoding="utf-8",
+    )
+    assert load_config(path) == ConfigFile(
+        DedupConfig(keep="longest"),
+        ReadSpec(text_field="body", batch_bytes=4096),
+        OutputSpec(compress="zstd"),
+    )
+    path.write_text('[read]\ntext_feld = "body"\n', encoding="utf-8")
+    with pytest.raises(ParameterError, match=rf"{path}: unknown key\(s\) 'text_feld'"):
+        load_config(path)
+
+
+def test_older_config_files_with_file_settings_at_the_top_are_read_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.toml"
+    path.write_text(
+        'keep = "longest"\ntext_field = "body"\nskip_bad_records = true\ncompress = "gzip"\n'
+        "[lsh]\nthreshold = 0.7\n",
+        encoding="utf-8",
+    )
+    with pytest.warns(NeardupWarning) as caught:
+        loaded = load_config(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: key(s) text_field, skip_bad_records belong in the [read] table now, not at "
+        "the top level: move them there (this version still reads them at the top level; the "
+        "next will not)",
+        f"{path}: key(s) compress belong in the [output] table now, not at the top level: move "
+        "them there (this version still reads them at the top level; the next will not)",
+    ]
+    assert loaded == ConfigFile(
+        DedupConfig(keep="longest", lsh=LSHSpec(threshold=0.7)),
+        ReadSpec(text_field="body", skip_bad_records=True),
+        OutputSpec(compress="gzip"),
+    )
+    path.write_text('text_field = "body"\n[read]\ntext_field = "text"\n', encoding="utf-8")
+    with (
+        pytest.warns(NeardupWarning),
+        pytest.raises(ParameterError, match=r"text_field is given both at the top level and in"),
+    ):
+        load_config(path)

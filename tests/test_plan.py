@@ -20,13 +20,16 @@ from neardup import (
     LSHSpec,
     NeardupWarning,
     NormalizeSpec,
+    OutputSpec,
     ParameterError,
+    ReadSpec,
     ShingleSpec,
     SketchSpec,
 )
 from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch
 from neardup.engine.local import dedup_files
+from neardup.params import ConfigFile, load_config
 from neardup.plan import MIN_SAMPLE_DOCS, plan, toml_text
 from neardup.plan.design import (
     GRID,
@@ -51,8 +54,7 @@ def _write_jsonl(path: Path, texts: list[str]) -> Path:
 
 
 def _sampled(path: Path, size: int, seed: int, batch_bytes: int = 32 << 20) -> list[str]:
-    config = DedupConfig(batch_bytes=batch_bytes)
-    sample = sample_inputs([path], config, size, seed)
+    sample = sample_inputs([path], ReadSpec(batch_bytes=batch_bytes), size, seed)
     return sample.strings()
 
 
@@ -65,7 +67,7 @@ def test_sample_is_deterministic_in_order_and_independent_of_batches(tmp_path: P
     numbers = [int(t.split()[-1]) for t in first]
     assert len(set(numbers)) == 100
     assert numbers == sorted(numbers)
-    sample = sample_inputs([path], DedupConfig(), 100, 7)
+    sample = sample_inputs([path], ReadSpec(), 100, 7)
     assert sample.num_docs == 1000
     assert sample.num_bytes == sum(len(f"document number {i}") for i in range(1000))
     assert len(_sampled(path, 5000, seed=1)) == 1000  # fewer documents than asked: all
@@ -75,11 +77,11 @@ def test_a_byte_budget_takes_the_documents_in_key_order_while_they_fit(tmp_path:
     rng = np.random.default_rng(5)
     texts = [" ".join(["word"] * int(n)) for n in rng.integers(1, 400, 600)]
     path = _write_jsonl(tmp_path / "in.jsonl", texts)
-    config = DedupConfig(batch_bytes=3000)  # dozens of batches: the bound is applied online
+    read = ReadSpec(batch_bytes=3000)  # dozens of batches: the bound is applied online
     budget = 20_000
-    sample = sample_inputs([path], config, 500, 3, sample_bytes=budget)
+    sample = sample_inputs([path], read, 500, 3, sample_bytes=budget)
     assert sample.texts.num_bytes <= budget
-    in_one_batch = sample_inputs([path], DedupConfig(), 500, 3, sample_bytes=budget)
+    in_one_batch = sample_inputs([path], ReadSpec(), 500, 3, sample_bytes=budget)
     assert in_one_batch.strings() == sample.strings()
     # The same as drawing every key first and taking them in key order until one does not fit.
     keys = np.random.default_rng(3).random(len(texts))
@@ -88,7 +90,7 @@ def test_a_byte_budget_takes_the_documents_in_key_order_while_they_fit(tmp_path:
     expected = sorted(np.argsort(keys, kind="stable")[:fit].tolist())
     assert sample.strings() == [texts[i] for i in expected]
     # One document larger than the budget still makes a sample of one.
-    assert sample_inputs([path], config, 500, 3, sample_bytes=1).size == 1
+    assert sample_inputs([path], read, 500, 3, sample_bytes=1).size == 1
 
 
 def test_sample_is_uniform_over_records(tmp_path: Path) -> None:
@@ -394,32 +396,43 @@ def test_the_stopwatch_leaves_out_compiling() -> None:
 # --- TOML -----------------------------------------------------------------------------------------
 
 _CONFIGS = [
-    DedupConfig(),
-    DedupConfig(
-        sketch=SketchSpec(
-            kind="minhash",
-            num_perm=64,
-            shingle=ShingleSpec(unit="char", k=7, fingerprint="rabin"),
-            normalize=NormalizeSpec(strip_punctuation=True, stopwords="english"),
+    ConfigFile(DedupConfig(), ReadSpec(), OutputSpec()),
+    ConfigFile(
+        DedupConfig(
+            sketch=SketchSpec(
+                kind="minhash",
+                num_perm=64,
+                shingle=ShingleSpec(unit="char", k=7, fingerprint="rabin"),
+                normalize=NormalizeSpec(strip_punctuation=True, stopwords="english"),
+            ),
+            lsh=LSHSpec(threshold=0.65, num_bands=8, num_rows=8),
+            memory_bytes=1 << 30,
+            cluster="center",
+            pairs="all",
         ),
-        lsh=LSHSpec(threshold=0.65, num_bands=8, num_rows=8),
-        id_field="",
-        text_field='body "main" \\ é\u007f\t',
-        encoding="cp1252",
-        memory_bytes=1 << 30,
-        cluster="center",
-        pairs="all",
+        ReadSpec(id_field="", text_field='body "main" \\ é\u007f\t', encoding="cp1252"),
+        OutputSpec(compress="zstd", annotate="dup"),
     ),
-    DedupConfig(sketch=SketchSpec(kind="bbit", bbits=4, shingle=ShingleSpec(unit="stopword", k=3))),
-    DedupConfig(sketch=SketchSpec(normalize=NormalizeSpec(tokenizer="tiktoken:cl100k_base"))),
+    ConfigFile(
+        DedupConfig(
+            sketch=SketchSpec(kind="bbit", bbits=4, shingle=ShingleSpec(unit="stopword", k=3))
+        ),
+        ReadSpec(),
+        OutputSpec(),
+    ),
+    ConfigFile(
+        DedupConfig(sketch=SketchSpec(normalize=NormalizeSpec(tokenizer="tiktoken:cl100k_base"))),
+        ReadSpec(),
+        OutputSpec(),
+    ),
 ]
 
 
-@pytest.mark.parametrize("config", _CONFIGS)
-def test_toml_round_trips_to_an_equal_config(config: DedupConfig, tmp_path: Path) -> None:
+@pytest.mark.parametrize("settings", _CONFIGS)
+def test_toml_round_trips_to_an_equal_config(settings: ConfigFile, tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
-    path.write_text(toml_text(config.to_dict(), ["a comment", "two\nlines"]), encoding="utf-8")
-    assert DedupConfig.from_toml(path) == config
+    path.write_text(toml_text(settings.to_dict(), ["a comment", "two\nlines"]), encoding="utf-8")
+    assert load_config(path) == settings
 
 
 scalars = st.one_of(
@@ -458,7 +471,8 @@ def test_plan_writes_a_config_dedup_reads(licence_plan: object, tmp_path: Path) 
 
     assert isinstance(licence_plan, Plan)
     path = licence_plan.write(tmp_path / "plan.toml")
-    assert DedupConfig.from_toml(path) == licence_plan.config
+    assert load_config(path) == (licence_plan.config, ReadSpec(), OutputSpec())
+    assert "\n[read]\n" in path.read_text(encoding="utf-8")
     assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]  # no temporary left
     text = path.read_text(encoding="utf-8")
     assert "# Predicted for the whole input:" in text

@@ -40,8 +40,7 @@ from neardup.io.output import AtomicDirectory
 from neardup.io.readers import all_batches, open_sources
 from neardup.io.records import RecordBatch
 from neardup.io.results import record_line, write_json
-from neardup.io.source import ReadOptions
-from neardup.params import NormalizeSpec, ShingleSpec, SketchSpec
+from neardup.params import NormalizeSpec, ReadSpec, ShingleSpec, SketchSpec
 from neardup.record import RunRecord, stage_timings
 from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler
@@ -171,15 +170,14 @@ def contamination_files(
     *,
     ngram: int = DEFAULT_NGRAM,
     min_share: float | None = None,
-    options: ReadOptions | None = None,
-    batch_bytes: int = 32 << 20,
+    read: ReadSpec | None = None,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> dict[str, Any]:
     """``neardup contamination``: the training documents sharing N-grams with ``against``.
 
     Writes ``contaminated.jsonl``, the kept training corpus and ``summary.json`` in
-    ``output`` (see the module); returns the summary. ``options`` say how both sides are read
+    ``output`` (see the module); returns the summary. ``read`` says how both sides are read
     (the text and id fields, bad records).
     """
     shingle = _shingle(ngram)
@@ -187,15 +185,15 @@ def contamination_files(
         raise ParameterError(f"--min-share must be a float in (0, 1]; got {min_share!r}.")
     if not against:
         raise ParameterError("--against: give the evaluation set(s) to look for")
-    options = options if options is not None else ReadOptions()
+    read = read if read is not None else ReadSpec()
     started = time.perf_counter()
     inputs = [*map(Path, train), *map(Path, against)]
     with AtomicDirectory(
         output, kind="contamination", overwrite=overwrite, inputs=inputs
     ) as directory:
-        grams, eval_bad = _read_eval(against, ngram, options)
-        read = time.perf_counter()
-        sources = open_sources(train, options)
+        grams, eval_bad = _read_eval(against, ngram, read)
+        eval_read = time.perf_counter()
+        sources = open_sources(train, read)
         counts = ContaminationCounts()
         keep: list[BoolArray] = []
         total = sum(source.size for source in sources)
@@ -203,14 +201,14 @@ def contamination_files(
             (directory / "contaminated.jsonl").open("w", encoding="utf-8") as out,
             Progress("scan", total, enabled=show_progress) as bar,
         ):
-            for batch in all_batches(sources, batch_bytes):
+            for batch in all_batches(sources, read.batch_bytes):
                 keep.append(_scan(batch, grams, shingle, min_share, out, counts))
                 bar(batch.position)
                 crash_point("scanned-batch")
         counts.bad_records_skipped = sum(source.num_bad for source in sources)
         scanned = time.perf_counter()
         kept = np.concatenate(keep) if keep else np.empty(0, dtype=bool)
-        kept_path = write_kept(sources, kept, directory, batch_bytes=batch_bytes)
+        kept_path = write_kept(sources, kept, directory, batch_bytes=read.batch_bytes)
         done = time.perf_counter()
         summary = RunRecord(
             command="contamination",
@@ -226,9 +224,9 @@ def contamination_files(
                 "against": [str(p) for p in against],
                 "shingle": shingle.to_dict(),
                 "normalize": NormalizeSpec().to_dict(),
-                "text_field": options.text_field,
-                "id_field": options.id_field,
-                "skip_bad_records": options.skip_bad_records,
+                "text_field": read.text_field,
+                "id_field": read.id_field,
+                "skip_bad_records": read.skip_bad_records,
             },
             counts={
                 "items": counts.items,
@@ -242,7 +240,11 @@ def contamination_files(
                 "kept": counts.items - counts.removed,
             },
             timings_s=stage_timings(
-                {"read_eval": read - started, "scan": scanned - read, "write": done - scanned}
+                {
+                    "read_eval": eval_read - started,
+                    "scan": scanned - eval_read,
+                    "write": done - scanned,
+                }
             ),
             details={"benchmarks": _benchmarks(against, grams, counts)},
         ).to_dict()
@@ -250,9 +252,7 @@ def contamination_files(
     return summary
 
 
-def _read_eval(
-    paths: Sequence[Path | str], ngram: int, options: ReadOptions
-) -> tuple[EvalGrams, int]:
+def _read_eval(paths: Sequence[Path | str], ngram: int, read: ReadSpec) -> tuple[EvalGrams, int]:
     """The evaluation items of ``paths`` with their N-grams, and the bad records skipped.
 
     Each file is read in its own format: evaluation sets write no corpus that must share one.
@@ -262,7 +262,7 @@ def _read_eval(
     benchmark: list[int] = []
     bad = 0
     for number, path in enumerate(paths):
-        (source,) = open_sources([path], options)
+        (source,) = open_sources([path], read)
         for batch in source.batches(32 << 20):
             for item_id, text in batch.records():
                 ids.append(item_id)

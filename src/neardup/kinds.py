@@ -116,14 +116,18 @@ class CandidateFamily:
     scheme
         The :class:`~neardup.candidates.CandidateScheme` class that implements it.
     options
-        The :class:`~neardup.params.LSHSpec` fields it reads beyond the threshold: the bucket
-        cap (``max_bucket_size``) for the families that pair the members of buckets.
+        The :class:`~neardup.params.LSHSpec` fields it reads beyond the threshold and the
+        bucket cap.
+    caps_buckets
+        Whether it pairs the members of buckets, and so reads the bucket cap
+        (``LSHSpec.max_bucket_size``); the exact families find every pair without buckets.
     """
 
     name: str
     summary: str
     scheme: str
     options: tuple[str, ...] = ()
+    caps_buckets: bool = True
 
 
 _AGREEMENT = "neardup.verify:estimate_jaccard"
@@ -275,31 +279,24 @@ FAMILIES: dict[str, CandidateFamily] = {
             name="bands",
             summary="LSH banding: b bands of r slots, a candidate when a band agrees (MMDS 3.4)",
             scheme="neardup.candidates:Banding",
-            options=(
-                "num_bands",
-                "num_rows",
-                "false_positive_weight",
-                "false_negative_weight",
-                "max_bucket_size",
-            ),
+            options=("num_bands", "num_rows", "false_positive_weight", "false_negative_weight"),
         ),
         CandidateFamily(
             name="bottomk-pairs",
             summary="documents sharing two of their L smallest hashes",
             scheme="neardup.candidates:BottomKPairs",
-            options=("max_bucket_size",),
         ),
         CandidateFamily(
             name="features",
             summary="Broder's feature filter: enough shared supershingles (Broder 2000)",
             scheme="neardup.candidates:FeatureFilter",
-            options=("max_bucket_size",),
         ),
         CandidateFamily(
             name="prefix",
             summary="exact: every pair of shingle sets at Jaccard >= the threshold, by length, "
             "prefix, position and suffix filtering (MMDS 3.9); no false negatives",
             scheme="neardup.candidates:PrefixFilter",
+            caps_buckets=False,
         ),
         CandidateFamily(
             name="containment",
@@ -307,12 +304,13 @@ FAMILIES: dict[str, CandidateFamily] = {
             "the threshold contained in the longer's (prefix filtering); the measure is then "
             "containment",
             scheme="neardup.candidates:ContainmentFilter",
+            caps_buckets=False,
         ),
         CandidateFamily(
             name="hamming",
             summary="fingerprints at most h bits apart, by block-permuted tables or PSM",
             scheme="neardup.candidates:HammingPairs",
-            options=("hamming", "hamming_blocks", "search", "psm_budget", "max_bucket_size"),
+            options=("hamming", "hamming_blocks", "search", "psm_budget"),
         ),
     )
 }

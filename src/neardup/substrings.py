@@ -55,7 +55,7 @@ from neardup.io.output import AtomicDirectory
 from neardup.io.readers import Source, all_batches, open_sources
 from neardup.io.records import Ids
 from neardup.io.results import record_line, write_json
-from neardup.io.source import ReadOptions
+from neardup.params import ReadSpec
 from neardup.record import RunRecord, stage_timings
 from neardup.text.normalize import codepoint_classes
 from neardup.text.spans import pack_strings
@@ -260,9 +260,8 @@ def substrings_files(
     *,
     min_tokens: int = DEFAULT_MIN_TOKENS,
     against: Sequence[Path | str] = (),
-    options: ReadOptions | None = None,
+    read: ReadSpec | None = None,
     memory_bytes: int | None = None,
-    batch_bytes: int = 32 << 20,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> dict[str, Any]:
@@ -276,18 +275,18 @@ def substrings_files(
     if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1:
         raise ParameterError(f"--min-tokens must be an int >= 1; got {min_tokens!r}.")
     _check_suffix_sorter()
-    options = options if options is not None else ReadOptions()
+    read = read if read is not None else ReadSpec()
     memory = memory_bytes if memory_bytes is not None else _default_memory()
     if memory < 1 << 10:
         raise ParameterError(f"--memory-gb must be at least 1 KiB; got {memory:,} bytes.")
     started = time.perf_counter()
-    sources = open_sources(inputs, options)
-    other = open_sources(against, options) if against else []
+    sources = open_sources(inputs, read)
+    other = open_sources(against, read) if against else []
     paths = [*(s.path for s in sources), *(s.path for s in other)]
     with AtomicDirectory(output, kind="substrings", overwrite=overwrite, inputs=paths) as directory:
         work = Path(tempfile.mkdtemp(prefix=".work-", dir=directory))
         try:
-            shards, ids = _tokenize(sources, other, work, memory, batch_bytes, show_progress)
+            shards, ids = _tokenize(sources, other, work, memory, read.batch_bytes, show_progress)
             tokenized = time.perf_counter()
             crash_point("tokenized")
             marks, arrays = _find(shards, min_tokens, bool(other), show_progress)
@@ -300,7 +299,7 @@ def substrings_files(
             removal = _Removal(marks, bounds, ids, out)
             kept_path = write_kept(
                 sources, np.ones(counts.shape[0], dtype=bool), directory,
-                batch_bytes=batch_bytes, edits=Edits.of_marks(marks, bounds, removal),
+                batch_bytes=read.batch_bytes, edits=Edits.of_marks(marks, bounds, removal),
             )  # fmt: skip
         done = time.perf_counter()
         summary = RunRecord(
@@ -313,9 +312,9 @@ def substrings_files(
                 "tokens": "raw words (whitespace-separated, punctuation kept, CJK characters "
                 "one by one; exact, no normalisation)",
                 "memory_bytes": memory,
-                "text_field": options.text_field,
-                "id_field": options.id_field,
-                "skip_bad_records": options.skip_bad_records,
+                "text_field": read.text_field,
+                "id_field": read.id_field,
+                "skip_bad_records": read.skip_bad_records,
             },
             counts={
                 "items": int(counts.shape[0]),

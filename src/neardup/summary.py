@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from neardup._version import __version__
 from neardup.kinds import Measure
-from neardup.params import DedupConfig, VerifyMode
+from neardup.params import DedupConfig, OutputSpec, ReadSpec, VerifyMode
 from neardup.record import RunRecord, stage_timings
 
 if TYPE_CHECKING:  # numpy stays unimported until a run needs it (the CLI starts light)
@@ -184,7 +184,11 @@ class Summary:
     Attributes
     ----------
     config
-        The parameters.
+        The algorithm's parameters.
+    read, write
+        How a file job read its inputs and wrote its kept corpus (``params.read`` and
+        ``params.output`` of ``summary.json``); None where the run read no files (texts in
+        memory, a data frame).
     lsh
         The candidate scheme's description (its parameters, its chance of pairing two
         documents at the threshold, and a one-line ``label``).
@@ -231,6 +235,8 @@ class Summary:
     similarity_histogram: SimilarityHistogram | None = None
     resumed_after: str | None = None
     host_templates: Mapping[str, Any] | None = None
+    read: ReadSpec | None = None
+    write: OutputSpec | None = None
     neardup_version: str = __version__
 
     @property
@@ -279,7 +285,11 @@ class Summary:
             engine="spark" if self.spark_master is not None else "local",
             inputs=self.inputs or (),
             outputs=self.outputs or {},
-            params=self.config.to_dict(),
+            params={
+                **self.config.to_dict(),
+                **({"read": self.read.to_dict()} if self.read is not None else {}),
+                **({"output": self.write.to_dict()} if self.write is not None else {}),
+            },
             counts=self.counts.to_dict(),
             timings_s={**times.seconds, "total": times.total},
             details=details,

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from neardup import DedupConfig, LSHSpec, dedup_dataset, dedup_files, dedup_frame
+from neardup.engine import frames
 from neardup.errors import InputError
 from tests.test_keep_by import scored_licences
 
@@ -47,12 +48,15 @@ def test_a_pandas_frame_equals_the_command_line_on_the_same_records(
     assert [{**n, "similarity": round(n["similarity"], 6)} for n in annotated["nd"]] == notes
 
 
-def test_arrow_chunks_and_small_batches_change_nothing(rows: list[dict[str, Any]]) -> None:
+def test_arrow_chunks_and_small_batches_change_nothing(
+    rows: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     whole = pa.Table.from_pylist(rows[:600])
     chunked = pa.concat_tables([whole.slice(0, 250), whole.slice(250)])
     assert chunked.column("text").num_chunks == 2
     _, one = dedup_frame(whole, DedupConfig(lsh=LSHSpec(threshold=0.6)))
-    kept, many = dedup_frame(chunked, DedupConfig(lsh=LSHSpec(threshold=0.6), batch_bytes=20_000))
+    monkeypatch.setattr(frames, "DEFAULT_BATCH_BYTES", 20_000)
+    kept, many = dedup_frame(chunked, DedupConfig(lsh=LSHSpec(threshold=0.6)))
     assert np.array_equal(one.clusters.labels, many.clusters.labels)
     assert isinstance(kept, pa.Table)
     assert kept.num_rows == int(many.clusters.keep.sum()) < 600

@@ -16,6 +16,8 @@ from neardup import (
     DedupResult,
     LSHSpec,
     NeardupWarning,
+    OutputSpec,
+    ReadSpec,
     SketchSpec,
     dedup,
     dedup_files,
@@ -265,10 +267,10 @@ def test_keep_by_fields_and_annotations_equal_the_local_engine(
         lsh=LSHSpec(threshold=0.6),
         keep_by=("score", "name:min"),
         cluster="center",
-        annotate="nd",
     )
-    dedup_files([path], tmp_path / "local", config)
-    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    write = OutputSpec(annotate="nd")
+    dedup_files([path], tmp_path / "local", config, write=write)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config, write=write)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     kept_by_reference(tmp_path / "local" / "clusters.jsonl", records, list(config.keep_by))
     local = [json.loads(line) for line in (tmp_path / "local" / "annotated.jsonl").open()]
@@ -300,9 +302,10 @@ def test_keep_by_parquet_dates_equals_the_local_engine(spark: Any, tmp_path: Pat
     )
     path = tmp_path / "rfcs.parquet"
     pq.write_table(table, path)
-    config = DedupConfig(lsh=LSHSpec(threshold=0.5), keep_by=("day",), id_field="id")
-    dedup_files([path], tmp_path / "local", config)
-    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    config = DedupConfig(lsh=LSHSpec(threshold=0.5), keep_by=("day",))
+    read = ReadSpec(id_field="id")
+    dedup_files([path], tmp_path / "local", config, read=read)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config, read=read)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     kept = [json.loads(line) for line in (tmp_path / "local" / "clusters.jsonl").open()]
     assert sum(not row["keep"] for row in kept) > 10

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from neardup import DedupConfig, dedup_files
+from neardup import DedupConfig, ReadSpec, dedup_files
 from neardup.engine.spark import dedup_files_spark
 from tests.conftest import shared
 
@@ -75,8 +75,9 @@ def test_an_html_field_is_extracted_as_locally(spark: Any, tmp_path: Path) -> No
             # The same page under another host, its markup changed: the same text.
             copy = html.replace("<div", '<div data-copy="1"')
             out.write(json.dumps({"url": f"https://b.example/{name}", "html": copy}) + "\n")
-    config = DedupConfig(pairs="all", html_field="html", id_field="url", html_extract="main")
-    local = dedup_files([path], tmp_path / "local", config)
-    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config)
+    config = DedupConfig(pairs="all")
+    read = ReadSpec(html_field="html", id_field="url", html_extract="main")
+    local = dedup_files([path], tmp_path / "local", config, read=read)
+    dedup_files_spark(spark, [str(path)], str(tmp_path / "spark"), config, read=read)
     _same_outputs(tmp_path / "local", tmp_path / "spark")
     assert local.summary.counts.exact_duplicates >= len(pages) - 1

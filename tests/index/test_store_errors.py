@@ -266,7 +266,7 @@ def test_recall_and_the_warning_follow_the_s_curve() -> None:
     warning = threshold_warning(header, 0.69)
     assert warning is not None
     assert f"with probability {s_curve(0.69, 16, 8):.2f} only" in warning
-    own = bands_rows(LSHSpec(threshold=0.69))
+    own = bands_rows(LSHSpec(threshold=0.69), 128)
     assert f"an index built for 0.69 finds one with probability {s_curve(0.69, *own):.2f}" in (
         warning
     )

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import DedupConfig, Shingler, dedup
+from neardup import Shingler, dedup
 from neardup.hashing import DEFAULT_POLYNOMIAL
+from neardup.params import ConfigFile
 from tests.conftest import SAMPLE
 from tests.integration.conftest import NEARDUP, run, run_process
 from tests.reference_allpairs import all_pairs_above
@@ -272,7 +273,7 @@ def test_simhash_method_runs_the_same_job_as_the_library(tmp_path: Path) -> None
     assert summary["idf"]["num_docs"] == summary["counts"]["items"]
     with gzip.open(SAMPLE, "rt") as f:
         records = [json.loads(line) for line in f]
-    config = DedupConfig.from_dict(summary["params"])
+    config = ConfigFile.from_dict(summary["params"]).config
     result = dedup([r["text"] for r in records], [r["id"] for r in records], config)
     # The command and the library report the same pairs; more than 100 (the sample's licence
     # variants), so that the comparison is not of two empty runs.
@@ -428,3 +429,29 @@ def test_a_signal_inside_an_llvm_callback_is_delivered_again_once_out(
     assert sent == [signal.SIGINT]
     with pytest.raises(KeyboardInterrupt):
         handler(signal.SIGINT, sys._getframe())
+
+
+def test_config_file_settings_go_in_read_and_output_tables_and_old_ones_are_read(
+    tmp_path: Path,
+) -> None:
+    """``[read]`` and ``[output]`` hold how files are read and written; a file written
+    before them, with those keys at the top level, runs the same, with a warning to move them."""
+    corpus = tmp_path / "in.jsonl"
+    base = "the quick brown fox jumps over the lazy dog and runs far away into the woods"
+    rows = [{"id": "a", "body": base}, {"id": "b", "body": base + " today"}]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    new = tmp_path / "new.toml"
+    new.write_text('keep = "longest"\n[read]\ntext_field = "body"\n[output]\ncompress = "gzip"\n')
+    old = tmp_path / "old.toml"
+    old.write_text('keep = "longest"\ntext_field = "body"\ncompress = "gzip"\n')
+    done = run("dedup", corpus, "--config", new, "-o", tmp_path / "new", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    done = run("dedup", corpus, "--config", old, "-o", tmp_path / "old", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "key(s) text_field belong in the [read] table now" in done.stderr
+    assert "key(s) compress belong in the [output] table now" in done.stderr
+    for name in ("clusters.jsonl", "pairs.jsonl", "kept.jsonl.gz"):
+        assert (tmp_path / "new" / name).read_bytes() == (tmp_path / "old" / name).read_bytes()
+    kept = gzip.decompress((tmp_path / "new" / "kept.jsonl.gz").read_bytes()).decode()
+    assert [json.loads(line)["id"] for line in kept.splitlines()] == ["b"]  # the longest

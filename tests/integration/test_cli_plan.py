@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import neardup
-from neardup import DedupConfig, Shingler
+from neardup import Shingler
+from neardup.params import load_config
 from tests.conftest import SAMPLE, read_rfcs
 from tests.integration.conftest import run
 from tests.reference_allpairs import all_pairs_above
@@ -34,7 +35,7 @@ def _recall_at_threshold(
     printed = _plan(inputs, "--threshold", str(threshold), *args, "-o", plan_path)
     assert f"wrote {plan_path}" in printed
     assert "recommended" in printed
-    config = DedupConfig.from_toml(plan_path)
+    config = load_config(plan_path).config
     assert config.lsh.threshold == threshold
     out = tmp_path / "out"
     done = run("dedup", inputs, "--config", plan_path, "-o", out, "-q")
@@ -107,7 +108,7 @@ def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
     )
     path = tmp_path / "plan.toml"
     _plan(SAMPLE, "--config", base, "--sample", "300", "-o", path)
-    config = DedupConfig.from_toml(path)
+    config = load_config(path).config
     assert (config.keep, config.sketch.kind) == ("longest", "minhash")
     assert config.sketch.normalize.strip_punctuation
     bands, rows = config.lsh.num_bands, config.lsh.num_rows
@@ -118,4 +119,4 @@ def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
     _plan(
         SAMPLE, "--config", base, "--threshold", "0.9", "--sample", "300", "-o", path, "--overwrite"
     )
-    assert DedupConfig.from_toml(path).lsh.threshold == 0.9  # the flag over the config
+    assert load_config(path).config.lsh.threshold == 0.9  # the flag over the config

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from neardup import DedupConfig, ParameterError
-from neardup.cli.options import PROFILES, apply_flags
+from neardup import DedupConfig, OutputSpec, ParameterError, ReadSpec
+from neardup.cli.options import PROFILES, apply_file_flags, apply_flags
 from tests.conftest import SAMPLE
 from tests.integration.conftest import run
 
@@ -37,7 +37,8 @@ def test_altavista_is_seed_000s_system() -> None:
         84,
     )
     assert (config.sketch.shingle.unit, config.sketch.shingle.k) == ("word", 6)
-    assert config.html_extract == "altavista"
+    read, _ = apply_file_flags(ReadSpec(), OutputSpec(), {"profile": "altavista"})
+    assert read.html_extract == "altavista"
 
 
 def test_options_given_beside_a_profile_win() -> None:

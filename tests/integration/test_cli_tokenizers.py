@@ -102,7 +102,7 @@ def test_model_tokens_find_the_planted_rfc_copies_that_words_find(
         r["id"]: r["text"] for r in map(json.loads, corpus.read_text(encoding="utf-8").splitlines())
     }
     threshold = 0.8
-    num_bands, num_rows = bands_rows(LSHSpec(threshold=threshold))
+    num_bands, num_rows = bands_rows(LSHSpec(threshold=threshold), 128)
     counts = {}
     for name, tokenizer in (("words", None), ("tokens", CL100K)):
         out = tmp_path / name

@@ -48,7 +48,7 @@ def test_recall_is_at_least_what_the_s_curve_predicts(
     exact_first = np.arange(len(ids))
     exact_first[result.exact_pairs[1]] = result.exact_pairs[0]
     reported = set(zip(result.pairs.first.tolist(), result.pairs.second.tolist(), strict=True))
-    num_bands, num_rows = bands_rows(config.lsh)
+    num_bands, num_rows = bands_rows(config.lsh, config.sketch.num_perm)
     found, expected, variance, near = 0, 0.0, 0.0, 0
     for (a, b), j in truth.items():
         ra, rb = sorted((int(exact_first[a]), int(exact_first[b])))

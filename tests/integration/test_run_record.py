@@ -143,6 +143,38 @@ def test_report_reads_a_run_written_with_the_names_before(tmp_path: Path) -> Non
     assert f"{summary['counts']['items']:,}" in page.read_text(encoding="utf-8")
 
 
+def test_report_reads_the_reading_settings_an_older_summary_held_at_the_top(
+    tmp_path: Path,
+) -> None:
+    """Summaries before ``params.read`` and ``params.output`` held their keys beside the
+    algorithm's; the report still reads the inputs with them (here, the text in ``body``)."""
+    corpus = tmp_path / "in.jsonl"
+    base = "zanzibar quartz falcon meadow lantern orchid harbor velvet canyon ember"
+    records = [
+        {"id": "a", "body": base},
+        {"id": "b", "body": base + " today"},
+        {"id": "c", "body": "an unrelated sentence about cats and their long naps"},
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    done = run("dedup", corpus, "-o", out, "-q", "--text-field", "body", "--compress", "gzip")
+    assert done.returncode == 0, done.stderr
+    summary = _check(out, ("pairs.jsonl",))
+    params = summary["params"]
+    assert params["read"] == {**neardup.ReadSpec(text_field="body").to_dict()}
+    assert params["output"] == {"compress": "gzip", "annotate": None}
+    assert not {"text_field", "compress", "batch_bytes"} & set(params)
+    old = {k: v for k, v in params.items() if k not in ("read", "output")}
+    old = {**old, **params["read"], **params["output"]}
+    (out / "summary.json").write_text(json.dumps({**summary, "params": old}), encoding="utf-8")
+    page = tmp_path / "report.html"
+    done = run("report", out, "-o", page, "-q")
+    assert done.returncode == 0, done.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "zanzibar" in text
+    assert "could not be" not in text
+
+
 def test_report_records_its_own_run_in_its_page(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run("dedup", SAMPLE, "-o", out, "-q").returncode == 0

@@ -12,11 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup import DedupConfig, InputError, dedup_files
+from neardup import InputError, dedup_files
 from neardup.io.html_field import HTMLFieldSource, with_html_field
 from neardup.io.jsonl import JSONLinesSource
-from neardup.io.source import ReadOptions, Source
+from neardup.io.source import Source
 from neardup.io.tabular import CSVSource, ParquetSource
+from neardup.params import ReadSpec
 
 ARTICLE = (
     "the licence grants every person a perpetual worldwide royalty free right to use copy and "
@@ -67,7 +68,7 @@ SOURCES: dict[str, type[Source]] = {
 
 
 def _open(path: Path, **options: object) -> HTMLFieldSource:
-    source = SOURCES[path.name](path, ReadOptions(html_field="html", **options))  # type: ignore[arg-type]
+    source = SOURCES[path.name](path, ReadSpec(html_field="html", **options))  # type: ignore[arg-type]
     wrapped = with_html_field(source)
     assert isinstance(wrapped, HTMLFieldSource)
     return wrapped
@@ -110,7 +111,7 @@ def test_extract_option_is_followed(tmp_path: Path) -> None:
 
 def test_without_html_field_the_source_is_unchanged(tmp_path: Path) -> None:
     path = _write(tmp_path / "in.jsonl", PAGES)
-    plain = JSONLinesSource(path, ReadOptions(text_field="html"))
+    plain = JSONLinesSource(path, ReadSpec(text_field="html"))
     assert with_html_field(plain) is plain
     wrapped = _open(path)
     assert with_html_field(wrapped) is wrapped
@@ -159,7 +160,7 @@ def test_dedup_files_reads_html_fields(tmp_path: Path, name: str) -> None:
     """Two pages differing in markup only are exact duplicates; the kept corpus is the HTML."""
     path = _write(tmp_path / name, PAGES)
     out = tmp_path / "out"
-    dedup_files([path], out, DedupConfig(html_field="html"))
+    dedup_files([path], out, read=ReadSpec(html_field="html"))
     assert _keep_flags(out) == [True, False, True]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["exact_duplicates"] == 1
@@ -173,5 +174,5 @@ def test_dedup_files_reads_html_fields(tmp_path: Path, name: str) -> None:
         lines = (out / "kept.jsonl").read_text().splitlines()
         assert [json.loads(line) for line in lines] == kept
     # Read as plain text, the markup keeps them apart.
-    dedup_files([path], tmp_path / "plain", DedupConfig(text_field="html"))
+    dedup_files([path], tmp_path / "plain", read=ReadSpec(text_field="html"))
     assert _keep_flags(tmp_path / "plain") == [True, True, True]

@@ -21,8 +21,7 @@ from neardup.errors import InputError
 from neardup.io import mapped
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts
 from neardup.io.kept import write_kept
-from neardup.io.source import ReadOptions
-from neardup.params import NormalizeSpec
+from neardup.params import NormalizeSpec, ReadSpec
 from neardup.text.normalize import normalize_bytes, text_statistics
 
 TEXT = st.text(
@@ -125,7 +124,7 @@ def test_the_fast_path_reads_what_json_reads(
 ) -> None:
     path = tmp_path_factory.mktemp("jsonl") / "in.jsonl"
     path.write_bytes(b"\n".join(content) + (b"\n" if trailing_newline else b""))
-    options = ReadOptions(skip_bad_records=skip)
+    options = ReadSpec(skip_bad_records=skip)
     assert _read(JSONLinesSource(path, options), batch_bytes) == _reference(
         JSONLinesSource(path, options)
     )
@@ -134,7 +133,7 @@ def test_the_fast_path_reads_what_json_reads(
 def test_the_text_field_can_be_the_id_field_too(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text('{"text": "one"}\n{"text": "two"}\n')
-    source = JSONLinesSource(path, ReadOptions(id_field="text"))
+    source = JSONLinesSource(path, ReadSpec(id_field="text"))
     records = [r for batch in source.batches(1 << 20) for r in batch.records()]
     assert records == [("one", "one"), ("two", "two")]
 
@@ -148,7 +147,7 @@ def test_lines_read_again_by_offset_give_the_normalised_texts(tmp_path: Path) ->
             for i, t in enumerate(texts)
         )
     )
-    source = JSONLinesSource(path, ReadOptions())
+    source = JSONLinesSource(path, ReadSpec())
     store = JSONLineTexts([source], NormalizeSpec())
     normalized = []
     for batch in source.batches(16):
@@ -192,7 +191,7 @@ def test_lines_are_read_again_whatever_the_windows(
     starts = np.cumsum([0] + [len(line) for line in raw[:-1]])
     spans = np.stack([starts, [len(line) for line in raw]], axis=1).astype(np.int64)
     wanted = data.draw(st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=40))
-    got = JSONLinesSource(path, ReadOptions()).read_lines(spans[wanted])
+    got = JSONLinesSource(path, ReadSpec()).read_lines(spans[wanted])
     assert [
         bytes(got.data[got.offsets[i] : got.offsets[i + 1]]).decode() for i in range(len(wanted))
     ] == [texts[w] for w in wanted]
@@ -210,7 +209,7 @@ def test_a_compressed_input_that_changes_between_passes_is_an_error(
 ) -> None:
     path = tmp_path / "in.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"text": "a"}\n{"text": "b"}\n'))
-    source = JSONLinesSource(path, ReadOptions())
+    source = JSONLinesSource(path, ReadSpec())
     keep = np.ones(sum(batch.num_docs for batch in source.batches(1 << 20)), dtype=bool)
     path.write_bytes(gzip.compress(second))  # the kept corpus is copied in a second pass
     with pytest.raises(InputError, match=message):

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from neardup.io import kept as kept_module
 from neardup.io.jsonl import JSONLinesSource
-from neardup.io.readers import ReadOptions, all_batches, open_sources
+from neardup.io.readers import all_batches, open_sources
+from neardup.params import ReadSpec
 
 
 def _reference(files: list[list[bytes]], keep: list[bool]) -> bytes:
@@ -74,7 +75,7 @@ def test_kept_lines_are_copied_as_they_are(
     keep = data.draw(
         st.lists(st.booleans(), min_size=sum(map(len, files)), max_size=sum(map(len, files)))
     )
-    sources = [JSONLinesSource(path, ReadOptions()) for path in paths]
+    sources = [JSONLinesSource(path, ReadSpec()) for path in paths]
     old = kept_module.COPY_RUN, kept_module.WINDOW, kept_module.RUN_BLOCK
     kept_module.COPY_RUN, kept_module.WINDOW, kept_module.RUN_BLOCK = copy_run, window, run_block
     try:
@@ -98,7 +99,7 @@ def test_a_file_that_shrank_is_reported(tmp_path: Path) -> None:
     out.mkdir()
     with pytest.raises(Exception, match="file changed while it was read"):
         kept_module.write_kept(
-            [JSONLinesSource(path, ReadOptions())],
+            [JSONLinesSource(path, ReadSpec())],
             np.array([True, True]),
             out,
             line_spans=spans,
@@ -115,7 +116,7 @@ def test_an_edited_record_keeps_its_characters_and_escapes_only_lone_surrogates(
     untouched = '{"id": "u2\\udc80", "text": "untouched caf\u00e9 \\udc80"}\n'
     path = tmp_path / "in.jsonl"
     path.write_text(edited + untouched, encoding="utf-8")
-    source = JSONLinesSource(path, ReadOptions())
+    source = JSONLinesSource(path, ReadSpec())
     for _ in source.batches(1 << 20):  # the reading pass write_kept follows
         pass
     edits = kept_module.Edits(np.array([True, False]), lambda _, text: text.removeprefix("body "))
@@ -141,7 +142,7 @@ def test_a_text_file_whose_name_is_not_utf8_gives_a_utf8_record_of_its_id(
     for name, text in ((b"caf\xc3\xa9 x\xff.txt", "caf\u00e9 one"), (b"plain.txt", "two")):
         with open(os.path.join(os.fsencode(folder), name), "w", encoding="utf-8") as f:
             f.write(text)
-    sources = open_sources([folder], ReadOptions())
+    sources = open_sources([folder], ReadSpec())
     ids = [doc for batch in all_batches(sources, 1 << 20) for doc in batch.ids]
     assert any("\udcff" in doc for doc in ids)
     (tmp_path / "out").mkdir()

@@ -15,7 +15,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup import DedupConfig, InputError, dedup_files
+from neardup import InputError, OutputSpec, ReadSpec, dedup_files
 
 BASE = (
     "the licence grants every person a perpetual worldwide royalty free right to use copy and "
@@ -103,8 +103,8 @@ def test_a_directory_of_text_files_uses_relative_paths_as_ids(tmp_path: Path) ->
 
 def test_compressed_kept_output(tmp_path: Path) -> None:
     source = _write(tmp_path / "in.jsonl", RECORDS)
-    dedup_files([source], tmp_path / "gz", DedupConfig(compress="gzip"))
-    dedup_files([source], tmp_path / "zst", DedupConfig(compress="zstd"))
+    dedup_files([source], tmp_path / "gz", write=OutputSpec(compress="gzip"))
+    dedup_files([source], tmp_path / "zst", write=OutputSpec(compress="zstd"))
     expected = b"".join(_jsonl_lines([RECORDS[0], RECORDS[2]]))
     assert gzip.decompress((tmp_path / "gz" / "kept.jsonl.gz").read_bytes()) == expected
     assert (
@@ -167,7 +167,7 @@ def test_skipped_bad_records_are_counted(tmp_path: Path, line: bytes, message: s
     source = tmp_path / "in.jsonl"
     source.write_bytes(line + b"".join(_jsonl_lines(RECORDS)) + line)
     out = tmp_path / "out"
-    dedup_files([source], out, DedupConfig(skip_bad_records=True))
+    dedup_files([source], out, read=ReadSpec(skip_bad_records=True))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["bad_records_skipped"] == 2
     assert _keep_flags(out) == EXPECTED_KEEP
@@ -209,7 +209,7 @@ def test_ids_may_be_the_texts_themselves_and_are_written_unnormalised(tmp_path: 
     for name in ("in.jsonl", "in.parquet", "in.csv"):
         source = _write(tmp_path / name, [{"text": t} for t in texts])
         out = tmp_path / f"out-{name}"
-        dedup_files([source], out, DedupConfig(id_field="text"))
+        dedup_files([source], out, read=ReadSpec(id_field="text"))
         clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
         assert [c["id"] for c in clusters] == texts, name
         assert clusters[2]["cluster"] == texts[0]  # the same normalised text: one cluster
@@ -242,7 +242,7 @@ def test_missing_inputs_and_existing_outputs_are_refused(tmp_path: Path) -> None
 def test_a_missing_text_column_names_the_columns(tmp_path: Path) -> None:
     source = _write(tmp_path / "in.parquet", RECORDS)
     with pytest.raises(InputError, match="no column 'body' \\(columns: id, text, extra\\)"):
-        dedup_files([source], tmp_path / "out", DedupConfig(text_field="body"))
+        dedup_files([source], tmp_path / "out", read=ReadSpec(text_field="body"))
 
 
 def test_mixed_formats_are_refused(tmp_path: Path) -> None:
@@ -268,7 +268,7 @@ def test_arbitrary_bytes_never_escape_as_other_errors(
         b"".join(good) + b"\n".join(line.replace(b"\n", b" ") for line in lines) + b"\n"
     )
     out = folder / "out"
-    dedup_files([source], out, DedupConfig(skip_bad_records=True))
+    dedup_files([source], out, read=ReadSpec(skip_bad_records=True))
     summary = json.loads((out / "summary.json").read_text())
     num_records = sum(1 for line in source.read_bytes().split(b"\n") if line.strip())
     assert summary["counts"]["items"] + summary["counts"]["bad_records_skipped"] == num_records

@@ -16,8 +16,9 @@ from click.testing import CliRunner
 
 from neardup import DedupConfig, InputError, dedup_files
 from neardup.cli.main import cli
-from neardup.io.readers import ReadOptions, open_sources
+from neardup.io.readers import open_sources
 from neardup.io.warc import ArchiveStats, WarcSource, read_web_records
+from neardup.params import ReadSpec
 from tests.conftest import SHARED_DATA, shared
 
 warcio = pytest.importorskip("warcio")
@@ -96,7 +97,7 @@ def test_arc_and_warc_copies_of_one_crawl_give_the_same_documents() -> None:
     digests = {}
     for suffix in ("arc", "arc.gz", "warc", "warc.gz"):
         path = shared(f"{IAH}.{suffix}")
-        (source,) = open_sources([path], ReadOptions())
+        (source,) = open_sources([path], ReadSpec())
         documents[suffix] = list(source.records())
         digests[suffix] = [r.payload_digest for r in read_web_records(path)]
     assert [doc_id for doc_id, _ in documents["warc"]] == [
@@ -160,7 +161,7 @@ def test_a_revisit_may_refer_to_an_earlier_file_of_the_run() -> None:
     alone = ArchiveStats()
     assert list(read_web_records(revisit, stats=alone)) == []
     assert alone.unresolved_revisits == 1
-    sources = open_sources([orig, revisit], ReadOptions())
+    sources = open_sources([orig, revisit], ReadSpec())
     documents = [doc for source in sources for doc in source.records()]
     assert [doc_id for doc_id, _ in documents] == [
         "http://example.iana.org/",
@@ -194,7 +195,7 @@ def test_a_duplicate_payload_reuses_its_text(tmp_path: Path) -> None:
     from tests.web.sitegen import build_crawl
 
     (path,) = build_crawl(tmp_path / "crawl", num_files=1).files
-    (source,) = open_sources([path], ReadOptions())
+    (source,) = open_sources([path], ReadSpec())
     assert isinstance(source, WarcSource)
     texts = dict(source.records())
     records = list(read_web_records(path))
@@ -328,7 +329,7 @@ def test_a_file_that_is_not_a_web_archive_gives_one_clear_error(tmp_path: Path) 
 
 def test_bad_records_through_the_source_are_counted(tmp_path: Path) -> None:
     path, _ = _no_target_uri(tmp_path)
-    (source,) = open_sources([path], ReadOptions(skip_bad_records=True))
+    (source,) = open_sources([path], ReadSpec(skip_bad_records=True))
     assert [doc_id for doc_id, _ in source.records()] == ["http://a.example/", "http://c.example/"]
     assert (source.num_bad, source.bad_lines) == (1, [2])
 
@@ -345,7 +346,7 @@ def test_repeated_uris_get_unique_ids(tmp_path: Path) -> None:
         (url, "2020-01-02T00:00:00Z", b"<p>four</p>"),
     ]
     path = _write(tmp_path / "repeat.warc.gz", _warc(pages))
-    (source,) = open_sources([path], ReadOptions())
+    (source,) = open_sources([path], ReadSpec())
     first = list(source.records())
     assert first == [
         (url, "one"),
@@ -386,7 +387,7 @@ def test_dedup_of_a_warc_end_to_end(tmp_path: Path) -> None:
     )
     assert list(result.ids) == [url for _, url, _ in captures]
     kept = [json.loads(line) for line in (tmp_path / "out" / "kept.jsonl").read_text().splitlines()]
-    (source,) = open_sources([path], ReadOptions())
+    (source,) = open_sources([path], ReadSpec())
     texts = dict(source.records())
     by_digest: dict[str, set[str]] = {}
     for _, url, digest in captures:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from neardup import Shingler
-from neardup.io.readers import ReadOptions, open_sources
+from neardup.io.readers import open_sources
+from neardup.params import ReadSpec
 from neardup.verify import jaccard_of_sets
 from tests.integration.conftest import NEARDUP, run
 from tests.web.sitegen import Crawl, build_crawl
@@ -28,7 +29,7 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> Crawl:
 
 
 def _pages(crawl: Crawl, extract: str = "text") -> dict[str, str]:
-    (source,) = open_sources(crawl.files, ReadOptions(html_extract=extract))  # type: ignore[arg-type]
+    (source,) = open_sources(crawl.files, ReadSpec(html_extract=extract))  # type: ignore[arg-type]
     return dict(source.records())
 
 
@@ -92,7 +93,7 @@ def test_dedup_a_web_archive(crawl: Crawl, tmp_path: Path, extract: str) -> None
     counts = summary["counts"]
     assert counts["items"] == len(crawl.pages)
     assert counts["non_html_skipped"] == len(crawl.hosts)
-    assert summary["params"]["html_extract"] == extract
+    assert summary["params"]["read"]["html_extract"] == extract
     clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
     by_id = {c["id"]: c["cluster"] for c in clusters}
     assert set(by_id) == set(crawl.pages)

@@ -66,7 +66,7 @@ def contamination_command(
     corpus streams.
     """
     from neardup.contamination import contamination_files
-    from neardup.io.source import ReadOptions
+    from neardup.params import ReadSpec
 
     summary = contamination_files(
         train,
@@ -74,9 +74,7 @@ def contamination_command(
         output,
         ngram=ngram,
         min_share=min_share,
-        options=ReadOptions(
-            text_field=text_field, id_field=id_field, skip_bad_records=skip_bad_records
-        ),
+        read=ReadSpec(text_field=text_field, id_field=id_field, skip_bad_records=skip_bad_records),
         overwrite=overwrite,
         show_progress=not quiet,
     )

@@ -9,6 +9,7 @@ import click
 
 from neardup.cli.options import (
     SKETCH_OPTIONS,
+    apply_file_flags,
     apply_flags,
     embedding_options,
     given_options,
@@ -21,7 +22,7 @@ from neardup.cli.options import (
     sketch_options,
 )
 from neardup.io.output import check_output
-from neardup.params import DedupConfig
+from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec, load_config
 from neardup.summary import Summary
 
 __all__ = ["dedup_command"]
@@ -223,7 +224,13 @@ def dedup_command(
 
     refuse_inapplicable(inputs)
     flags["keep_by"] = flags["keep_by"] or None  # none given: the config's
-    base = DedupConfig.from_toml(config_path) if config_path else DedupConfig()
+    loaded = (
+        load_config(config_path)
+        if config_path
+        else ConfigFile(DedupConfig(), ReadSpec(), OutputSpec())
+    )
+    base = loaded.config
+    read, write = apply_file_flags(loaded.read, loaded.write, flags)
     unit_options = {
         "--min-unit-chars": min_unit_chars,
         "--min-doc-chars": min_doc_chars,
@@ -250,7 +257,7 @@ def dedup_command(
             fold_digits=not keep_digits,
         )
         record = dedup_units_files(
-            inputs, output, apply_flags(base, flags), spec,
+            inputs, output, apply_flags(base, flags), spec, read=read, write=write,
             overwrite=overwrite, show_progress=not quiet,
         )  # fmt: skip
         if not quiet:
@@ -263,8 +270,8 @@ def dedup_command(
         check_runs(config)  # before a JVM starts
         session = spark_session(spark_master, spark_conf)
         summary = dedup_files_spark(
-            session, [str(p) for p in inputs], str(output), config, overwrite=overwrite,
-            show_progress=not quiet,
+            session, [str(p) for p in inputs], str(output), config, read=read, write=write,
+            overwrite=overwrite, show_progress=not quiet,
         )  # fmt: skip
         if not quiet:
             _print_summary(summary, output)
@@ -272,8 +279,9 @@ def dedup_command(
     if against is None:
         config = apply_flags(base, flags)
         result = dedup_files(
-            inputs, output, config, overwrite=overwrite, show_progress=not quiet, resume=resume
-        )
+            inputs, output, config, read=read, write=write, overwrite=overwrite,
+            show_progress=not quiet, resume=resume,
+        )  # fmt: skip
     else:
         with LSHIndex.open(against, create=False) as index:
             base = DedupConfig.from_dict(
@@ -288,6 +296,8 @@ def dedup_command(
                 inputs,
                 output,
                 config,
+                read=read,
+                write=write,
                 overwrite=overwrite,
                 show_progress=not quiet,
                 against=index,

@@ -16,6 +16,7 @@ import click
 
 from neardup.cli.options import (
     READ_OPTIONS,
+    apply_file_flags,
     apply_flags,
     given_options,
     input_options,
@@ -69,11 +70,11 @@ def _index(path: Path, *, create: bool = False, **specs: Any) -> LSHIndex:
 
 
 def _sources(inputs: tuple[Path, ...], flags: dict[str, Any]) -> list[Source]:
-    from neardup.io.readers import ReadOptions, open_sources
+    from neardup.io.readers import open_sources
+    from neardup.params import OutputSpec, ReadSpec
 
-    config = apply_flags(DedupConfig(), flags)
-    options = ReadOptions.of(config)
-    return open_sources(inputs, options, config.input_format)
+    read, _ = apply_file_flags(ReadSpec(), OutputSpec(), flags)
+    return open_sources(inputs, read)
 
 
 def _batches(sources: list[Source], size: int) -> Iterator[list[tuple[str, str]]]:

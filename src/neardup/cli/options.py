@@ -20,6 +20,8 @@ from neardup.params import (
     STOPWORD_LIST_PREFIX,
     DedupConfig,
     HtmlExtract,
+    OutputSpec,
+    ReadSpec,
     ShingleSpec,
 )
 
@@ -27,6 +29,7 @@ __all__ = [
     "PROFILES",
     "READ_OPTIONS",
     "SKETCH_OPTIONS",
+    "apply_file_flags",
     "apply_flags",
     "embedding_options",
     "given_options",
@@ -110,17 +113,6 @@ record_options = _stack(
 """``--text-field``, ``--id-field``, ``--skip-bad-records``: how the commands that read plain
 records (no HTML, one format per file) read them."""
 
-
-READ_OPTIONS = (
-    "input_format",
-    "text_field",
-    "html_field",
-    "html_extract",
-    "id_field",
-    "encoding",
-    "skip_bad_records",
-)
-"""The parameters of :data:`input_options`: how records are read from files."""
 
 input_options = _stack(
     click.option(
@@ -403,20 +395,35 @@ _FLAG_PLACES = [
     ("verify", ("verify",)),
     ("keep", ("keep",)),
     ("keep_by", ("keep_by",)),
-    ("annotate", ("annotate",)),
     ("cluster", ("cluster",)),
     ("explain", ("explain",)),
     ("host_templates", ("host_templates",)),
-    ("compress", ("compress",)),
-    ("input_format", ("input_format",)),
-    ("text_field", ("text_field",)),
-    ("html_field", ("html_field",)),
-    ("html_extract", ("html_extract",)),
-    ("encoding", ("encoding",)),
-    ("skip_bad_records", ("skip_bad_records",)),
     ("pairs", ("pairs",)),
-    ("id_field", ("id_field",)),
+    ("annotate", ("output", "annotate")),
+    ("compress", ("output", "compress")),
+    ("input_format", ("read", "input_format")),
+    ("text_field", ("read", "text_field")),
+    ("html_field", ("read", "html_field")),
+    ("html_extract", ("read", "html_extract")),
+    ("encoding", ("read", "encoding")),
+    ("skip_bad_records", ("read", "skip_bad_records")),
+    ("id_field", ("read", "id_field")),
 ]
+"""Where each flag goes: a field of the :class:`~neardup.params.DedupConfig` (through its
+nested specs), or of its ``read`` (:class:`~neardup.params.ReadSpec`) or ``output``
+(:class:`~neardup.params.OutputSpec`) table, as a ``--config`` file lays them out."""
+
+_FILE_TABLES = ("read", "output")
+"""The places of :data:`_FLAG_PLACES` that are a file job's, not the algorithm's."""
+
+READ_OPTIONS = tuple(flag for flag, place in _FLAG_PLACES if place[0] == "read")
+"""The parameters of :data:`input_options`: how records are read from files."""
+
+_SCALED_FLAGS = {
+    "batch_mb": (("read", "batch_bytes"), 2**20),
+    "memory_gb": (("memory_bytes",), 2**30),
+}
+"""The flags given in MiB or GiB, by their place (as :data:`_FLAG_PLACES`) and unit."""
 
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -512,28 +519,53 @@ def apply_flags(base: DedupConfig, flags: dict[str, Any]) -> DedupConfig:
     if flags.get("strip_punctuation") is not None:
         data["sketch"]["normalize"]["strip_punctuation"] = flags["strip_punctuation"]
     _apply_word_options(data["sketch"], flags)
-    for flag, place in _FLAG_PLACES:
-        if flags.get(flag) is not None:
-            section = data
-            for key in place[:-1]:
-                section = section[key]
-            section[place[-1]] = flags[flag]
+    _apply_places(data, flags, lambda place: place[0] not in _FILE_TABLES)
     if flags.get("bbits") is not None:
         data["sketch"]["bbits"] = int(flags["bbits"])
     if flags.get("simhash_bits") is not None:
         data["sketch"]["simhash_bits"] = int(flags["simhash_bits"])
     _apply_measure(data, flags, kind)
     _check_applies(flags, kind, data["lsh"]["family"] or SKETCH_KINDS[kind].family)
-    for flag, key, unit in (
-        ("batch_mb", "batch_bytes", 2**20),
-        ("memory_gb", "memory_bytes", 2**30),
-    ):
-        if flags.get(flag) is not None:
-            if not flags[flag] > 0:
-                option = "--" + flag.replace("_", "-")
-                raise ParameterError(f"{option} must be above 0; got {flags[flag]}.")
-            data[key] = max(1, int(flags[flag] * unit))
     return _with_pairs_to_explain(DedupConfig.from_dict(data), flags)
+
+
+def apply_file_flags(
+    read: ReadSpec, write: OutputSpec, flags: dict[str, Any]
+) -> tuple[ReadSpec, OutputSpec]:
+    """``read`` and ``write`` with the reading and writing flags given applied on top.
+
+    The counterpart of :func:`apply_flags` for the places of :data:`_FLAG_PLACES` in the
+    ``read`` and ``output`` tables (a ``profile``'s among them: ``altavista`` reads HTML as
+    its features).
+    """
+    flags = with_profile(flags)
+    data = {"read": read.to_dict(), "output": write.to_dict()}
+    _apply_places(data, flags, lambda place: place[0] in _FILE_TABLES)
+    return ReadSpec.from_dict(data["read"]), OutputSpec.from_dict(data["output"])
+
+
+def _apply_places(
+    data: dict[str, Any], flags: dict[str, Any], chosen: Callable[[tuple[str, ...]], bool]
+) -> None:
+    """Write each flag given whose place is ``chosen`` into ``data`` at that place.
+
+    The places of :data:`_FLAG_PLACES`, then of :data:`_SCALED_FLAGS` (a count of MiB or GiB
+    above 0, as bytes).
+    """
+    placed = [(flag, place, flags.get(flag)) for flag, place in _FLAG_PLACES]
+    for flag, (place, unit) in _SCALED_FLAGS.items():
+        value = flags.get(flag)
+        if value is not None and chosen(place):
+            if not value > 0:
+                option = "--" + flag.replace("_", "-")
+                raise ParameterError(f"{option} must be above 0; got {value}.")
+            placed.append((flag, place, max(1, int(value * unit))))
+    for _, place, value in placed:
+        if value is not None and chosen(place):
+            section = data
+            for key in place[:-1]:
+                section = section[key]
+            section[place[-1]] = value
 
 
 def _with_pairs_to_explain(config: DedupConfig, flags: dict[str, Any]) -> DedupConfig:

@@ -8,9 +8,15 @@ from typing import Any
 
 import click
 
-from neardup.cli.options import apply_flags, input_options, quiet_option, refuse_inapplicable
+from neardup.cli.options import (
+    apply_file_flags,
+    apply_flags,
+    input_options,
+    quiet_option,
+    refuse_inapplicable,
+)
 from neardup.errors import ParameterError
-from neardup.params import DedupConfig
+from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec, load_config
 
 __all__ = ["plan_command"]
 
@@ -115,9 +121,13 @@ def plan_command(
         )
     if sample_mb is not None and not sample_mb > 0:
         raise ParameterError(f"--sample-mb must be above 0; got {sample_mb}.")
-    config = apply_flags(
-        DedupConfig.from_toml(config_path) if config_path else DedupConfig(), flags
+    loaded = (
+        load_config(config_path)
+        if config_path
+        else ConfigFile(DedupConfig(), ReadSpec(), OutputSpec())
     )
+    config = apply_flags(loaded.config, flags)
+    reading, _ = apply_file_flags(loaded.read, loaded.write, flags)
     result = plan(
         inputs,
         threshold=threshold,
@@ -127,6 +137,7 @@ def plan_command(
         sample_bytes=SAMPLE_BYTES if sample_mb is None else max(1, int(sample_mb * 2**20)),
         seed=seed,
         config=config,
+        read=reading,
         show_progress=not quiet,
     )
     path = result.write(output, overwrite=overwrite, inputs=read)

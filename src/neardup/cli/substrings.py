@@ -69,7 +69,7 @@ def substrings_command(
     character offsets.
     """
     from neardup.io.output import check_output
-    from neardup.io.source import ReadOptions
+    from neardup.params import ReadSpec
     from neardup.substrings import substrings_files
 
     check_output(output, "substrings", inputs=[*inputs, *against], overwrite=overwrite)
@@ -78,9 +78,7 @@ def substrings_command(
         output,
         min_tokens=min_tokens,
         against=against,
-        options=ReadOptions(
-            text_field=text_field, id_field=id_field, skip_bad_records=skip_bad_records
-        ),
+        read=ReadSpec(text_field=text_field, id_field=id_field, skip_bad_records=skip_bad_records),
         memory_bytes=None if memory_gb is None else int(memory_gb * 2**30),
         overwrite=overwrite,
         show_progress=not quiet,

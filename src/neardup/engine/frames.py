@@ -20,7 +20,7 @@ from neardup.errors import InputError
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.tabular import arrow_strings
 from neardup.keep import KeepValues, comparable
-from neardup.params import DedupConfig
+from neardup.params import DEFAULT_BATCH_BYTES, DedupConfig
 from neardup.pipeline import DedupResult, dedup_batches, duplicate_ids
 from neardup.templates import HostTemplates
 from neardup.text.normalize import normalize_bytes
@@ -124,10 +124,10 @@ def _dedup_table(
     templates = None
     if config.host_templates:
         templates = HostTemplates.learn(
-            _batches(texts, ids, config.batch_bytes), config.sketch.normalize
+            _batches(texts, ids, DEFAULT_BATCH_BYTES), config.sketch.normalize
         )
     result = dedup_batches(
-        lambda: _batches(texts, ids, config.batch_bytes),
+        lambda: _batches(texts, ids, DEFAULT_BATCH_BYTES),
         _ArrowTexts(texts, config, ids, templates),
         config,
         values,

@@ -26,11 +26,11 @@ from neardup._types import Batch
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
 from neardup.io.output import AtomicDirectory
-from neardup.io.readers import ReadOptions, is_web_archive, open_sources
+from neardup.io.readers import is_web_archive, open_sources
 from neardup.io.results import write_json, write_value_pair_chunks
 from neardup.join.similarity import similarity_stream
 from neardup.kinds import METRICS
-from neardup.params import DedupConfig, HtmlExtract, JoinSpec
+from neardup.params import DedupConfig, HtmlExtract, JoinSpec, ReadSpec
 from neardup.record import RunRecord, stage_timings
 from neardup.text import Shingler
 from neardup.text.spans import pack_strings
@@ -125,7 +125,7 @@ def _read_pages(path: Path, metric: str, source: JoinSource) -> JoinData:
             f"a web archive holds pages, which a {metric} join cannot compare; join them with "
             "--metric jaccard or containment (their word shingles) or --metric edit (their texts)"
         )
-    (pages,) = open_sources([path], ReadOptions(html_extract=source.html_extract))
+    (pages,) = open_sources([path], ReadSpec(html_extract=source.html_extract))
     ids, texts = [], []
     for doc_id, text in pages.records():
         ids.append(doc_id)

@@ -41,12 +41,12 @@ from neardup.io.embeddings import EMBEDDINGS_FILE, write_embeddings
 from neardup.io.jsonl import JSONLinesSource, JSONLineTexts, line_number
 from neardup.io.kept import write_kept
 from neardup.io.output import AtomicDirectory, fsync_file
-from neardup.io.readers import ReadOptions, Source, all_batches, keep_values, open_sources
+from neardup.io.readers import Source, all_batches, keep_values, open_sources
 from neardup.io.results import write_clusters, write_index_matches, write_json, write_pairs
 from neardup.io.setstore import SketchedSets
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
-from neardup.params import DedupConfig
+from neardup.params import DedupConfig, OutputSpec, ReadSpec
 from neardup.pipeline import (
     DedupResult,
     Sketched,
@@ -141,6 +141,8 @@ def dedup_files(
     output: Path | str,
     config: DedupConfig | None = None,
     *,
+    read: ReadSpec | None = None,
+    write: OutputSpec | None = None,
     overwrite: bool = False,
     show_progress: bool = False,
     against: LSHIndex | None = None,
@@ -159,7 +161,13 @@ def dedup_files(
         A directory that must not exist yet (unless ``overwrite``); it appears only when the
         whole run succeeded.
     config
-        Every parameter (:class:`~neardup.params.DedupConfig`).
+        The algorithm's parameters (:class:`~neardup.params.DedupConfig`).
+    read
+        How the inputs are read (:class:`~neardup.params.ReadSpec`: text and id fields,
+        format, encoding, bad records, batch size); ``None``: the defaults.
+    write
+        How the kept corpus is written (:class:`~neardup.params.OutputSpec`: compression,
+        or every record annotated); ``None``: the defaults.
     show_progress
         Report progress on stderr (a bar on a terminal, log lines otherwise).
     against
@@ -181,7 +189,7 @@ def dedup_files(
     Raises
     ------
     InputError
-        An unreadable input or a bad record (unless ``config.skip_bad_records``), two records
+        An unreadable input or a bad record (unless ``read.skip_bad_records``), two records
         with one id, an existing output directory (or, with ``overwrite``, one that is not an
         earlier output), or an output that is, holds or lies inside an input; the message
         names the file and line.
@@ -194,6 +202,8 @@ def dedup_files(
             inputs,
             output,
             config if config is not None else DedupConfig(),
+            read if read is not None else ReadSpec(),
+            write if write is not None else OutputSpec(),
             overwrite=overwrite,
             show_progress=show_progress,
             against=against,
@@ -207,6 +217,8 @@ def _dedup_files(
     inputs: Sequence[Path | str],
     output: Path | str,
     config: DedupConfig,
+    read: ReadSpec,
+    write: OutputSpec,
     *,
     overwrite: bool,
     show_progress: bool,
@@ -215,7 +227,7 @@ def _dedup_files(
     resume: bool,
     encoder: Encoder | None,
 ) -> DedupResult:
-    """:func:`dedup_files`, its config given."""
+    """:func:`dedup_files`, its settings given."""
     if against is not None and config.embedding is not None:
         raise ParameterError(
             f"an index (--against) holds shingle sketches; {config.embedding_method} compares "
@@ -234,12 +246,11 @@ def _dedup_files(
             "query --measure containment`)"
         )
     corpus = EncodedCorpus.of_run(config, encoder)
-    options = ReadOptions.of(config)
-    sources = open_sources(inputs, options, config.input_format)
+    sources = open_sources(inputs, read)
     table_format = {"parquet": "Parquet", "arrow": "Arrow"}.get(sources[0].format)
-    if table_format is not None and config.compress != "none":
+    if table_format is not None and write.compress != "none":
         raise ParameterError(
-            f"compress={config.compress!r} applies to JSONL and CSV inputs; the kept corpus of "
+            f"compress={write.compress!r} applies to JSONL and CSV inputs; the kept corpus of "
             f"{table_format} inputs is {table_format}, compressed by its own format or not at "
             "all: drop --compress"
         )
@@ -250,6 +261,8 @@ def _dedup_files(
         )
     identity = {
         "config": {k: v for k, v in config.to_dict().items() if k not in RESULT_NEUTRAL},
+        "read": read.to_dict(),
+        "output": write.to_dict(),
         "inputs": input_identity(source.path for source in sources),
         "against": against.info() if against is not None else None,
     }
@@ -259,7 +272,7 @@ def _dedup_files(
     with WorkDirectory(Path(output), identity, resume=resume) as work, atomic as directory:
         found: _Found | None = work.load("find")
         if found is None:
-            found = _find(sources, config, work, show_progress, against, add_to_index, corpus)
+            found = _find(sources, config, read, work, show_progress, against, add_to_index, corpus)
             work.save("find", found)
             work.drop("sketch")
         else:
@@ -269,8 +282,9 @@ def _dedup_files(
         result, timings = found.result, found.timings
         with timings.stage("write"):
             written = _write_outputs(
-                directory, result, sources, found.line_spans, config, found.index_matches
-            )
+                directory, result, sources, found.line_spans, config, write,
+                found.index_matches,
+            )  # fmt: skip
             if corpus is not None and corpus.spec.save and result.vectors is not None:
                 write_embeddings(
                     directory / EMBEDDINGS_FILE,
@@ -291,10 +305,12 @@ def _dedup_files(
             inputs=tuple(str(s.path) for s in sources),
             outputs={**written, "summary": "summary.json"},
             resumed_after=work.resumed_after,
+            read=read,
+            write=write,
         )
         write_json(directory / "summary.json", summary.to_dict())
         if against is not None and add_to_index:
-            _add_kept(sources, result.clusters.keep, against, config.batch_bytes)
+            _add_kept(sources, result.clusters.keep, against, read.batch_bytes)
     return dataclasses.replace(result, summary=summary)
 
 
@@ -349,6 +365,7 @@ def _restore_passes(sources: Sequence[Source], passes: list[_Pass]) -> None:
 def _find(
     sources: Sequence[Source],
     config: DedupConfig,
+    read: ReadSpec,
     work: WorkDirectory,
     show_progress: bool,
     against: LSHIndex | None,
@@ -356,7 +373,7 @@ def _find(
     corpus: EncodedCorpus | None,
 ) -> _Found:
     """Read and sketch the inputs (or take a checkpoint of that), then find the duplicates."""
-    sketched, timings = _sketch(sources, config, work, show_progress)
+    sketched, timings = _sketch(sources, config, read.batch_bytes, work, show_progress)
     try:
         crash_point("sketched")
         result = find_duplicates(
@@ -384,7 +401,11 @@ def _find(
 
 
 def _sketch(
-    sources: Sequence[Source], config: DedupConfig, work: WorkDirectory, show_progress: bool
+    sources: Sequence[Source],
+    config: DedupConfig,
+    batch_bytes: int,
+    work: WorkDirectory,
+    show_progress: bool,
 ) -> tuple[Sketched, Timings]:
     """The first pass over the inputs, checkpointed; a resumed run takes its checkpoint."""
     saved: _Sketch | None = work.load("sketch")
@@ -399,17 +420,17 @@ def _sketch(
         templates = None
         if config.host_templates:
             with timings.stage("templates"):
-                read = all_batches(sources, config.batch_bytes)
-                templates = HostTemplates.learn(read, config.sketch.normalize)
+                pages = all_batches(sources, batch_bytes)
+                templates = HostTemplates.learn(pages, config.sketch.normalize)
         with timings.stage("idf"):
-            idf = fit_idf(all_batches(sources, config.batch_bytes), config, templates)
+            idf = fit_idf(all_batches(sources, batch_bytes), config, templates)
         total_bytes = sum(source.size for source in sources)
         with (
             timings.stage("read_sketch"),
             Progress("sketch", total_bytes, enabled=show_progress) as bar,
         ):
             counts = [0] * len(sources)
-            batches = prefetched(all_batches(sources, config.batch_bytes, counts))
+            batches = prefetched(all_batches(sources, batch_bytes, counts))
             sketched = sketch_batches(
                 batches, config, keys, texts, idf=idf, progress=bar, kept=kept, templates=templates
             )
@@ -469,6 +490,7 @@ def _write_outputs(
     sources: Sequence[Source],
     line_spans: tuple[NDArray[np.int32], I64Array] | None,
     config: DedupConfig,
+    write: OutputSpec,
     index_matches: dict[int, list[Match]] | None,
 ) -> dict[str, str]:
     """Write clusters, pairs, the kept corpus and the index matches; the files, by role.
@@ -483,7 +505,7 @@ def _write_outputs(
             sources,
             result,
             directory,
-            config,
+            write,
             line_spans,
         )
         written = {"clusters": "clusters.jsonl"}
@@ -502,7 +524,7 @@ def _write_outputs(
                 cosine=None if pairs.cosine is None else (pairs.cosine, pairs.found_by(config)),
             )
             written["pairs"] = "pairs.jsonl"
-        written["annotated" if config.annotate is not None else "kept"] = kept.result().name
+        written["annotated" if write.annotate is not None else "kept"] = kept.result().name
     if index_matches is not None:
         write_index_matches(directory / "index_matches.jsonl", result.ids, index_matches)
         written["index_matches"] = "index_matches.jsonl"
@@ -522,7 +544,7 @@ def _explained(
     wanted = np.unique(np.concatenate([pairs.first, pairs.second]))
     texts: dict[int, str] = {}
     start = 0
-    for batch in all_batches(sources, config.batch_bytes):
+    for batch in all_batches(sources, sources[0].options.batch_bytes):
         stop = start + batch.num_docs
         inside = set(wanted[(wanted >= start) & (wanted < stop)].tolist())
         if inside:
@@ -543,22 +565,24 @@ def _write_kept_durably(
     sources: Sequence[Source],
     result: DedupResult,
     directory: Path,
-    config: DedupConfig,
+    write: OutputSpec,
     line_spans: tuple[NDArray[np.int32], I64Array] | None,
 ) -> Path:
     """The output corpus, then the file synced to disk (the output's commit needs it).
 
-    :func:`write_kept`, or with ``config.annotate`` :func:`write_annotated`.
+    :func:`write_kept`, or with ``write.annotate`` :func:`write_annotated`; the records are
+    read again in the batches they were read in first.
     """
     clusters = result.clusters
-    if config.annotate is not None:
+    batch_bytes = sources[0].options.batch_bytes
+    if write.annotate is not None:
         annotations = Annotations(
-            config.annotate, result.ids, clusters.labels, clusters.keep, clusters.similarity
+            write.annotate, result.ids, clusters.labels, clusters.keep, clusters.similarity
         )
-        path = write_annotated(sources, annotations, directory, config.compress, config.batch_bytes)
+        path = write_annotated(sources, annotations, directory, write.compress, batch_bytes)
     else:
-        keep, compress = clusters.keep, config.compress
-        path = write_kept(sources, keep, directory, compress, config.batch_bytes, line_spans)
+        keep, compress = clusters.keep, write.compress
+        path = write_kept(sources, keep, directory, compress, batch_bytes, line_spans)
     fsync_file(path)
     return path
 

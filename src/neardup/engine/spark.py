@@ -73,7 +73,7 @@ from neardup.io.spark import (
     write_results,
 )
 from neardup.kinds import SKETCH_KINDS
-from neardup.params import DedupConfig
+from neardup.params import DedupConfig, OutputSpec, ReadSpec
 from neardup.pipeline import (
     measures_every_candidate,
     summarize,
@@ -109,7 +109,7 @@ class SparkDedupResult:
         to the first document of its group) and verified near-duplicate pairs; ``line`` is the
         ``pairs.jsonl`` line (without its newline, as for ``clusters``).
     kept
-        The input rows (with ``doc``) of the documents kept; with ``config.annotate``, of
+        The input rows (with ``doc``) of the documents kept; with ``annotate``, of
         every document, with that column added (a struct of ``cluster``, ``keep``,
         ``similarity``).
     summary
@@ -187,10 +187,14 @@ def dedup_dataframe(
     text_column: str = "text",
     order_column: str | None = None,
     keep_columns: Sequence[str] | None = None,
+    annotate: str | None = None,
     reliable_checkpoints: bool = False,
     stages: StageJobs | None = None,
 ) -> SparkDedupResult:
     """Deduplicate a Spark DataFrame of ``id_column`` and ``text_column``.
+
+    ``kept`` holds the rows of the documents kept, or with ``annotate`` every row with that
+    column added (as :func:`~neardup.engine.frames.dedup_frame` does).
 
     Documents are numbered in the order of ``order_column`` (ascending, unique), or in the
     DataFrame's own order; "first" means first in that order, as in the local engine.
@@ -281,7 +285,7 @@ def dedup_dataframe(
         giant_buckets=num_giant,
         largest_bucket=largest,
     )
-    kept = _output_corpus(numbered, clusters, config)
+    kept = _output_corpus(numbered, clusters, annotate)
     times = StageTimes.measured(seconds, num_bytes, total=time.perf_counter() - started)
     summary = summarize(
         config,
@@ -294,16 +298,16 @@ def dedup_dataframe(
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
 
 
-def _output_corpus(numbered: Any, clusters: Any, config: DedupConfig) -> Any:
-    """The input rows of the kept documents (with ``config.annotate``: of every document).
+def _output_corpus(numbered: Any, clusters: Any, annotate: str | None) -> Any:
+    """The input rows of the kept documents (with ``annotate``: of every document).
 
-    Annotated rows carry the column ``config.annotate``: ``cluster``, ``keep``, ``similarity``.
+    Annotated rows carry the column ``annotate``: ``cluster``, ``keep``, ``similarity``.
     """
     from pyspark.sql import functions as F  # noqa: N812
 
-    if config.annotate is None:
+    if annotate is None:
         return numbered.join(clusters.where("keep").select("doc"), "doc")
-    note = F.struct("cluster", "keep", "similarity").alias(config.annotate)
+    note = F.struct("cluster", "keep", "similarity").alias(annotate)
     return numbered.join(clusters.select("doc", note), "doc")
 
 
@@ -540,6 +544,8 @@ def dedup_files_spark(
     output: str,
     config: DedupConfig | None = None,
     *,
+    read: ReadSpec | None = None,
+    write: OutputSpec | None = None,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> Summary:
@@ -549,9 +555,18 @@ def dedup_files_spark(
     ordered by document) and ``kept.parquet`` (or ``annotated.parquet``) are written by Spark
     as directories of parts; on a local path they are then joined into single files,
     byte-identical to the local engine's, and the directory appears only when the run succeeded
-    (:func:`neardup.io.spark.spark_output`). ``show_progress``: each stage's tasks on stderr.
+    (:func:`neardup.io.spark.spark_output`). ``read`` and ``write`` are the local engine's
+    (:func:`~neardup.engine.local.dedup_files`), but for ``write.compress``: Parquet compresses
+    the kept corpus itself. ``show_progress``: each stage's tasks on stderr.
     """
     config = config if config is not None else DedupConfig()
+    read = read if read is not None else ReadSpec()
+    write = write if write is not None else OutputSpec()
+    if write.compress != "none":
+        raise ParameterError(
+            f"OutputSpec.compress ({write.compress!r}, --compress) compresses the local engine's "
+            "kept corpus; the Spark engine writes kept.parquet, compressed by Parquet: drop it"
+        )
     with (
         spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
         errors_of_tasks(),
@@ -559,18 +574,21 @@ def dedup_files_spark(
         StageJobs(spark, show_progress=show_progress) as stages,
     ):
         result = dedup_dataframe(
-            read_inputs(spark, inputs, config),
+            read_inputs(spark, inputs, config, read),
             config,
             order_column="order",
             keep_columns=keep_columns(config),
+            annotate=write.annotate,
             stages=stages,
         )
         pairs = result.pairs if config.pairs != "none" else None
-        written = write_results(out, result.clusters, pairs, result.kept, config.annotate)
+        written = write_results(out, result.clusters, pairs, result.kept, write.annotate)
         summary = dataclasses.replace(
             result.summary,
             inputs=tuple(inputs),
             outputs={**written, "summary": "summary.json"},
+            read=read,
+            write=write,
         )
         out.write_json("summary.json", summary.to_dict())
     return summary

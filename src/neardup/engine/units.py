@@ -46,11 +46,11 @@ from neardup.hashing.numbering import KeyNumbers
 from neardup.io.arena import TextArena
 from neardup.io.kept import Edits, write_kept
 from neardup.io.output import AtomicDirectory
-from neardup.io.readers import ReadOptions, Source, all_batches, open_sources
+from neardup.io.readers import Source, all_batches, open_sources
 from neardup.io.records import Ids, RecordBatch
 from neardup.io.results import record_line, write_json
 from neardup.io.spill import KeyColumns
-from neardup.params import DedupConfig, KeepRule, UnitSpec
+from neardup.params import DedupConfig, KeepRule, OutputSpec, ReadSpec, UnitSpec
 from neardup.pipeline import DedupResult, Timings, find_duplicates, sketch_batches
 from neardup.summary import Summary
 from neardup.text.normalize import text_statistics
@@ -265,6 +265,8 @@ def dedup_units_files(
     config: DedupConfig,
     units: UnitSpec,
     *,
+    read: ReadSpec | None = None,
+    write: OutputSpec | None = None,
     overwrite: bool = False,
     show_progress: bool = False,
 ) -> dict[str, Any]:
@@ -274,12 +276,14 @@ def dedup_units_files(
     ``kept.parquet``: every record, its text field without its repeated units),
     ``removed.jsonl``, ``dropped.jsonl`` (with ``units.min_doc_chars``) and ``summary.json``.
     ``config`` matches the units as it matches documents in ``dedup`` (shingles, sketch,
-    threshold, verification, cluster mode, keep rule).
+    threshold, verification, cluster mode, keep rule); ``read`` and ``write`` read the inputs
+    and write the kept corpus as :func:`~neardup.engine.local.dedup_files` does.
 
     Raises
     ------
     ParameterError
-        A setting that has no meaning for units (``pairs="all"``, ``explain``, an HTML field).
+        A setting that has no meaning for units (``pairs="all"``, ``explain``, an HTML field,
+        ``write.annotate``).
     InputError
         As :func:`~neardup.engine.local.dedup_files`.
     """
@@ -297,12 +301,14 @@ def dedup_units_files(
             "--unit removes repeated passages by their exact text, a host's template with "
             "them: drop --host-templates"
         )
-    if config.html_field is not None:
+    read = read if read is not None else ReadSpec()
+    write = write if write is not None else OutputSpec()
+    if read.html_field is not None:
         raise ParameterError(
             "--unit cuts the text field as it is; it cannot cut text taken from HTML "
             "(--html-field): extract the text into a field first"
         )
-    if config.annotate is not None:
+    if write.annotate is not None:
         raise ParameterError(
             "--unit rewrites the records' texts (removed passages are cut out); --annotate "
             "marks whole records: drop one of them"
@@ -318,7 +324,7 @@ def dedup_units_files(
             "the containment family) is between whole documents: drop one of them"
         )
     config = dataclasses.replace(config, pairs="none")
-    sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
+    sources = open_sources(inputs, read)
     timings = Timings()
     cut = _Cut(units)
     with AtomicDirectory(
@@ -331,7 +337,7 @@ def dedup_units_files(
                 timings.stage("read_sketch"),
                 Progress("units", sum(s.size for s in sources), enabled=show_progress) as bar,
             ):
-                batches = cut.unit_batches(all_batches(sources, config.batch_bytes))
+                batches = cut.unit_batches(all_batches(sources, read.batch_bytes))
                 sketched = sketch_batches(batches, config, KeyColumns(work), arena, progress=bar)
                 layout = cut.finish()
             crash_point("units-sketched")
@@ -352,7 +358,8 @@ def dedup_units_files(
             shutil.rmtree(work, ignore_errors=True)
         with timings.stage("write"):
             removal = _removal(layout, kept_unit)
-            rewriter, kept_path = _write(directory, sources, config, units, layout, removal)
+            rewriter, kept_path = _write(directory, sources, read, write, units, layout, removal)
+        summary = dataclasses.replace(summary, read=read, write=write)
         record = _record(
             summary, timings, sources, layout, kept_unit, removal, rewriter, units, kept_path,
             repeated,
@@ -364,7 +371,8 @@ def dedup_units_files(
 def _write(
     directory: Path,
     sources: Sequence[Source],
-    config: DedupConfig,
+    read: ReadSpec,
+    write: OutputSpec,
     units: UnitSpec,
     layout: _Layout,
     removal: _Removal,
@@ -378,7 +386,7 @@ def _write(
         rewriter = _Rewriter(layout, removal, units.min_doc_chars, out, dropped)
         keep = np.ones(layout.doc_lengths.shape[0], dtype=bool)
         kept_path = write_kept(
-            sources, keep, directory, config.compress, config.batch_bytes,
+            sources, keep, directory, write.compress, read.batch_bytes,
             edits=Edits.of_marks(removal.keeper >= 0, removal.piece_bounds, rewriter),
         )  # fmt: skip
     return rewriter, kept_path

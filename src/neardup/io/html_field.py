@@ -44,10 +44,10 @@ class HTMLFieldSource(Source):
     >>> import json, tempfile
     >>> from pathlib import Path
     >>> from neardup.io.jsonl import JSONLinesSource
-    >>> from neardup.io.source import ReadOptions
+    >>> from neardup.params import ReadSpec
     >>> path = Path(tempfile.mkdtemp()) / "pages.jsonl"
     >>> _ = path.write_text(json.dumps({"id": "a", "html": "<p>one</p><p>two</p>"}) + "\n")
-    >>> options = ReadOptions(text_field="html", html_field="html")
+    >>> options = ReadSpec(text_field="html", html_field="html")
     >>> list(HTMLFieldSource(JSONLinesSource(path, options)).records())
     [('a', 'one two')]
     """

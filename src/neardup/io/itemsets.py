@@ -42,9 +42,9 @@ from neardup.io.columns import CHUNK_BYTES, Field, read_columns
 from neardup.io.compression import open_binary
 from neardup.io.readers import detect_format, open_sources
 from neardup.io.records import Ids
-from neardup.io.source import ReadOptions
 from neardup.io.tabular import arrow_strings
 from neardup.io.vectors import ItemIds, check_ids
+from neardup.params import ReadSpec
 from neardup.text.shingle import ShingleSets
 from neardup.text.spans import concat
 
@@ -331,7 +331,7 @@ def read_strings(
     import pyarrow as pa
 
     path = Path(path)
-    options = ReadOptions(text_field=text_field, id_field=id_field or "")
+    options = ReadSpec(text_field=text_field, id_field=id_field or "")
     (source,) = open_sources([path], options)
     batches = list(source.batches(CHUNK_BYTES))
     if not batches:

@@ -17,12 +17,12 @@ from neardup.io.compression import strip_compression
 from neardup.io.html_field import with_html_field
 from neardup.io.jsonl import JSONLinesSource
 from neardup.io.records import RecordBatch
-from neardup.io.source import ReadOptions, Source
+from neardup.io.source import Source
 from neardup.io.tabular import ArrowSource, CSVSource, ParquetSource
 from neardup.io.textfiles import TextFilesSource
 from neardup.io.warc import PayloadCache, WarcSource
 from neardup.keep import KeepValues, joined_column
-from neardup.params import DedupConfig, InputFormat
+from neardup.params import DedupConfig, ReadSpec
 
 __all__ = [
     "FORMAT_SUFFIXES",
@@ -30,7 +30,6 @@ __all__ = [
     "CSVSource",
     "JSONLinesSource",
     "ParquetSource",
-    "ReadOptions",
     "Source",
     "TextFilesSource",
     "WarcSource",
@@ -143,10 +142,11 @@ def all_batches(
         done += source.size
 
 
-def open_sources(
-    paths: Sequence[Path | str], options: ReadOptions, input_format: InputFormat = "auto"
-) -> list[Source]:
-    """One :class:`Source` per path; all must share one format (the kept output's format)."""
+def open_sources(paths: Sequence[Path | str], options: ReadSpec) -> list[Source]:
+    """One :class:`Source` per path, in ``options.input_format`` (``"auto"``: by extension).
+
+    All must share one format (the kept output's format).
+    """
     if not paths:
         raise InputError("no input given")
     given = [file for raw in paths for file in dataset_files(Path(raw))]
@@ -160,7 +160,7 @@ def open_sources(
             raise InputError(f"input given twice{also}; give each input once", path=path)
     sources: list[Source] = []
     for path, label in zip(given, input_labels(given), strict=True):
-        fmt = detect_format(path) if input_format == "auto" else input_format
+        fmt = detect_format(path) if options.input_format == "auto" else options.input_format
         sources.append(with_html_field(SOURCES[fmt](path, options, label)))
     archives = [s for s in sources if isinstance(s, WarcSource)]
     cache = PayloadCache()  # one for the run: revisits may refer to an earlier file
@@ -181,7 +181,7 @@ def keep_values(sources: Sequence[Source], config: DedupConfig, num_docs: int) -
     an input that changed since is an error.
     """
     names = [name for name, _ in config.keep_fields]
-    per_source = [source.field_values(names, config.batch_bytes) for source in sources]
+    per_source = [source.field_values(names, source.options.batch_bytes) for source in sources]
     where = [str(source.path) for source in sources]
     columns = [
         joined_column([values[i] for values in per_source], name, where)

@@ -14,17 +14,15 @@ from __future__ import annotations
 import codecs
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from neardup.errors import InputError, advice, remedy
 from neardup.io.records import RecordBatch
-from neardup.params import DedupConfig, HtmlExtract
+from neardup.params import ReadSpec
 
 __all__ = [
     "BadRecordError",
-    "ReadOptions",
     "Source",
     "encoding_hint",
     "id_field_advice",
@@ -59,49 +57,6 @@ def encoding_hint(encoding: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """How records are read: field names, the text encoding and what to do with bad records.
-
-    ``id_field``: ``None`` takes a record's ``id`` field when it has one, else the default id
-    (``FILE:LINE``); a name is a field every record must have; ``""`` always the default id.
-    ``encoding`` is for CSV and ``.txt`` inputs (JSON Lines and Parquet are UTF-8).
-    ``html_field`` names a field of HTML to read instead of ``text_field``, turned into text as
-    ``html_extract`` says (which web archives follow too).
-    """
-
-    text_field: str = "text"
-    id_field: str | None = None
-    skip_bad_records: bool = False
-    encoding: str = "utf-8"
-    html_field: str | None = None
-    html_extract: HtmlExtract = "text"
-
-    @classmethod
-    def of(cls, config: DedupConfig) -> ReadOptions:
-        """The reading settings of a run's config."""
-        return cls(
-            text_field=config.text_field,
-            id_field=config.id_field,
-            skip_bad_records=config.skip_bad_records,
-            encoding=config.encoding,
-            html_field=config.html_field,
-            html_extract=config.html_extract,
-        )
-
-    @property
-    def id_name(self) -> str | None:
-        """The field ids are looked for in (None: default ids only)."""
-        if self.id_field is None:
-            return "id"
-        return self.id_field or None
-
-    @property
-    def id_required(self) -> bool:
-        """Whether every record must have the id field (it was named)."""
-        return bool(self.id_field)
-
-
 class BadRecordError(Exception):
     """A record that cannot be used; carries the reason for the InputError."""
 
@@ -111,7 +66,7 @@ class Source(ABC):
 
     format: ClassVar[str]
 
-    def __init__(self, path: Path, options: ReadOptions, label: str | None = None) -> None:
+    def __init__(self, path: Path, options: ReadSpec, label: str | None = None) -> None:
         self.path = path
         self.options = options
         self.label = label if label is not None else path.name

@@ -26,7 +26,7 @@ from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory, OutputKind
 from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
 from neardup.io.source import json_type
-from neardup.params import DedupConfig, HtmlExtract
+from neardup.params import DedupConfig, HtmlExtract, ReadSpec
 
 __all__ = [
     "SparkOutput",
@@ -40,33 +40,31 @@ __all__ = [
 ]
 
 
-def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
+def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig, read: ReadSpec) -> Any:
     """JSONL (plain or gzip), Parquet or WARC/ARC files: rows ``(input, offset, id, text, order)``.
 
     ``order`` is ``(input index, byte offset / row index / record number)``, so documents are
     numbered as the local engine numbers them. Every JSONL or Parquet record needs an id
-    (``config.id_field``); a web archive's pages are named by their URIs, as locally. With
+    (``read.id_field``); a web archive's pages are named by their URIs, as locally. With
     ``config.keep_by``, field ``i``'s values are column ``keep{i}`` (:func:`keep_columns`).
     """
     from pyspark.sql import functions as F  # noqa: N812
 
-    if all(_is_archive(p) for p in inputs) or config.input_format == "warc":
+    if all(_is_archive(p) for p in inputs) or read.input_format == "warc":
         if config.keep_by:
             raise InputError(
                 "web archives have no fields to keep by; drop --keep-by, or give JSONL or "
                 "Parquet inputs"
             )
-        return _read_archives(spark, inputs, config).withColumn(
-            "order", F.struct("input", "offset")
-        )
-    if config.id_field == "":
+        return _read_archives(spark, inputs, read).withColumn("order", F.struct("input", "offset"))
+    if read.id_field == "":
         raise ParameterError("the Spark engine needs an id field (--id-field), not FILE:LINE ids.")
-    if config.html_field is not None:  # read the HTML as the text, then extract it
+    if read.html_field is not None:  # read the HTML as the text, then extract it
         frame = read_inputs(
-            spark, inputs, replace(config, text_field=config.html_field, html_field=None)
+            spark, inputs, config, replace(read, text_field=read.html_field, html_field=None)
         )
-        return frame.withColumn("text", _html_text_column(config.html_extract)("text"))
-    id_field = config.id_field or "id"
+        return frame.withColumn("text", _html_text_column(read.html_extract)("text"))
+    id_field = read.id_field or "id"
     kinds = {Path(p).name.split(".", 1)[-1] for p in inputs}
     if kinds <= {"parquet"}:
         frames = [
@@ -74,13 +72,13 @@ def read_inputs(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
                 F.lit(i).alias("input"),
                 F.col("_metadata.row_index").alias("offset"),
                 F.col(id_field).cast("string").alias("id"),
-                F.col(config.text_field).alias("text"),
+                F.col(read.text_field).alias("text"),
                 *_parquet_keep_columns(spark, p, config),
             )
             for i, p in enumerate(inputs)
         ]
     elif kinds <= {"jsonl", "jsonl.gz", "json", "json.gz"}:
-        frames = [_read_jsonl(spark, i, p, config) for i, p in enumerate(inputs)]
+        frames = [_read_jsonl(spark, i, p, config, read) for i, p in enumerate(inputs)]
     else:
         raise InputError(
             "the Spark engine reads JSONL (.jsonl, .jsonl.gz), Parquet or WARC/ARC inputs, all of "
@@ -195,7 +193,7 @@ def _is_archive(path: str) -> bool:
     return is_web_archive(Path(path.removeprefix("file:")))
 
 
-def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> Any:
+def _read_archives(spark: Any, inputs: Sequence[str], read: ReadSpec) -> Any:
     """Web archives, one task per file: each HTML page as ``(input, record number, id, text)``.
 
     Each file is read with :func:`~neardup.io.warc.archive_texts` as the local reader reads it;
@@ -206,9 +204,9 @@ def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> An
     from pyspark.sql import Window
     from pyspark.sql import functions as F  # noqa: N812
 
-    extract, skip = config.html_extract, config.skip_bad_records
+    extract, skip = read.html_extract, read.skip_bad_records
 
-    def read(item: tuple[int, str]) -> Iterator[tuple[int, int, str, str, str]]:
+    def pages_of(item: tuple[int, str]) -> Iterator[tuple[int, int, str, str, str]]:
         from neardup.io.warc import archive_texts
 
         index, path = item
@@ -221,7 +219,7 @@ def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> An
             yield index, record.number, record.url, record.date, text
 
     tasks = spark.sparkContext.parallelize(list(enumerate(inputs)), max(1, len(inputs)))
-    pages = tasks.flatMap(read).toDF(
+    pages = tasks.flatMap(pages_of).toDF(
         "input long, offset long, url string, date string, text string"
     )
     order = ("input", "offset")
@@ -236,13 +234,13 @@ def _read_archives(spark: Any, inputs: Sequence[str], config: DedupConfig) -> An
     return pages.select("input", "offset", doc_id.alias("id"), "text")
 
 
-def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig) -> Any:
+def _read_jsonl(spark: Any, index: int, path: str, config: DedupConfig, read: ReadSpec) -> Any:
     """Lines with their byte offsets (Hadoop's TextInputFormat), parsed as the local reader does.
 
     Each ``keep_by`` field comes as a number and a string column (:func:`_one_type_each`).
     """
-    text_field, id_field = config.text_field, config.id_field or "id"
-    skip = config.skip_bad_records
+    text_field, id_field = read.text_field, read.id_field or "id"
+    skip = read.skip_bad_records
     keep_fields = [name for name, _ in config.keep_fields]
 
     def parse(pair: tuple[int, str]) -> list[tuple[Any, ...]]:

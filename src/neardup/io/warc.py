@@ -56,7 +56,8 @@ from neardup.io.http_payloads import (
     sha1_digest,
     split_http,
 )
-from neardup.io.source import ReadOptions, Source, skip_advice
+from neardup.io.source import Source, skip_advice
+from neardup.params import ReadSpec
 
 if TYPE_CHECKING:
     from neardup.params import HtmlExtract
@@ -537,7 +538,7 @@ class WarcSource(Source):
     def __init__(
         self,
         path: Path,
-        options: ReadOptions,
+        options: ReadSpec,
         label: str | None = None,
         cache: PayloadCache | None = None,
         first: bool = True,

@@ -21,7 +21,7 @@ from neardup.hashing.bands import band_keys
 from neardup.hashing.packed import sort_packed
 from neardup.io.spill import PairRuns
 from neardup.pairs import CandidatePairs
-from neardup.params import DEFAULT_NUM_PERM, LSHSpec
+from neardup.params import LSHSpec
 
 __all__ = [
     "KeyTable",
@@ -72,9 +72,7 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 
 
 @lru_cache(maxsize=256)
-def bands_rows(
-    spec: LSHSpec, num_perm: int = DEFAULT_NUM_PERM, agreement: float | None = None
-) -> tuple[int, int]:
+def bands_rows(spec: LSHSpec, num_perm: int, agreement: float | None = None) -> tuple[int, int]:
     """The (num_bands, num_rows) of ``spec``: as given, or chosen from its threshold.
 
     ``num_perm``: the signature's slots, the bands' room (``SketchSpec.num_perm``).
@@ -85,7 +83,7 @@ def bands_rows(
     --------
     >>> bands_rows(LSHSpec(threshold=0.8), 128)
     (16, 8)
-    >>> bands_rows(LSHSpec(num_bands=20, num_rows=5))
+    >>> bands_rows(LSHSpec(num_bands=20, num_rows=5), 128)
     (20, 5)
     """
     if spec.num_bands is not None and spec.num_rows is not None:

@@ -7,27 +7,30 @@ Each spec declares its constraints as data (:mod:`neardup.params.rules`).
 
 One module per concern: text (:class:`NormalizeSpec`, :class:`ShingleSpec`), sketches and
 candidates (:class:`SketchSpec`, :class:`LSHSpec`), the join (:class:`JoinSpec`), passage units
-(:class:`UnitSpec`), mirrors (:class:`MirrorSpec`), embeddings (:class:`EmbeddingSpec`) and the
-dedup run (:class:`DedupConfig`); every name is imported from here.
+(:class:`UnitSpec`), mirrors (:class:`MirrorSpec`), embeddings (:class:`EmbeddingSpec`), the
+dedup algorithm (:class:`DedupConfig`), and how a file job reads its inputs (:class:`ReadSpec`)
+and writes its outputs (:class:`OutputSpec`); every name is imported from here.
 """
 
 from __future__ import annotations
 
 from neardup.params.dedup import (
     ClusterMode,
-    Compression,
+    ConfigFile,
     DedupConfig,
-    HtmlExtract,
-    InputFormat,
     KeepDirection,
     KeepRule,
     PairsMode,
     VerifyMode,
     keep_field,
+    load_config,
+    moved_keys,
 )
 from neardup.params.embedding import COSINE_THRESHOLD, EmbeddingDevice, EmbeddingSpec
 from neardup.params.join import JoinSpec
 from neardup.params.mirrors import MirrorSpec
+from neardup.params.output import Compression, OutputSpec
+from neardup.params.read import DEFAULT_BATCH_BYTES, HtmlExtract, InputFormat, ReadSpec
 from neardup.params.rules import MAX_SEED
 from neardup.params.sketch import (
     DEFAULT_NUM_PERM,
@@ -58,6 +61,7 @@ from neardup.params.units import UnitKind, UnitSpec
 
 __all__ = [
     "COSINE_THRESHOLD",
+    "DEFAULT_BATCH_BYTES",
     "DEFAULT_NUM_PERM",
     "DEFAULT_RABIN_POLYNOMIAL",
     "FEATURE_PRESETS",
@@ -68,6 +72,7 @@ __all__ = [
     "STOPWORD_LIST_PREFIX",
     "ClusterMode",
     "Compression",
+    "ConfigFile",
     "DedupConfig",
     "EmbeddingDevice",
     "EmbeddingSpec",
@@ -80,8 +85,10 @@ __all__ = [
     "LSHSpec",
     "MirrorSpec",
     "NormalizeSpec",
+    "OutputSpec",
     "PairsMode",
     "Projection",
+    "ReadSpec",
     "Search",
     "ShingleSpec",
     "ShingleUnit",
@@ -95,5 +102,7 @@ __all__ = [
     "check_psm_radius",
     "check_shingling",
     "keep_field",
+    "load_config",
+    "moved_keys",
     "per_word_radius",
 ]

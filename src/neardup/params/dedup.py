@@ -1,27 +1,31 @@
-"""Everything one ``dedup`` run needs: :class:`DedupConfig`, its specs and its settings."""
+"""The dedup algorithm's parameters (:class:`DedupConfig`) and the ``--config`` file holding them.
+
+How a file job reads its inputs and writes its outputs is not the algorithm's: those settings
+are :class:`~neardup.params.ReadSpec` and :class:`~neardup.params.OutputSpec`, which a config
+file holds in its ``[read]`` and ``[output]`` tables (:func:`load_config`).
+"""
 
 from __future__ import annotations
 
-import codecs
 import os
 import tomllib
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, NamedTuple, cast
 
-from neardup.errors import InputError, ParameterError
+from neardup.errors import InputError, NeardupWarning, ParameterError
 from neardup.kinds import SKETCH_KINDS, Measure
 from neardup.params.embedding import COSINE_THRESHOLD, EmbeddingSpec
+from neardup.params.output import OutputSpec
+from neardup.params.read import ReadSpec
 from neardup.params.rules import (
     Rule,
     Spec,
     boolean,
-    integer,
     one_of,
     optional_integer,
-    optional_text,
-    text,
 )
 from neardup.params.sketch import (
     DEFAULT_NUM_PERM,
@@ -29,6 +33,7 @@ from neardup.params.sketch import (
     SketchSpec,
     candidate_family,
     check_banding,
+    check_bucket_cap,
     check_psm_radius,
 )
 
@@ -37,19 +42,6 @@ KeepRule = Literal["first", "longest"]
 KeepDirection = Literal["max", "min"]
 PairsMode = Literal["all", "spanning", "none"]
 ClusterMode = Literal["components", "center"]
-Compression = Literal["none", "gzip", "zstd"]
-InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"]
-HtmlExtract = Literal["text", "main", "altavista"]
-
-
-def _is_encoding(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        codecs.lookup(value)
-    except LookupError:
-        return False
-    return True
 
 
 def keep_field(spec: str) -> tuple[str, KeepDirection]:
@@ -73,9 +65,24 @@ def _is_keep_by(value: Any) -> bool:
     return all(names) and len(set(names)) == len(names)
 
 
+def _slots(sketch: object) -> int:
+    """The signature slots of a sketch given as a spec or as its dict (a kind's fixed number)."""
+    if isinstance(sketch, SketchSpec):
+        return sketch.num_perm
+    given = sketch if isinstance(sketch, Mapping) else {}
+    kind = SKETCH_KINDS.get(str(given.get("kind", SketchSpec().kind)))
+    if kind is not None and kind.num_slots is not None:
+        return kind.num_slots
+    return int(given.get("num_perm", DEFAULT_NUM_PERM))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DedupConfig(Spec):
-    """Everything one ``dedup`` run needs: the specs plus reading and writing settings.
+    """The dedup algorithm's parameters: how texts are compared, clustered and kept.
+
+    What a file job reads and writes is set apart (:class:`~neardup.params.ReadSpec`,
+    :class:`~neardup.params.OutputSpec`), so :func:`neardup.dedup` of texts in memory takes
+    only what it uses.
 
     Parameters
     ----------
@@ -99,46 +106,12 @@ class DedupConfig(Spec):
         strings by code point (ISO dates in order); a record without the field, or with
         null, is preferred last (:func:`~neardup.cluster.preference_order`). ``keep`` must be
         ``"first"`` then.
-    annotate
-        Instead of the kept corpus, write every record with this field added (``{"cluster",
-        "keep", "similarity"}``, as ``clusters.jsonl`` gives them): ``annotated.jsonl``,
-        ``.csv`` (three columns ``FIELD.cluster``, ...) or ``.parquet`` (a struct column).
-        ``None``: the kept corpus.
     cluster
         ``"components"``: the connected components of the verified pairs (single link: A ~ B
         ~ C joins A and C even when they share little); ``"center"``: clusters that do not
         chain, every member verified against its representative at the threshold
         (:func:`~neardup.cluster.center_clusters`). Either way each document's similarity to
         its representative is measured and written.
-    batch_bytes
-        Text bytes read per batch; memory is bounded by this, not by the corpus.
-    text_field
-        The field (JSONL, Parquet) or column (CSV) holding the text.
-    id_field
-        Where ids come from. ``None`` (the default): the ``id`` field of a record that has one,
-        else ``FILE:LINE`` (JSONL, CSV) or ``FILE:ROW`` (Parquet); a name: that field, which
-        every record must have (a misspelt name is an error, not a silent fallback); ``""``:
-        ``FILE:LINE`` (or ``FILE:ROW``) for every record. ``FILE`` is the input's name, or as
-        much of its path as tells it from the run's other inputs. ``.txt`` files are named by
-        their relative paths. Ids must be unique within a run.
-    encoding
-        The text encoding of CSV and ``.txt`` inputs (any Python codec name); JSON Lines and
-        Parquet are UTF-8 by definition. A leading UTF-8 byte-order mark is skipped.
-    input_format
-        ``"auto"`` decides from the file extension (``.warc``/``.arc``, optionally ``.gz``, are
-        web archives: each HTML response a document, its target URI the id).
-    html_field
-        The field (JSONL, Parquet) or column (CSV) holding a page's HTML, turned into text as
-        ``html_extract`` says; ``None``: the inputs hold plain text (``text_field``).
-    html_extract
-        What is taken of an HTML page (a web archive's, or ``html_field``'s): ``"text"``, its
-        visible text; ``"main"``, the main content only (navigation, headers and footers
-        dropped); ``"altavista"``, the feature text of seed 000 (the words of the text with the
-        URLs of HREF and IMG attributes as words where they stand, markup dropped).
-    skip_bad_records
-        Skip malformed records, counting them in the summary, instead of stopping.
-    compress
-        Compression of the written deduplicated corpus (JSONL or CSV).
     pairs
         Which verified near-duplicate pairs are reported (``pairs.jsonl``, ``DedupResult.pairs``):
         ``"spanning"`` (the default) keeps those that join two clusters, taken in pair order:
@@ -173,17 +146,7 @@ class DedupConfig(Spec):
     verify: VerifyMode | None = None
     keep: KeepRule = "first"
     keep_by: tuple[str, ...] = ()
-    annotate: str | None = None
     cluster: ClusterMode = "components"
-    batch_bytes: int = 32 * 2**20
-    text_field: str = "text"
-    id_field: str | None = None
-    encoding: str = "utf-8"
-    input_format: InputFormat = "auto"
-    html_field: str | None = None
-    html_extract: HtmlExtract = "text"
-    skip_bad_records: bool = False
-    compress: Compression = "none"
     pairs: PairsMode = "spanning"
     memory_bytes: int | None = None
     explain: bool = False
@@ -204,17 +167,7 @@ class DedupConfig(Spec):
         "keep_by": Rule(
             "a tuple of 'FIELD', 'FIELD:max' or 'FIELD:min' (each field once)", _is_keep_by
         ),
-        "annotate": optional_text(),
         "cluster": one_of("components", "center"),
-        "batch_bytes": integer(1, 2**40),
-        "text_field": text(),
-        "id_field": Rule("None or a str", lambda v: v is None or isinstance(v, str)),
-        "encoding": Rule("a text encoding Python knows", _is_encoding),
-        "input_format": one_of("auto", "jsonl", "parquet", "arrow", "csv", "txt", "warc"),
-        "html_field": optional_text(),
-        "html_extract": one_of("text", "main", "altavista"),
-        "skip_bad_records": boolean(),
-        "compress": one_of("none", "gzip", "zstd"),
         "pairs": one_of("all", "spanning", "none"),
         "memory_bytes": optional_integer(1 << 24, 1 << 50),
         "explain": boolean(),
@@ -233,6 +186,7 @@ class DedupConfig(Spec):
         family = candidate_family(self.sketch, self.lsh)
         if self.lsh.family is None:
             object.__setattr__(self, "lsh", replace(self.lsh, family=family))
+        check_bucket_cap(self.lsh, family, with_embedding=self.embedding is not None)
         if family == "hamming" and self.lsh.search == "psm":
             check_psm_radius(self.sketch.simhash_bits, self.lsh.hamming)
         if family == "containment":
@@ -354,6 +308,21 @@ class DedupConfig(Spec):
         return max(1 << 26, min(1 << 30, physical // 8))
 
     @classmethod
+    def from_toml(cls, path: Path | str) -> DedupConfig:
+        """Deprecated: the ``config`` of :func:`load_config`, which reads the file's settings.
+
+        The file's ``[read]`` and ``[output]`` tables are :func:`load_config`'s ``read`` and
+        ``write``; this method, kept for one version, returns the algorithm's part only.
+        """
+        warnings.warn(
+            "DedupConfig.from_toml is deprecated: use neardup.params.load_config(path), whose "
+            ".config this is (its .read and .write are the file's [read] and [output] tables)",
+            NeardupWarning,
+            stacklevel=2,
+        )
+        return load_config(path).config
+
+    @classmethod
     def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
         """``data`` as it is; an older ``lsh.num_perm`` other than the sketch's is refused.
 
@@ -362,8 +331,7 @@ class DedupConfig(Spec):
         """
         lsh, sketch = data.get("lsh"), data.get("sketch")
         if isinstance(lsh, Mapping) and "num_perm" in lsh:
-            given = sketch if isinstance(sketch, Mapping) else {}
-            slots = given.get("num_perm", DEFAULT_NUM_PERM)
+            slots = _slots(sketch)
             if lsh["num_perm"] != slots:
                 raise ParameterError(
                     f"lsh.num_perm ({lsh['num_perm']!r}) differs from sketch.num_perm "
@@ -372,24 +340,112 @@ class DedupConfig(Spec):
                 )
         return data
 
-    @classmethod
-    def from_toml(cls, path: Path | str) -> DedupConfig:
-        """Load a config from a TOML file; unknown keys are errors naming the file and key.
 
-        Examples
-        --------
-        A file with ``[lsh]`` ``threshold = 0.7`` and ``[sketch.shingle]`` ``unit = "char"``
-        gives ``DedupConfig(lsh=LSHSpec(threshold=0.7), sketch=SketchSpec(shingle=...))``.
+class ConfigFile(NamedTuple):
+    """What a ``--config`` TOML file holds: the algorithm, and how files are read and written.
+
+    The algorithm's keys are at the top level (:class:`DedupConfig`), the reading settings in
+    a ``[read]`` table (:class:`ReadSpec`) and the writing settings in ``[output]``
+    (:class:`OutputSpec`); a summary's ``params`` have the same layout.
+    """
+
+    config: DedupConfig
+    read: ReadSpec
+    write: OutputSpec
+
+    def to_dict(self) -> dict[str, Any]:
+        """The layout of a config file and of a summary's ``params``, as a plain dict."""
+        return {
+            **self.config.to_dict(),
+            "read": self.read.to_dict(),
+            "output": self.write.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConfigFile:
+        """Read :meth:`to_dict`'s layout; reading and writing keys at the top level too.
+
+        Configs and summaries before the ``[read]`` and ``[output]`` tables held those keys at
+        the top level, beside the algorithm's (:func:`moved_keys` names them). A key given in
+        both places is an error.
         """
-        path = Path(path)
-        try:
-            with path.open("rb") as f:
-                data = tomllib.load(f)
-        except OSError as exc:
-            raise InputError(f"cannot read config: {exc.strerror}", path=path) from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", path=path) from exc
-        try:
-            return cls.from_dict(data)
-        except ParameterError as exc:
-            raise ParameterError(f"{path}: {exc}") from exc
+        settings = dict(data)
+        tables: dict[str, dict[str, Any]] = {}
+        for table, spec in (("read", ReadSpec), ("output", OutputSpec)):
+            given = settings.pop(table, None) or {}
+            if not isinstance(given, Mapping):
+                raise ParameterError(
+                    f"{table} must be a table of {spec.__name__} settings; got {given!r}."
+                )
+            tables[table] = dict(given)
+            for key in _SPEC_KEYS[table]:
+                if key not in settings:
+                    continue
+                if key in tables[table]:
+                    raise ParameterError(
+                        f"{key} is given both at the top level and in [{table}]: "
+                        "drop the top-level one"
+                    )
+                tables[table][key] = settings.pop(key)
+        return cls(
+            DedupConfig.from_dict(settings),
+            ReadSpec.from_dict(tables["read"], where="read"),
+            OutputSpec.from_dict(tables["output"], where="output"),
+        )
+
+
+_SPEC_KEYS = {
+    "read": tuple(f.name for f in fields(ReadSpec)),
+    "output": tuple(f.name for f in fields(OutputSpec)),
+}
+"""The keys of the ``[read]`` and ``[output]`` tables, which older configs held at the top."""
+
+
+def moved_keys(data: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The keys of ``data``'s top level that belong in its ``[read]`` or ``[output]`` table.
+
+    Examples
+    --------
+    >>> moved_keys({"text_field": "body", "keep": "longest", "compress": "gzip"})
+    {'read': ['text_field'], 'output': ['compress']}
+    """
+    return {
+        table: found
+        for table, keys in _SPEC_KEYS.items()
+        if (found := [key for key in keys if key in data])
+    }
+
+
+def load_config(path: Path | str) -> ConfigFile:
+    """Load a ``--config`` TOML file; unknown keys are errors naming the file and key.
+
+    Reading and writing keys at the top level (as files before ``[read]`` and ``[output]``
+    held them) are read for one more version, with a :class:`~neardup.errors.NeardupWarning`
+    saying where they go.
+
+    Examples
+    --------
+    A file with ``[lsh]`` ``threshold = 0.7`` and ``[read]`` ``text_field = "body"`` gives
+    ``ConfigFile(DedupConfig(lsh=LSHSpec(threshold=0.7)), ReadSpec(text_field="body"),
+    OutputSpec())``.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise InputError(f"cannot read config: {exc.strerror}", path=path) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", path=path) from exc
+    for table, keys in moved_keys(data).items():
+        warnings.warn(
+            f"{path}: key(s) {', '.join(keys)} belong in the [{table}] table now, not at the "
+            "top level: move them there (this version still reads them at the top level; the "
+            "next will not)",
+            NeardupWarning,
+            stacklevel=2,
+        )
+    try:
+        return ConfigFile.from_dict(data)
+    except ParameterError as exc:
+        raise ParameterError(f"{path}: {exc}") from exc

@@ -151,6 +151,9 @@ _KIND_OPTION_DEFAULTS = options_of(SKETCH_KINDS, SketchSpec)
 """Every kind's own options, with their defaults."""
 
 
+MAX_BUCKET_SIZE = 1000
+"""Bucket members paired each with all the others unless asked otherwise (``max_bucket_size``)."""
+
 Search = Literal["tables", "psm"]
 """How fingerprints within ``h`` bits are found: block-permuted tables (exact, ``C(G, g)``
 copies), or PSM (one copy; exact with every flip set, approximate with a budget)."""
@@ -212,7 +215,7 @@ class LSHSpec(Spec):
     num_rows: int | None = None
     false_positive_weight: float = 0.05
     false_negative_weight: float = 0.95
-    max_bucket_size: int = 1000
+    max_bucket_size: int = MAX_BUCKET_SIZE
     hamming: int = 7
     hamming_blocks: int | None = None
     search: Search = "tables"
@@ -316,6 +319,27 @@ SketchSpec.num_perm (64); got 16 * 8.
         raise ParameterError(
             "LSHSpec.num_bands * num_rows must be at most SketchSpec.num_perm "
             f"({sketch.num_perm}); got {b} * {r}."
+        )
+
+
+def check_bucket_cap(lsh: LSHSpec, family: str, *, with_embedding: bool = False) -> None:
+    """Refuse a bucket cap that nothing reads: the exact families pair no bucket's members.
+
+    ``with_embedding``: the embedding method's cosine join runs beside (it caps its buckets).
+
+    Examples
+    --------
+    >>> check_bucket_cap(LSHSpec(max_bucket_size=50), "prefix")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    neardup.errors.ParameterError: LSHSpec.max_bucket_size caps the buckets ... 'prefix' ...
+    """
+    if with_embedding or FAMILIES[family].caps_buckets:
+        return
+    if lsh.max_bucket_size != MAX_BUCKET_SIZE:
+        raise ParameterError(
+            "LSHSpec.max_bucket_size caps the buckets whose members are paired; family "
+            f"{family!r} finds every pair exactly, from no bucket: drop it"
         )
 
 

@@ -93,7 +93,7 @@ def cluster_joined(
     return clusters, joined
 
 
-def _reported(joined: BoolArray, config: DedupConfig) -> BoolArray:
+def reported_pairs(joined: BoolArray, config: DedupConfig) -> BoolArray:
     """Which verified pairs ``config.pairs`` reports, given those that joined two clusters."""
     if config.pairs == "all":
         return np.ones(joined.shape[0], dtype=bool)

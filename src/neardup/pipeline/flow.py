@@ -22,8 +22,8 @@ from neardup.io.records import Ids, RecordBatch
 from neardup.io.setstore import SketchedSets
 from neardup.io.spill import KeyColumns
 from neardup.keep import KeepValues
-from neardup.params import DedupConfig
-from neardup.pipeline.clustering import _reported, cluster_joined
+from neardup.params import DEFAULT_BATCH_BYTES, DedupConfig
+from neardup.pipeline.clustering import cluster_joined, reported_pairs
 from neardup.pipeline.exact import duplicate_ids, exact_groups
 from neardup.pipeline.finding import (
     Candidates,
@@ -140,7 +140,7 @@ def find_duplicates(
             clusters, joined = cluster_joined(
                 sketched, group_first, found.components, found.pairs, found.joined, scorer
             )
-    reported = found.pairs.subset(_reported(joined, config))
+    reported = found.pairs.subset(reported_pairs(joined, config))
     if config.measure == "containment":
         reported = reported.contained_first(sketched.lengths)
     docs = np.arange(num_docs, dtype=np.int64)
@@ -216,7 +216,7 @@ def dedup(
         raise InputError(f"ids[{a}] and ids[{b}] are both {ids[a]!r}; ids must be unique")
     templates = None
     if config.host_templates:
-        batches = _string_batches(ids, texts, config.batch_bytes)
+        batches = _string_batches(ids, texts, DEFAULT_BATCH_BYTES)
         templates = HostTemplates.learn(batches, config.sketch.normalize)
     values = None
     if config.keep_by:
@@ -227,7 +227,7 @@ def dedup(
             )
         values = KeepValues.of_mapping(config, fields, len(texts))
     return dedup_batches(
-        lambda: _string_batches(ids, texts, config.batch_bytes),
+        lambda: _string_batches(ids, texts, DEFAULT_BATCH_BYTES),
         StringTexts(texts, config, ids, templates),
         config,
         values,

@@ -24,7 +24,7 @@ from neardup.errors import NeardupWarning, ParameterError, advice
 from neardup.io.atomic import replaced_file
 from neardup.io.output import PLAN_MARK, check_output
 from neardup.kinds import SKETCH_KINDS
-from neardup.params import DedupConfig, ShingleSpec
+from neardup.params import DedupConfig, ReadSpec, ShingleSpec
 from neardup.plan.design import Choice, Design, PairDistribution, Rates, choose_design, peak_memory
 from neardup.plan.measure import (
     Pairs,
@@ -159,6 +159,9 @@ class Plan:
     ----------
     config
         The config to run ``neardup dedup`` with.
+    read
+        How the inputs were read for the sample, and are to be read by the run (the TOML's
+        ``[read]`` table).
     measurements
         What was measured (:class:`Measurements`).
     predictions
@@ -172,6 +175,7 @@ class Plan:
     """
 
     config: DedupConfig
+    read: ReadSpec
     measurements: Measurements
     predictions: Predictions
     recall: float
@@ -239,7 +243,7 @@ class Plan:
             *(f"  {line}" for line in self._predicted()),
             f"  seconds: {seconds}",
         ]
-        return toml_text(self.config.to_dict(), comments)
+        return toml_text({**self.config.to_dict(), "read": self.read.to_dict()}, comments)
 
     def write(
         self, path: Path | str, *, overwrite: bool = False, inputs: Sequence[Path | str] = ()
@@ -367,6 +371,7 @@ def plan(
     sample_bytes: int = SAMPLE_BYTES,
     seed: int = 42,
     config: DedupConfig | None = None,
+    read: ReadSpec | None = None,
     show_progress: bool = False,
 ) -> Plan:
     """Sample ``inputs``, measure them and recommend a dedup config for them.
@@ -391,9 +396,10 @@ def plan(
     seed
         Seed of the sample and of the random pairs.
     config
-        Reading settings (fields, format, ...), the sketch kind and (unless ``threshold`` is
-        given) the threshold; its shingling, ``num_perm``, bands and rows are what the plan
-        replaces.
+        The sketch kind and (unless ``threshold`` is given) the threshold; its shingling,
+        ``num_perm``, bands and rows are what the plan replaces.
+    read
+        How the inputs are read (fields, format, ...), as ``neardup dedup`` will read them.
     show_progress
         The sampling pass's progress on stderr (bytes of input read, as ``dedup`` shows it).
 
@@ -425,11 +431,12 @@ def plan(
     sample's pairs scaled to the whole input. See ``docs/plan.md``.
     """
     config = config if config is not None else DedupConfig()
+    read = read if read is not None else ReadSpec()
     threshold = config.lsh.threshold if threshold is None else threshold
     _check(threshold, recall, precision, sample_docs, sample_bytes)
     _check_kind(config)
     with Progress("sample", 0, enabled=show_progress) as bar:
-        sample = sample_inputs(inputs, config, sample_docs, seed, sample_bytes, bar)
+        sample = sample_inputs(inputs, read, sample_docs, seed, sample_bytes, bar)
     crash_point("sampled")
     _check_sample(sample, sample_bytes)
     normalize = config.sketch.normalize
@@ -471,12 +478,20 @@ def plan(
         rates=rates,
     )
     _warn_if_small(measurements, sample_docs)
-    recommended = _recommend(shingled, measurements, sample, recall=recall, precision=precision)
+    recommended = _recommend(
+        shingled, read, measurements, sample, recall=recall, precision=precision
+    )
     return replace(recommended, inputs=tuple(map(str, inputs)))
 
 
 def _recommend(
-    config: DedupConfig, m: Measurements, sample: Sample, *, recall: float, precision: float
+    config: DedupConfig,
+    read: ReadSpec,
+    m: Measurements,
+    sample: Sample,
+    *,
+    recall: float,
+    precision: float,
 ) -> Plan:
     """The cheapest design for the targets, as a config, with its predictions."""
     distinct = m.num_docs * m.pairs.distinct_docs / max(sample.size, 1)
@@ -512,6 +527,8 @@ def _recommend(
         near_pairs=m.pairs.distribution.num_near,
         candidates=choice.candidates,
         seconds=choice.seconds,
-        peak_memory=peak_memory(m.num_docs, m.num_bytes, choice.candidates, chosen),
+        peak_memory=peak_memory(
+            m.num_docs, m.num_bytes, choice.candidates, chosen, read.batch_bytes
+        ),
     )
-    return Plan(chosen, m, predictions, recall, precision)
+    return Plan(chosen, read, m, predictions, recall, precision)

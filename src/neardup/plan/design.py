@@ -154,15 +154,18 @@ class Rates:
         return {**parts, "total": sum(parts.values())}
 
 
-def peak_memory(num_docs: int, num_bytes: int, candidates: float, config: DedupConfig) -> int:
+def peak_memory(
+    num_docs: int, num_bytes: int, candidates: float, config: DedupConfig, batch_bytes: int
+) -> int:
     """Predicted peak resident memory of ``neardup dedup`` (local engine), in bytes.
 
     :data:`BASE_MEMORY`, plus the larger of the sketching pass (:data:`BATCH_MEMORY_PER_BYTE`
-    per byte of a batch) and the verification chunks (at most a quarter of the working memory,
+    per byte of a batch of ``batch_bytes``, the run's ``ReadSpec.batch_bytes``) and the
+    verification chunks (at most a quarter of the working memory,
     :data:`~neardup.pipeline.VERIFY_BYTES_PER_BYTE` per byte of text), plus
     :data:`MEMORY_PER_DOC` per document and :data:`MEMORY_PER_CANDIDATE` per candidate.
     """
-    batch = BATCH_MEMORY_PER_BYTE * min(config.batch_bytes, num_bytes)
+    batch = BATCH_MEMORY_PER_BYTE * min(batch_bytes, num_bytes)
     verify = min(config.working_memory // 4, VERIFY_BYTES_PER_BYTE * num_bytes)
     return int(
         BASE_MEMORY

@@ -22,8 +22,8 @@ import numpy as np
 from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch, F64Array
 from neardup.errors import InputError
-from neardup.io.readers import ReadOptions, all_batches, open_sources
-from neardup.params import DedupConfig
+from neardup.io.readers import all_batches, open_sources
+from neardup.params import ReadSpec
 from neardup.text.spans import concat, take
 
 __all__ = ["Sample", "sample_inputs"]
@@ -68,7 +68,7 @@ class Sample:
 
 def sample_inputs(
     inputs: Sequence[Path | str],
-    config: DedupConfig,
+    read: ReadSpec,
     sample_docs: int,
     seed: int,
     sample_bytes: int | None = None,
@@ -77,7 +77,7 @@ def sample_inputs(
     """Draw up to ``sample_docs`` documents, ``sample_bytes`` of text, uniformly from ``inputs``.
 
     All of them when they are fewer and fit; at least one. The inputs are read as
-    ``neardup dedup`` reads them with ``config`` (fields, format, encoding, bad records), batch
+    ``neardup dedup`` reads them with ``read`` (fields, format, encoding, bad records), batch
     by batch; the same inputs and seed give the same sample. ``progress`` is told the bytes
     of input read so far and the inputs' size.
 
@@ -86,7 +86,7 @@ def sample_inputs(
     InputError
         An unreadable input or a bad record, as ``dedup`` would raise; or no records at all.
     """
-    sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
+    sources = open_sources(inputs, read)
     rng = np.random.default_rng(seed)
     budget = sample_bytes if sample_bytes is not None else np.iinfo(np.int64).max
     kept = Batch(data=np.empty(0, dtype=np.uint8), offsets=np.zeros(1, dtype=np.int64))
@@ -96,7 +96,7 @@ def sample_inputs(
     total_bytes = sum(source.size for source in sources)
     watch = Stopwatch()
     with watch.running():
-        for batch in all_batches(sources, config.batch_bytes):
+        for batch in all_batches(sources, read.batch_bytes):
             drawn = rng.random(batch.num_docs)
             entering = np.flatnonzero(drawn < bound)
             if entering.shape[0]:

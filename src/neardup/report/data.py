@@ -25,9 +25,9 @@ import pyarrow.json as pa_json
 from neardup._types import Batch, F64Array, I64Array, U64Array
 from neardup.errors import InputError, NeardupError, ParameterError
 from neardup.explain import Passage
-from neardup.io.readers import ReadOptions, all_batches, open_sources
+from neardup.io.readers import all_batches, open_sources
 from neardup.io.records import Ids
-from neardup.params import DedupConfig
+from neardup.params import ConfigFile, DedupConfig, ReadSpec
 from neardup.record import upgraded
 from neardup.text.normalize import normalize_bytes
 from neardup.text.shingle import Shingler
@@ -129,7 +129,10 @@ class Run:
     summary
         ``summary.json`` as read.
     config
-        The run's parameters (``summary["params"]``).
+        The run's algorithm parameters (``summary["params"]``).
+    read
+        How the run read its inputs (``summary["params"]["read"]``; a summary written before
+        that table held its keys at the top level of ``params``).
     cluster_sizes
         ``(sizes, counts)``: how many clusters of two or more documents have each size,
         sizes increasing; None when the run wrote no ``clusters.jsonl``.
@@ -146,6 +149,7 @@ class Run:
     directory: Path
     summary: Mapping[str, Any]
     config: DedupConfig
+    read: ReadSpec
     cluster_sizes: tuple[I64Array, I64Array] | None
     biggest: tuple[Cluster, ...]
     bands: tuple[Band, ...] | None
@@ -234,7 +238,7 @@ def load_run(
             path=directory,
         )
     try:
-        config = DedupConfig.from_dict(summary["params"])
+        config, read, _ = ConfigFile.from_dict(summary["params"])
     except (KeyError, TypeError, ParameterError) as exc:
         raise InputError(
             f"summary.json holds no config this neardup can read ({exc}); make the report "
@@ -259,6 +263,7 @@ def load_run(
         directory=directory,
         summary=summary,
         config=config,
+        read=read,
         cluster_sizes=None if clusters is None else _size_distribution(clusters),
         biggest=() if clusters is None else _biggest_clusters(clusters, num_clusters),
         bands=bands,
@@ -399,8 +404,8 @@ def read_texts(
 ) -> Texts:
     """Re-read the run's inputs for the texts of ``ids`` and the first short documents.
 
-    One streaming pass over the inputs, read as the run read them (the config's text and id
-    fields, format, HTML extraction, encoding and bad-record rule); only the texts asked for
+    One streaming pass over the inputs, read as the run read them (:attr:`Run.read`: the text
+    and id fields, format, HTML extraction, encoding and bad-record rule); only the texts asked for
     are kept. Ids are matched through their 128-bit hashes (:meth:`Ids.hashes`), so no id is
     decoded unless it may be one asked for.
 
@@ -434,9 +439,9 @@ def read_texts(
     short: list[str] = []
     total_short = num_docs = 0
     try:
-        sources = open_sources(inputs, ReadOptions.of(config), config.input_format)
+        sources = open_sources(inputs, run.read)
         total_bytes = sum(source.size for source in sources)
-        for batch in all_batches(sources, config.batch_bytes):
+        for batch in all_batches(sources, run.read.batch_bytes):
             maybe = np.flatnonzero(np.isin(batch.ids.hashes()[:, 0], wanted_hashes))
             for doc in maybe.tolist():
                 if batch.ids[doc] in wanted:

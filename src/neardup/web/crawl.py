@@ -14,9 +14,9 @@ from pathlib import Path
 
 from neardup.errors import InputError, ParameterError
 from neardup.io.html_field import naming_the_html_field
-from neardup.io.readers import ReadOptions, detect_format, open_sources
+from neardup.io.readers import detect_format, open_sources
 from neardup.io.warc import ArchiveStats, PayloadCache, read_web_records
-from neardup.params import HtmlExtract
+from neardup.params import HtmlExtract, ReadSpec
 from neardup.text.html import parse_page
 
 __all__ = ["Crawl", "read_crawl"]
@@ -127,9 +127,7 @@ def _read_tables(
         )
     field_name = html_field if html_field is not None else text_field
     assert field_name is not None
-    options = ReadOptions(
-        text_field=field_name, id_field=url_field, skip_bad_records=skip_bad_records
-    )
+    options = ReadSpec(text_field=field_name, id_field=url_field, skip_bad_records=skip_bad_records)
     for source in open_sources(paths, options):
         try:
             for url, body in source.records():
