@@ -173,6 +173,24 @@ def test_shingle_spec_parse_validates_the_parts() -> None:
         ShingleSpec.parse("char:0")
 
 
+def test_an_older_lsh_num_perm_is_compared_with_the_slots_the_kind_has() -> None:
+    # canonical forms have one slot whatever num_perm says; older dicts synced lsh to it
+    old = {"sketch": {"kind": "canonical", "num_perm": 64}, "lsh": {"num_perm": 1}}
+    assert DedupConfig.from_dict(old).sketch.num_perm == 1
+    with pytest.raises(ParameterError, match=r"lsh.num_perm \(64\) differs"):
+        DedupConfig.from_dict({"sketch": {"kind": "canonical"}, "lsh": {"num_perm": 64}})
+
+
+def test_a_bucket_cap_is_refused_where_no_bucket_is_paired() -> None:
+    with pytest.raises(ParameterError, match="family 'prefix' finds every pair exactly"):
+        DedupConfig(lsh=LSHSpec(family="prefix", max_bucket_size=50))
+    assert DedupConfig(lsh=LSHSpec(family="prefix")).lsh.max_bucket_size == 1000
+    # the embedding's cosine join, beside the exact family, caps its own buckets with it
+    combined = EmbeddingSpec(model="m", with_shingles=True)
+    config = DedupConfig(lsh=LSHSpec(family="prefix", max_bucket_size=50), embedding=combined)
+    assert config.to_dict()["lsh"]["max_bucket_size"] == 50
+
+
 def test_the_former_from_toml_still_loads_the_algorithm_with_a_warning(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
     toml.write_text('[lsh]\nthreshold = 0.7\n[read]\ntext_field = "body"\n')
