@@ -224,9 +224,7 @@ def contamination_files(
                 "against": [str(p) for p in against],
                 "shingle": shingle.to_dict(),
                 "normalize": NormalizeSpec().to_dict(),
-                "text_field": read.text_field,
-                "id_field": read.id_field,
-                "skip_bad_records": read.skip_bad_records,
+                "read": read.to_dict(),
             },
             counts={
                 "items": counts.items,

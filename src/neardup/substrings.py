@@ -312,9 +312,7 @@ def substrings_files(
                 "tokens": "raw words (whitespace-separated, punctuation kept, CJK characters "
                 "one by one; exact, no normalisation)",
                 "memory_bytes": memory,
-                "text_field": read.text_field,
-                "id_field": read.id_field,
-                "skip_bad_records": read.skip_bad_records,
+                "read": read.to_dict(),
             },
             counts={
                 "items": int(counts.shape[0]),

@@ -210,6 +210,7 @@ def test_contamination_writes_the_run_record(
     assert "1 of 1 items contaminated" in done.stdout
     summary = _check(out, ())
     assert summary["command"] == "contamination"
+    assert summary["params"]["read"] == neardup.ReadSpec().to_dict()  # as dedup records it
     assert summary["counts"]["items"] == len(licenses)
     assert summary["benchmarks"][0]["contaminated_items"] == 1
     first = json.loads((out / "contaminated.jsonl").read_text().splitlines()[0])
