@@ -15,8 +15,10 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from neardup import JoinSpec, VectorIndex
 from neardup.index import LSHIndex, SQLiteStore, recall_at
 from neardup.kinds import INDEX_KINDS
 from tests.conftest import SAMPLE
@@ -120,6 +122,21 @@ def test_one_document_is_counted_in_the_singular(tmp_path: Path) -> None:
     one = write_jsonl(tmp_path / "one.jsonl", [{"id": "a", "text": "just one text here"}])
     added = neardup("index", "add", index, one)
     assert added.stdout.strip() == "added 1 document; the index holds 1"
+
+
+def test_info_check_and_delete_take_a_vector_index_too(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.ndx"
+    spec = JoinSpec(metric="cosine", threshold=0.9, num_bands=16, num_rows=4)
+    rows = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.9, 0.1, 0.0]])
+    with VectorIndex.open(path, spec=spec, dim=3, create=True) as index:
+        index.add(["a", "b", "c"], rows)
+    info = json.loads(run("index", "info", path).stdout)
+    assert (info["documents"], info["measure"]) == (3, "cosine")
+    assert run("index", "check", path).stdout.strip() == "ok: 3 documents, postings consistent"
+    deleted = run("index", "delete", path, "b", "z")
+    assert deleted.stdout.strip() == "deleted 1; not in the index: z"
+    with VectorIndex.open(path) as index:
+        assert (len(index), index.get("b")) == (2, None)
 
 
 def test_commands_on_a_missing_index_say_how_to_create_one(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from neardup.kinds import INDEX_KINDS
 from neardup.params import DedupConfig
 
 if TYPE_CHECKING:
-    from neardup.index import LSHIndex
+    from neardup.index import LSHIndex, VectorIndex
     from neardup.index.lsh_index import QueryMeasure
     from neardup.io.source import Source
 
@@ -57,6 +57,13 @@ Example:
 )
 def index_group() -> None:
     """A persistent near-duplicate index in one SQLite file (see docs/service.md)."""
+
+
+def _any_index(path: Path) -> LSHIndex | VectorIndex:
+    """The existing index at ``path``, of texts or of vectors (``index.files.open_index``)."""
+    from neardup.index import open_index
+
+    return open_index(path)
 
 
 def _index(path: Path, *, create: bool = False, **specs: Any) -> LSHIndex:
@@ -339,8 +346,8 @@ def query_command(
 @click.argument("path", type=click.Path(path_type=Path))
 @click.argument("ids", nargs=-1, required=True)
 def delete_command(path: Path, ids: tuple[str, ...]) -> None:
-    """Delete documents by id from the index at PATH."""
-    with _index(path) as index:
+    """Delete documents by id from the index at PATH (of texts or of vectors)."""
+    with _any_index(path) as index:
         deleted = index.delete(list(ids))
     missing = sorted(set(ids) - set(deleted))
     click.echo(
@@ -352,8 +359,8 @@ def delete_command(path: Path, ids: tuple[str, ...]) -> None:
 @index_group.command("info", epilog="\b\nExample:\n  neardup index info seen.ndx")
 @click.argument("path", type=click.Path(path_type=Path))
 def info_command(path: Path) -> None:
-    """Print the index's parameters, size and document count as JSON."""
-    with _index(path) as index:
+    """Print the index's parameters, size and document count as JSON (texts or vectors)."""
+    with _any_index(path) as index:
         click.echo(json.dumps(index.info(), indent=2))
 
 
@@ -366,7 +373,7 @@ def check_command(path: Path) -> None:
     """
     from neardup.index.sqlite import REPAIR_ADVICE
 
-    with _index(path) as index:
+    with _any_index(path) as index:
         problems = index.verify_integrity()
         if problems:
             shown = "; ".join(" ".join(p.split()) for p in problems[:3])
