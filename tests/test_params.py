@@ -193,10 +193,16 @@ def test_a_bucket_cap_is_refused_where_no_bucket_is_paired() -> None:
 
 def test_the_former_from_toml_still_loads_the_algorithm_with_a_warning(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
-    toml.write_text('[lsh]\nthreshold = 0.7\n[read]\ntext_field = "body"\n')
+    toml.write_text("[lsh]\nthreshold = 0.7\n")
     with pytest.warns(NeardupWarning, match="DedupConfig.from_toml is deprecated"):
         config = DedupConfig.from_toml(toml)
     assert config == load_config(toml).config == DedupConfig(lsh=LSHSpec(threshold=0.7))
+    toml.write_text('[lsh]\nthreshold = 0.7\n[read]\ntext_field = "body"\n')
+    with (
+        pytest.warns(NeardupWarning),
+        pytest.raises(ParameterError, match="no longer holds: load it with"),
+    ):
+        DedupConfig.from_toml(toml)  # it would drop the [read] table
 
 
 def test_config_loads_from_toml_and_names_the_file_on_error(tmp_path: Path) -> None:

@@ -103,12 +103,14 @@ def test_plan_keeps_the_settings_of_its_config(tmp_path: Path) -> None:
     base = tmp_path / "base.toml"
     base.write_text(
         'keep = "longest"\n\n[sketch]\nkind = "minhash"\n\n'
-        "[sketch.normalize]\nstrip_punctuation = true\n\n[lsh]\nthreshold = 0.7\n",
+        "[sketch.normalize]\nstrip_punctuation = true\n\n[lsh]\nthreshold = 0.7\n\n"
+        '[output]\ncompress = "gzip"\n',
         encoding="utf-8",
     )
     path = tmp_path / "plan.toml"
     _plan(SAMPLE, "--config", base, "--sample", "300", "-o", path)
     config = load_config(path).config
+    assert load_config(path).write.compress == "gzip"  # carried into the plan as it was
     assert (config.keep, config.sketch.kind) == ("longest", "minhash")
     assert config.sketch.normalize.strip_punctuation
     bands, rows = config.lsh.num_bands, config.lsh.num_rows

@@ -125,6 +125,23 @@ def test_a_resume_of_another_run_is_refused_naming_the_difference(
     assert not (tmp_path / ".out.work").exists()
 
 
+def test_checkpoints_of_the_layout_before_read_and_output_resume(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An earlier version kept the reading and writing settings (and the banding's copy of
+    num_perm) in the checkpoints' config: a resume of its run reads them where they were."""
+    out = tmp_path / "out"
+    _failed_while_writing(corpus, out, monkeypatch)
+    run_file = tmp_path / ".out.work" / "run.json"
+    identity = json.loads(run_file.read_bytes())
+    identity["config"] = {**identity["config"], **identity.pop("read"), **identity.pop("output")}
+    identity["config"]["lsh"]["num_perm"] = identity["config"]["sketch"]["num_perm"]
+    run_file.write_text(json.dumps(identity, indent=1))
+    resumed = run("dedup", corpus, "-o", out, *OPTIONS, "--resume", "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "summary.json").read_bytes())["resumed_after"] == "find"
+
+
 def test_an_input_changed_since_the_checkpoints_is_named(
     corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -267,7 +267,7 @@ def dedup_command(
         from neardup.engine.spark import check_runs, dedup_files_spark, spark_session
 
         config = apply_flags(base, flags)
-        check_runs(config)  # before a JVM starts
+        check_runs(config, write)  # before a JVM starts
         session = spark_session(spark_master, spark_conf)
         summary = dedup_files_spark(
             session, [str(p) for p in inputs], str(output), config, read=read, write=write,

@@ -127,7 +127,7 @@ def plan_command(
         else ConfigFile(DedupConfig(), ReadSpec(), OutputSpec())
     )
     config = apply_flags(loaded.config, flags)
-    reading, _ = apply_file_flags(loaded.read, loaded.write, flags)
+    reading, writing = apply_file_flags(loaded.read, loaded.write, flags)
     result = plan(
         inputs,
         threshold=threshold,
@@ -138,6 +138,7 @@ def plan_command(
         seed=seed,
         config=config,
         read=reading,
+        write=writing,
         show_progress=not quiet,
     )
     path = result.write(output, overwrite=overwrite, inputs=read)

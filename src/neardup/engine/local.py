@@ -15,6 +15,7 @@ the first pass, and everything before the writing; a failed or killed run keeps 
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import warnings
 from collections.abc import Sequence
@@ -46,7 +47,7 @@ from neardup.io.results import write_clusters, write_index_matches, write_json, 
 from neardup.io.setstore import SketchedSets
 from neardup.io.spill import KeyColumns
 from neardup.io.warc import ArchiveStats, WarcSource
-from neardup.params import DedupConfig, OutputSpec, ReadSpec
+from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec
 from neardup.pipeline import (
     DedupResult,
     Sketched,
@@ -76,6 +77,30 @@ ARENA_FILE = "texts.utf8"
 
 RESULT_NEUTRAL = frozenset({"memory_bytes"})
 """Parameters that change no result: a run resumed with another value continues."""
+
+
+def _upgraded_identity(earlier: dict[str, Any]) -> dict[str, Any]:
+    """The identity of a run's checkpoints in today's layout (:class:`ConfigFile`'s).
+
+    Checkpoints made before the ``read`` and ``output`` tables hold the reading and writing
+    settings in ``config`` (and the banding's copy of ``num_perm``): read back through
+    :meth:`ConfigFile.from_dict`, which knows both layouts, they compare as today's.
+    """
+    if "read" in earlier or not isinstance(earlier.get("config"), dict):
+        return earlier
+    try:
+        upgraded = json.loads(json.dumps(ConfigFile.from_dict(earlier["config"]).to_dict()))
+    except ParameterError:
+        return earlier  # not one this version can read: the comparison says what differs
+    return {
+        **earlier,
+        "config": {
+            k: v for k, v in upgraded.items() if k not in {"read", "output", *RESULT_NEUTRAL}
+        },
+        "read": upgraded["read"],
+        "output": upgraded["output"],
+    }
+
 
 COLD_COMPILE_SECONDS = 15
 """About how long a first run compiles the default path's kernels on two busy cores (said once
@@ -269,7 +294,10 @@ def _dedup_files(
     inputs_given = [source.path for source in sources]
     atomic = AtomicDirectory(output, kind="dedup", overwrite=overwrite, inputs=inputs_given)
     # the checkpoints go once the output is in place, not before
-    with WorkDirectory(Path(output), identity, resume=resume) as work, atomic as directory:
+    with (
+        WorkDirectory(Path(output), identity, resume=resume, upgrade=_upgraded_identity) as work,
+        atomic as directory,
+    ):
         found: _Found | None = work.load("find")
         if found is None:
             found = _find(sources, config, read, work, show_progress, against, add_to_index, corpus)

@@ -149,8 +149,16 @@ def _candidates(active: Any, config: DedupConfig) -> tuple[Any, int, int]:
     return pairs, int(giant or 0), int(largest or 0)
 
 
-def check_runs(config: DedupConfig) -> None:
-    """Refuse what the Spark engine does not run: some sketch kinds, the exact families."""
+def check_runs(config: DedupConfig, write: OutputSpec | None = None) -> None:
+    """Refuse what the Spark engine does not run: some sketch kinds, the exact families.
+
+    And ``write.compress``: the Spark engine writes ``kept.parquet``, which Parquet compresses.
+    """
+    if write is not None and write.compress != "none":
+        raise ParameterError(
+            f"OutputSpec.compress compresses the local engine's kept corpus; the Spark engine "
+            f"writes kept.parquet, compressed by Parquet: drop compress={write.compress!r}"
+        )
     if config.embedding is not None:
         raise ParameterError(
             f"{config.embedding_method} runs on the local engine: encoding is the work, and one "
@@ -562,11 +570,7 @@ def dedup_files_spark(
     config = config if config is not None else DedupConfig()
     read = read if read is not None else ReadSpec()
     write = write if write is not None else OutputSpec()
-    if write.compress != "none":
-        raise ParameterError(
-            f"OutputSpec.compress ({write.compress!r}, --compress) compresses the local engine's "
-            "kept corpus; the Spark engine writes kept.parquet, compressed by Parquet: drop it"
-        )
+    check_runs(config, write)
     with (
         spark_output(spark, output, kind="dedup", overwrite=overwrite, inputs=inputs) as out,
         errors_of_tasks(),

@@ -21,7 +21,7 @@ import json
 import os
 import pickle
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -66,14 +66,25 @@ class WorkDirectory:
     resume
         Keep the checkpoints an earlier run of the same identity left, and continue from
         them; without it (or when there are none) the run starts from nothing.
+    upgrade
+        Turns the identity an earlier version recorded into today's layout before the two are
+        compared (a parameter that moved is then no difference).
     """
 
-    def __init__(self, output: Path, identity: Mapping[str, Any], *, resume: bool) -> None:
+    def __init__(
+        self,
+        output: Path,
+        identity: Mapping[str, Any],
+        *,
+        resume: bool,
+        upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.path = output.parent / f".{output.name}.work"
         self.scratch = self.path / "scratch"
         self.identity = json.loads(json.dumps({"neardup_version": __version__, **identity}))
         """As ``run.json`` holds it (tuples are lists there)."""
         self.resume = resume
+        self._upgrade = upgrade
         self.resumed_after: str | None = None
         """The last stage a resumed run found finished (None: it started from nothing)."""
         self._lock: int | None = None
@@ -138,6 +149,8 @@ class WorkDirectory:
                 "start again",
                 path=self.path,
             ) from None
+        if self._upgrade is not None:
+            earlier = self._upgrade(earlier)
         differences = _differences(earlier, self.identity)
         if differences:
             shown = "; ".join(differences[:3]) + ("; ..." if len(differences) > 3 else "")

@@ -312,7 +312,8 @@ class DedupConfig(Spec):
         """Deprecated: the ``config`` of :func:`load_config`, which reads the file's settings.
 
         The file's ``[read]`` and ``[output]`` tables are :func:`load_config`'s ``read`` and
-        ``write``; this method, kept for one version, returns the algorithm's part only.
+        ``write``; this method, kept for one version, returns the algorithm's part, and refuses
+        a file that sets either (it would drop them).
         """
         warnings.warn(
             "DedupConfig.from_toml is deprecated: use neardup.params.load_config(path), whose "
@@ -320,7 +321,14 @@ class DedupConfig(Spec):
             NeardupWarning,
             stacklevel=2,
         )
-        return load_config(path).config
+        loaded = load_config(path)
+        if (loaded.read, loaded.write) != (ReadSpec(), OutputSpec()):
+            raise ParameterError(
+                f"{path} sets how files are read or written ([read], [output], or their keys "
+                "at the top level), which a DedupConfig no longer holds: load it with "
+                "neardup.params.load_config and pass its .read and .write to the job"
+            )
+        return loaded.config
 
     @classmethod
     def _implied_dropped(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from neardup._faults import crash_point
@@ -24,7 +24,7 @@ from neardup.errors import NeardupWarning, ParameterError, advice
 from neardup.io.atomic import replaced_file
 from neardup.io.output import PLAN_MARK, check_output
 from neardup.kinds import SKETCH_KINDS
-from neardup.params import DedupConfig, ReadSpec, ShingleSpec
+from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec, ShingleSpec
 from neardup.plan.design import Choice, Design, PairDistribution, Rates, choose_design, peak_memory
 from neardup.plan.measure import (
     Pairs,
@@ -162,6 +162,9 @@ class Plan:
     read
         How the inputs were read for the sample, and are to be read by the run (the TOML's
         ``[read]`` table).
+    output
+        How the run is to write its kept corpus, as the config planned from said (the TOML's
+        ``[output]`` table; the plan measures nothing of it).
     measurements
         What was measured (:class:`Measurements`).
     predictions
@@ -180,6 +183,7 @@ class Plan:
     predictions: Predictions
     recall: float
     precision: float
+    output: OutputSpec = field(default_factory=OutputSpec)
     inputs: tuple[str, ...] = ()
     neardup_version: str = __version__
 
@@ -243,7 +247,7 @@ class Plan:
             *(f"  {line}" for line in self._predicted()),
             f"  seconds: {seconds}",
         ]
-        return toml_text({**self.config.to_dict(), "read": self.read.to_dict()}, comments)
+        return toml_text(ConfigFile(self.config, self.read, self.output).to_dict(), comments)
 
     def write(
         self, path: Path | str, *, overwrite: bool = False, inputs: Sequence[Path | str] = ()
@@ -372,6 +376,7 @@ def plan(
     seed: int = 42,
     config: DedupConfig | None = None,
     read: ReadSpec | None = None,
+    write: OutputSpec | None = None,
     show_progress: bool = False,
 ) -> Plan:
     """Sample ``inputs``, measure them and recommend a dedup config for them.
@@ -400,6 +405,8 @@ def plan(
         ``num_perm``, bands and rows are what the plan replaces.
     read
         How the inputs are read (fields, format, ...), as ``neardup dedup`` will read them.
+    write
+        How the run is to write its kept corpus: carried into the plan as it is.
     show_progress
         The sampling pass's progress on stderr (bytes of input read, as ``dedup`` shows it).
 
@@ -481,7 +488,8 @@ def plan(
     recommended = _recommend(
         shingled, read, measurements, sample, recall=recall, precision=precision
     )
-    return replace(recommended, inputs=tuple(map(str, inputs)))
+    kept_as = write if write is not None else OutputSpec()
+    return replace(recommended, output=kept_as, inputs=tuple(map(str, inputs)))
 
 
 def _recommend(
