@@ -22,7 +22,7 @@ from neardup.cli.options import (
     sketch_options,
 )
 from neardup.io.output import check_output
-from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec, load_config
+from neardup.params import ConfigFile, DedupConfig, load_config
 from neardup.summary import Summary
 
 __all__ = ["dedup_command"]
@@ -224,11 +224,7 @@ def dedup_command(
 
     refuse_inapplicable(inputs)
     flags["keep_by"] = flags["keep_by"] or None  # none given: the config's
-    loaded = (
-        load_config(config_path)
-        if config_path
-        else ConfigFile(DedupConfig(), ReadSpec(), OutputSpec())
-    )
+    loaded = load_config(config_path) if config_path else ConfigFile()
     base = loaded.config
     read, write = apply_file_flags(loaded.read, loaded.write, flags)
     unit_options = {

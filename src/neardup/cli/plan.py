@@ -16,7 +16,7 @@ from neardup.cli.options import (
     refuse_inapplicable,
 )
 from neardup.errors import ParameterError
-from neardup.params import ConfigFile, DedupConfig, OutputSpec, ReadSpec, load_config
+from neardup.params import ConfigFile, load_config
 
 __all__ = ["plan_command"]
 
@@ -121,11 +121,7 @@ def plan_command(
         )
     if sample_mb is not None and not sample_mb > 0:
         raise ParameterError(f"--sample-mb must be above 0; got {sample_mb}.")
-    loaded = (
-        load_config(config_path)
-        if config_path
-        else ConfigFile(DedupConfig(), ReadSpec(), OutputSpec())
-    )
+    loaded = load_config(config_path) if config_path else ConfigFile()
     config = apply_flags(loaded.config, flags)
     reading, writing = apply_file_flags(loaded.read, loaded.write, flags)
     result = plan(

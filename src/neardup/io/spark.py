@@ -24,7 +24,13 @@ from typing import Any
 
 from neardup.errors import InputError, ParameterError
 from neardup.io.output import AtomicDirectory, OutputKind
-from neardup.io.results import cluster_line, exact_pair_line, near_pair_line, write_json
+from neardup.io.results import (
+    cluster_line,
+    exact_pair_line,
+    near_pair_line,
+    utf8_json,
+    write_json,
+)
 from neardup.io.source import json_type
 from neardup.params import DedupConfig, HtmlExtract, ReadSpec
 
@@ -334,7 +340,7 @@ class SparkOutput:
         if self.directory is not None:
             write_json(self.directory / name, dict(data))
             return
-        text = json.dumps(data, indent=2, ensure_ascii=False)
+        text = utf8_json(json.dumps(data, indent=2, ensure_ascii=False))
         self.spark.sparkContext.parallelize([text], 1).saveAsTextFile(f"{self.root}/{name}")
 
 

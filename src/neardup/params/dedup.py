@@ -354,12 +354,13 @@ class ConfigFile(NamedTuple):
 
     The algorithm's keys are at the top level (:class:`DedupConfig`), the reading settings in
     a ``[read]`` table (:class:`ReadSpec`) and the writing settings in ``[output]``
-    (:class:`OutputSpec`); a summary's ``params`` have the same layout.
+    (:class:`OutputSpec`); a summary's ``params`` have the same layout. ``ConfigFile()``:
+    the defaults, as no file gives them.
     """
 
-    config: DedupConfig
-    read: ReadSpec
-    write: OutputSpec
+    config: DedupConfig = DedupConfig()
+    read: ReadSpec = ReadSpec()
+    write: OutputSpec = OutputSpec()
 
     def to_dict(self) -> dict[str, Any]:
         """The layout of a config file and of a summary's ``params``, as a plain dict."""
