@@ -12,14 +12,10 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
-
-from neardup.io.compression import open_raw
-
-if TYPE_CHECKING:
-    pass
+from typing import Any, BinaryIO
 
 from neardup.io.archive_records import BadRecord, BadRecordError, RawRecord
+from neardup.io.compression import open_raw
 from neardup.io.http_payloads import (
     clean_url,
     complete_http,

@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 READ_ERRORS = (OSError, ValueError, EOFError, zlib.error)
 

@@ -12,11 +12,6 @@ import hashlib
 import importlib
 import re
 import zlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 _CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]+")
 
