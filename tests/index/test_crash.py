@@ -37,6 +37,30 @@ with LSHIndex.open(path) as index:
 """
 
 
+def _killed_writer(
+    args: list[str], rng: np.random.Generator, *, wait_for_ack: bool = True
+) -> list[int]:
+    """Run ``python -c ARGS...`` (a writer printing each batch it committed), SIGKILL it at a
+    random moment, and return the batches it acknowledged.
+
+    ``wait_for_ack``: kill it only after its first batch (so it was really writing); without
+    it, after 1 to 3 seconds, whatever it was doing.
+    """
+    child = subprocess.Popen([sys.executable, "-c", *args], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    if wait_for_ack:
+        acks = [int(child.stdout.readline())]
+        time.sleep(float(rng.uniform(0.0, 0.4)))
+    else:
+        acks = []
+        time.sleep(float(rng.uniform(1.0, 3.0)))
+    os.kill(child.pid, signal.SIGKILL)
+    acks.extend(int(line) for line in child.stdout.read().split())
+    child.wait()
+    child.stdout.close()
+    return acks
+
+
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["minhash", "simhash-psm"])
@@ -54,23 +78,11 @@ def test_acknowledged_batches_survive_sigkill(tmp_path: Path, kind: str) -> None
     acknowledged: dict[str, list[int]] = {}
     for round_ in range(6):
         prefix = f"r{round_}"
-        child = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), prefix, str(first if round_ == 0 else BATCH)],
-            stdout=subprocess.PIPE,
-            text=True,
+        size = first if round_ == 0 else BATCH
+        # PSM's first round is killed while it fits its model, or just after
+        acks = acknowledged[prefix] = _killed_writer(
+            [WRITER, str(path), prefix, str(size)], rng, wait_for_ack=size == BATCH
         )
-        assert child.stdout is not None
-        if first == BATCH or round_:
-            acks = [int(child.stdout.readline())]  # wait until the writer is really writing
-            time.sleep(float(rng.uniform(0.0, 0.4)))
-        else:  # PSM's first round: killed while it fits its model, or just after
-            acks = []
-            time.sleep(float(rng.uniform(1.0, 3.0)))
-        os.kill(child.pid, signal.SIGKILL)
-        acks.extend(int(line) for line in child.stdout.read().split())
-        child.wait()
-        child.stdout.close()
-        acknowledged[prefix] = acks
 
         with LSHIndex.open(path) as index:
             assert index.verify_integrity() == []
@@ -120,19 +132,7 @@ def test_acknowledged_vector_batches_survive_sigkill(tmp_path: Path) -> None:
     acknowledged: dict[str, list[int]] = {}
     for round_ in range(6):
         prefix = f"r{round_}"
-        child = subprocess.Popen(
-            [sys.executable, "-c", VECTOR_WRITER, str(path), prefix],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert child.stdout is not None
-        acks = [int(child.stdout.readline())]  # wait until the writer is really writing
-        time.sleep(float(rng.uniform(0.0, 0.4)))
-        os.kill(child.pid, signal.SIGKILL)
-        acks.extend(int(line) for line in child.stdout.read().split())
-        child.wait()
-        child.stdout.close()
-        acknowledged[prefix] = acks
+        acks = acknowledged[prefix] = _killed_writer([VECTOR_WRITER, str(path), prefix], rng)
 
         with VectorIndex.open(path, create=False) as index:
             assert index.verify_integrity() == []
