@@ -415,8 +415,22 @@ def _install_writes(
         return {"deleted": doc_id}
 
 
-def _conflict(exc: IdExistsError) -> HTTPException:
-    return HTTPException(409, f'{exc}; send "upsert": true to replace them')
+def _store(
+    index: LSHIndex | VectorIndex,
+    ids: list[str],
+    items: Any,
+    metadata: list[dict[str, Any] | None],
+    *,
+    upsert: bool,
+) -> None:
+    """Add a batch (an id already stored: a 409, nothing added), or upsert it."""
+    if upsert:
+        index.upsert(ids, items, metadata)
+        return
+    try:
+        index.add(ids, items, metadata)
+    except IdExistsError as exc:
+        raise HTTPException(409, f'{exc}; send "upsert": true to replace them') from None
 
 
 def _install_vector_add(
@@ -435,13 +449,7 @@ def _install_vector_add(
         ids = [d.id for d in request.documents]
         rows = _vector_rows(index, [d.vector for d in request.documents])
         metadata = [d.metadata for d in request.documents]
-        if request.upsert:
-            index.upsert(ids, rows, metadata)
-        else:
-            try:
-                index.add(ids, rows, metadata)
-            except IdExistsError as exc:
-                raise _conflict(exc) from None
+        _store(index, ids, rows, metadata, upsert=request.upsert)
         return {"added": len(ids)}
 
 
@@ -461,13 +469,7 @@ def _install_text_writes(
         ids = [d.id for d in request.documents]
         texts = [d.text for d in request.documents]
         metadata = [d.metadata for d in request.documents]
-        if request.upsert:
-            index.upsert(ids, texts, metadata)
-        else:
-            try:
-                index.add(ids, texts, metadata)
-            except IdExistsError as exc:
-                raise _conflict(exc) from None
+        _store(index, ids, texts, metadata, upsert=request.upsert)
         return {"added": len(ids)}
 
     @app.post("/v1/check", tags=["index"], dependencies=access)
