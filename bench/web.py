@@ -34,7 +34,7 @@ many host names and path layouts) written as per-record-gzipped WARC files by
    ``neardup dedup crawl.warc.gz -o out --overwrite``: wall time and peak RSS by
    ``/usr/bin/time -v``.
 2. **Mirrors** on a crawl of ``--mirror-copies`` rounds (20: 104 hosts, about 1,700 pages):
-   ``neardup.web.job.mirrors_files`` timed (median of ``--repeat``), and the mirror pairs found
+   ``neardup.jobs.mirrors.mirrors_files`` timed (median of ``--repeat``), and the mirror pairs found
    scored against the crawl's truth (``Crawl.mirrors``: sorted host pair -> kind): precision,
    recall, kind accuracy, with the misses and false pairs by the roles of their hosts. Pairs of
    two partial or two stale copies of one set, or of two hosts of copied pages, are not in the
@@ -431,7 +431,7 @@ def roles_of(pair: tuple[str, str], sites: dict[str, Site]) -> str:
 
 
 def mirrors_section(work: Path, args: argparse.Namespace) -> None:
-    from neardup.web.job import mirrors_files
+    from neardup.jobs.mirrors import mirrors_files
 
     start = time.perf_counter()
     crawl = build_crawl(work / "mirror-crawl", copies=args.mirror_copies)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from neardup import ParameterError, ReadSpec, ShingleSpec
-from neardup.contamination import contamination_files
+from neardup.jobs.contamination import contamination_files
 from tests import reference
 
 NGRAM = 13

@@ -18,9 +18,9 @@ import pytest
 from neardup import DedupConfig, ReadSpec, pipeline
 from neardup.candidates import candidate_scheme
 from neardup.cluster import union_pairs
-from neardup.engine.local import dedup_files
 from neardup.io import setstore
 from neardup.io.spill import KeyColumns, PairRuns
+from neardup.jobs.dedup import dedup_files
 from neardup.params import DEFAULT_BATCH_BYTES
 from neardup.pipeline import (
     PairScorer,

@@ -28,9 +28,9 @@ from neardup import (
 )
 from neardup._kernels.compiling import Stopwatch
 from neardup._types import Batch
-from neardup.engine.local import dedup_files
+from neardup.jobs.dedup import dedup_files
+from neardup.jobs.plan import MIN_SAMPLE_DOCS, plan
 from neardup.params import ConfigFile, load_config
-from neardup.plan import MIN_SAMPLE_DOCS, plan, toml_text
 from neardup.plan.design import (
     GRID,
     NUM_PERMS,
@@ -40,6 +40,7 @@ from neardup.plan.design import (
 )
 from neardup.plan.measure import Quantiles, measure_pairs, measure_rates, shingle_size, vocabulary
 from neardup.plan.sample import sample_inputs
+from neardup.plan.toml import toml_text
 from tests.conftest import SAMPLE
 
 

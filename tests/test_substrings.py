@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neardup import MissingExtraError, ParameterError
-from neardup.substrings import raw_token_spans, substrings_files
+from neardup.jobs.substrings import raw_token_spans, substrings_files
 from tests import reference
 from tests.conftest import SAMPLE, SUMMARY_SCHEMA
 from tests.integration.conftest import run

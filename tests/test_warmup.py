@@ -137,7 +137,7 @@ def test_the_made_up_later_stages_compile_what_a_run_needs_after_sketching(
         from pathlib import Path
         from numba.core import event
         from neardup.engine.ahead import compile_later_stages
-        from neardup.engine.local import dedup_files
+        from neardup.jobs.dedup import dedup_files
 
         compile_later_stages(Path(sys.argv[1]))
         compiled, depth = set(), [0]

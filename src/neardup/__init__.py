@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from neardup.cluster import Clusters, connected_components
     from neardup.embed import Encoder, load_encoder
     from neardup.engine.frames import dedup_dataset, dedup_frame
-    from neardup.engine.local import dedup_files
     from neardup.errors import (
         IdExistsError,
         IncompatibleError,
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
     from neardup.explain import Passage, shared_passages
     from neardup.hamming import HammingIndex
     from neardup.index import LSHIndex, VectorIndex
+    from neardup.jobs.dedup import dedup_files
+    from neardup.jobs.plan import plan
     from neardup.join import JoinResult, similarity_join
     from neardup.lookup import Match, NearIndex
     from neardup.lsh import (
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
         SketchSpec,
     )
     from neardup.pipeline import DedupResult, VerifiedPairs, dedup
-    from neardup.plan import Plan, plan
+    from neardup.plan import Plan
     from neardup.sketch import (
         SKETCHERS,
         IDFWeights,
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
 _HOMES = {
     "neardup.cluster": ("Clusters", "connected_components"),
     "neardup.engine.frames": ("dedup_dataset", "dedup_frame"),
-    "neardup.engine.local": ("dedup_files",),
     "neardup.errors": (
         "IdExistsError",
         "IncompatibleError",
@@ -91,6 +91,8 @@ _HOMES = {
     "neardup.explain": ("Passage", "shared_passages"),
     "neardup.hamming": ("HammingIndex",),
     "neardup.index": ("LSHIndex", "VectorIndex"),
+    "neardup.jobs.dedup": ("dedup_files",),
+    "neardup.jobs.plan": ("plan",),
     "neardup.join": ("JoinResult", "similarity_join"),
     "neardup.lookup": ("Match", "NearIndex"),
     "neardup.lsh": (
@@ -116,7 +118,7 @@ _HOMES = {
         "SketchSpec",
     ),
     "neardup.pipeline": ("DedupResult", "VerifiedPairs", "dedup"),
-    "neardup.plan": ("Plan", "plan"),
+    "neardup.plan": ("Plan",),
     "neardup.summary": ("Summary",),
     "neardup.sketch": (
         "SKETCHERS",

@@ -2,7 +2,7 @@
 
 One schema for ``dedup`` (either engine), ``join``, ``mirrors``, ``contamination`` and
 ``substrings``, and for ``report``, which writes one HTML page and embeds its record there
-(:func:`neardup.report.write_report`): which neardup made it (``neardup_version``), the
+(:func:`neardup.jobs.report.write_report`): which neardup made it (``neardup_version``), the
 ``command`` and ``engine``, the ``inputs`` read and the ``outputs`` written (by role), every
 parameter (``params``, chosen or default), the ``counts`` (``items`` read and
 ``bad_records_skipped`` whatever the command calls its items) and ``timings_s`` (per stage,

@@ -14,9 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.engine.join import JoinSource, join_files
 from neardup.engine.spark_join import join_files_spark
 from neardup.errors import InputError, NeardupWarning, ParameterError
+from neardup.jobs.join import join_files
+from neardup.join.inputs import JoinSource
 from neardup.params import JoinSpec
 from tests.conftest import SUMMARY_SCHEMA
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from neardup.engine.local import dedup_files
+from neardup.jobs.dedup import dedup_files
+from neardup.jobs.report import write_report
 from neardup.params import DedupConfig
-from neardup.report import write_report
 from tests.conftest import SAMPLE
 
 RUN_RECORD = re.compile(rb'\n<script type="application/json" id="neardup-run">([^<]*)</script>')

@@ -14,11 +14,11 @@ from typing import Any
 import lxml.html
 import pytest
 
-from neardup.contamination import contamination_files
-from neardup.engine.units import dedup_units_files
+from neardup.jobs.contamination import contamination_files
+from neardup.jobs.dedup_units import dedup_units_files
+from neardup.jobs.report import write_report
+from neardup.jobs.substrings import substrings_files
 from neardup.params import DedupConfig, UnitSpec
-from neardup.report import write_report
-from neardup.substrings import substrings_files
 from tests.conftest import SUMMARY_SCHEMA
 from tests.report.conftest import run_record
 

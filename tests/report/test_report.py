@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 from lxml import html as lxml_html
 
-from neardup.engine.local import dedup_files
 from neardup.errors import InputError, MissingExtraError, ParameterError
+from neardup.jobs.dedup import dedup_files
+from neardup.jobs.report import write_report
 from neardup.params import DedupConfig
-from neardup.report import load_run, write_report
 from neardup.report.charts import timings_chart
+from neardup.report.data import load_run
 from neardup.report.page import CONTEXT, LONGEST, SECTIONS, excerpt
 from tests.conftest import SAMPLE, SUMMARY_SCHEMA
 from tests.integration.conftest import run as run_cli

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from neardup.web.job import mirrors_files
+from neardup.jobs.mirrors import mirrors_files
 from tests.integration.conftest import NEARDUP, run
 from tests.web.sitegen import Crawl, CrawlWriter, banner, build_crawl, load_docs
 

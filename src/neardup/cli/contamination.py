@@ -65,7 +65,7 @@ def contamination_command(
     and left out of the kept corpus. The evaluation sets are held in memory; the training
     corpus streams.
     """
-    from neardup.contamination import contamination_files
+    from neardup.jobs.contamination import contamination_files
     from neardup.params import ReadSpec
 
     summary = contamination_files(

@@ -219,8 +219,8 @@ def dedup_command(
     annotated.jsonl / .csv / .parquet: every record, a field added) and summary.json
     (every parameter, count and timing).
     """
-    from neardup.engine.local import dedup_files
     from neardup.index import LSHIndex
+    from neardup.jobs.dedup import dedup_files
 
     refuse_inapplicable(inputs)
     flags["keep_by"] = flags["keep_by"] or None  # none given: the config's
@@ -243,7 +243,7 @@ def dedup_command(
     if "://" not in str(output):
         check_output(output, "dedup", inputs=inputs, index=against, overwrite=overwrite)
     if unit is not None:
-        from neardup.engine.units import dedup_units_files
+        from neardup.jobs.dedup_units import dedup_units_files
         from neardup.params import UnitSpec
 
         spec = UnitSpec.parse(

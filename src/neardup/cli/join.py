@@ -295,7 +295,8 @@ def join_command(
     however many candidates there are. An option that does nothing for the metric, the input
     or the engine chosen is refused.
     """
-    from neardup.engine.join import JoinSource, join_files
+    from neardup.jobs.join import join_files
+    from neardup.join.inputs import JoinSource
 
     given = {
         **flags,

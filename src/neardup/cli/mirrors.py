@@ -89,8 +89,8 @@ def mirrors_command(
     is linked to its representative with a reason (alias, mirror, exact, near), and the link
     graph is contracted by the mirror pages (seed 002).
     """
+    from neardup.jobs.mirrors import mirrors_files
     from neardup.params import MirrorSpec
-    from neardup.web.job import mirrors_files
 
     if not 0 < threshold <= 1:
         raise ParameterError(f"--threshold must be in (0, 1]; got {threshold}.")

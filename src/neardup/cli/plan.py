@@ -109,7 +109,7 @@ def plan_command(
     comments). See docs/plan.md.
     """
     from neardup.io.output import check_output
-    from neardup.plan import SAMPLE_BYTES, plan
+    from neardup.jobs.plan import SAMPLE_BYTES, plan
 
     refuse_inapplicable(inputs)
     read = [*inputs, *filter(None, [config_path])]

@@ -74,7 +74,7 @@ def report_command(
     The runs of dedup --unit, substrings and contamination get a page of their own: counts,
     timings, the most repeated units or contaminated items, the documents that lost most.
     """
-    from neardup.report import write_report
+    from neardup.jobs.report import write_report
 
     _refuse_dedup_page_options(outdir, num_clusters, pairs_per_band)
     path = write_report(

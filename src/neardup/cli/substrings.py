@@ -69,8 +69,8 @@ def substrings_command(
     character offsets.
     """
     from neardup.io.output import check_output
+    from neardup.jobs.substrings import substrings_files
     from neardup.params import ReadSpec
-    from neardup.substrings import substrings_files
 
     check_output(output, "substrings", inputs=[*inputs, *against], overwrite=overwrite)
     summary = substrings_files(

@@ -53,7 +53,7 @@ def _write_corpus(directory: Path) -> list[Path]:
 
 def _steps(directory: Path, everything: bool) -> list[tuple[str, Callable[[], object]]]:
     """What to run, by name: the default dedup path, then (``everything``) the rest."""
-    from neardup.engine.local import dedup_files
+    from neardup.jobs.dedup import dedup_files
     from neardup.params import DedupConfig, ShingleSpec, SketchSpec
 
     inputs = _write_corpus(directory)

@@ -1,5 +1,5 @@
-"""Engines that run the batch job: on one machine (``local``)."""
+"""Engines beside the in-memory pipeline: Spark (``spark*``) and Arrow tables (``frames``).
 
-from neardup.engine.local import dedup_files
-
-__all__ = ["dedup_files"]
+The jobs (:mod:`neardup.jobs`) call them; ``ahead`` compiles a run's later kernels while its
+first stages run.
+"""

@@ -564,7 +564,7 @@ def dedup_files_spark(
     as directories of parts; on a local path they are then joined into single files,
     byte-identical to the local engine's, and the directory appears only when the run succeeded
     (:func:`neardup.io.spark.spark_output`). ``read`` and ``write`` are the local engine's
-    (:func:`~neardup.engine.local.dedup_files`), but for ``write.compress``: Parquet compresses
+    (:func:`~neardup.jobs.dedup.dedup_files`), but for ``write.compress``: Parquet compresses
     the kept corpus itself. ``show_progress``: each stage's tasks on stderr.
     """
     config = config if config is not None else DedupConfig()

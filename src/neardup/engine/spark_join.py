@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from neardup.engine.join import JoinSource, join_summary
 from neardup.engine.spark_session import (
     StageJobs,
     errors_of_tasks,
@@ -46,6 +45,8 @@ from neardup.join.banded import (
     warn_of_skipped_pairs,
 )
 from neardup.join.distances import pair_values, within_threshold
+from neardup.join.inputs import JoinSource
+from neardup.join.summary import join_summary
 from neardup.kinds import METRICS, load
 from neardup.lsh.amplify import Sensitivity
 from neardup.pairs import CandidatePairs

@@ -277,7 +277,7 @@ def dedup_units_files(
     ``removed.jsonl``, ``dropped.jsonl`` (with ``units.min_doc_chars``) and ``summary.json``.
     ``config`` matches the units as it matches documents in ``dedup`` (shingles, sketch,
     threshold, verification, cluster mode, keep rule); ``read`` and ``write`` read the inputs
-    and write the kept corpus as :func:`~neardup.engine.local.dedup_files` does.
+    and write the kept corpus as :func:`~neardup.jobs.dedup.dedup_files` does.
 
     Raises
     ------
@@ -285,7 +285,7 @@ def dedup_units_files(
         A setting that has no meaning for units (``pairs="all"``, ``explain``, an HTML field,
         ``write.annotate``).
     InputError
-        As :func:`~neardup.engine.local.dedup_files`.
+        As :func:`~neardup.jobs.dedup.dedup_files`.
     """
     if config.explain or config.pairs == "all":
         raise ParameterError(

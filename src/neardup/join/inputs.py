@@ -1,48 +1,27 @@
-"""``neardup join`` on one machine: an input file in, ``pairs.jsonl`` and ``summary.json`` out.
+"""A join's input file read into the arrays its metric compares, on either engine.
 
-The input is read whole into the arrays the metric compares (:class:`JoinSource` says how; 4
-bytes a coordinate, 8 bytes an item or 64 bits), the join runs
-(:func:`neardup.join.similarity.similarity_stream`) within its working memory
-(``memory_bytes``, ``--memory-gb``): band keys spilled one file per band to a work directory
-inside the output's hidden sibling (read back one band at a time), candidate pairs generated
-and measured a bounded chunk at a time, close pairs buffered and spilled there in sorted runs,
-then merged into ``pairs.jsonl`` as a stream; the output directory appears atomically.
+:class:`JoinSource` says where the items are in the file; :func:`read_join_input` reads them
+whole: 4 bytes a coordinate, 8 bytes an item or 64 bits, the ids beside them.
 """
 
 from __future__ import annotations
 
-import tempfile
-import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neardup._faults import crash_point
-from neardup._progress import Progress
 from neardup._types import Batch
 from neardup.errors import InputError, ParameterError
 from neardup.io.itemsets import default_id_field
-from neardup.io.output import AtomicDirectory
 from neardup.io.readers import is_web_archive, open_sources
-from neardup.io.results import write_json, write_value_pair_chunks
-from neardup.join.similarity import similarity_stream
 from neardup.kinds import METRICS
-from neardup.params import DedupConfig, HtmlExtract, JoinSpec, ReadSpec
-from neardup.record import RunRecord, stage_timings
+from neardup.params import HtmlExtract, ReadSpec
 from neardup.text import Shingler
 from neardup.text.spans import pack_strings
 
-__all__ = [
-    "JoinData",
-    "JoinSource",
-    "join_files",
-    "join_memory",
-    "join_summary",
-    "read_join_input",
-]
+__all__ = ["JoinData", "JoinSource", "read_join_input"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,127 +152,3 @@ def _id_array(ids: Any) -> np.ndarray:
     if isinstance(ids, np.ndarray):
         return ids
     return np.array(list(ids), dtype=object)
-
-
-def join_summary(
-    info: Mapping[str, Any],
-    spec: JoinSpec,
-    *,
-    num_pairs: int,
-    num_items: int,
-    inputs: list[str],
-    times: dict[str, float],
-    engine: str = "local",
-) -> dict[str, Any]:
-    """``summary.json`` of a join: what was asked, how pairs were found, the counts and times.
-
-    A :class:`~neardup.record.RunRecord`; ``times`` per stage, and ``total``.
-    """
-    metric = METRICS[spec.metric]
-    info = dict(info)
-    counts = {
-        "items": num_items,
-        "candidate_pairs": int(info.pop("num_candidates", 0)),
-        "pairs": num_pairs,
-    }
-    info.pop("num_pairs", None)
-    stages = {name: value for name, value in times.items() if name != "total"}
-    return RunRecord(
-        command="join",
-        engine=engine,
-        inputs=tuple(inputs),
-        outputs={"pairs": "pairs.jsonl", "summary": "summary.json"},
-        params=spec.to_dict(),
-        counts=counts,
-        timings_s=stage_timings(stages, times.get("total")),
-        details={
-            "metric": spec.metric,
-            "measure": metric.measure,
-            "threshold": spec.threshold,
-            "family": info.pop("family", None),
-            "num_bands": info.pop("num_bands", None),
-            "num_rows": info.pop("num_rows", None),
-            "predicted_recall": info.pop("predicted_recall", None),
-            **info,
-        },
-    ).to_dict()
-
-
-def join_memory(memory_bytes: int | None = None) -> int:
-    """A join's working memory: ``memory_bytes``, or ``neardup dedup``'s default.
-
-    That is an eighth of the machine's memory, at most 1 GiB
-    (:attr:`~neardup.params.DedupConfig.working_memory`).
-    """
-    if memory_bytes is not None:
-        if memory_bytes < 1:
-            raise ParameterError(f"memory_bytes must be an int >= 1; got {memory_bytes!r}.")
-        return int(memory_bytes)
-    return DedupConfig().working_memory
-
-
-def join_files(
-    path: Path,
-    output: Path,
-    spec: JoinSpec,
-    source: JoinSource | None = None,
-    *,
-    overwrite: bool = False,
-    memory_bytes: int | None = None,
-    show_progress: bool = False,
-) -> dict[str, Any]:
-    """``neardup join``: read ``path``, join, write ``output``; return the summary.
-
-    ``memory_bytes`` (:func:`join_memory`) bounds the candidate chunks and the close pairs
-    held at once; beyond it they are spilled to the work directory. The output never depends
-    on it. ``show_progress``: the bands of an LSH join on stderr as they are done.
-    """
-    memory = join_memory(memory_bytes)
-    started = time.perf_counter()
-    with AtomicDirectory(output, kind="join", overwrite=overwrite, inputs=[path]) as directory:
-        items = read_join_input(path, spec.metric, source or JoinSource())
-        read = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix=".work-", dir=directory) as work:
-            try:
-                with Progress("join", 0, unit="bands", enabled=show_progress) as bar:
-                    stream = similarity_stream(
-                        items.data,
-                        spec,
-                        dim=items.dim,
-                        work_dir=Path(work),
-                        memory_bytes=memory,
-                        progress=bar,
-                    )
-            except InputError as exc:  # the items' own faults: name the file they came from
-                if exc.path is not None:
-                    raise
-                raise InputError(exc.reason, path=path) from None
-            joined = time.perf_counter()
-            crash_point("joined")
-            num_pairs = write_value_pair_chunks(
-                directory / "pairs.jsonl",
-                items.ids,
-                stream.chunks(),
-                key=METRICS[spec.metric].measure,
-                integral=METRICS[spec.metric].integral,
-            )
-        done = time.perf_counter()
-        times = {
-            "read": read - started,
-            "join": joined - read,
-            "write": done - joined,
-            "total": done - started,
-        }
-        info = {**stream.info, "memory_bytes": memory}
-        for name in ("num_zero_vectors", "first_zero_vector"):  # the reader refuses them
-            info.pop(name, None)
-        summary = join_summary(
-            info,
-            spec,
-            num_pairs=num_pairs,
-            num_items=len(items.ids),
-            inputs=[str(path)],
-            times=times,
-        )
-        write_json(directory / "summary.json", summary)
-    return summary
