@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,6 +214,9 @@ CASES: list[tuple[str, Callable[[Path], None], list[str], int, str]] = [
     # bad options
     ("negative --batch-mb", _basic, ["in.jsonl", "--batch-mb", "-1"], 2, "--batch-mb"),
     ("zero --memory-gb", _basic, ["in.jsonl", "--memory-gb", "0"], 2, "--memory-gb"),
+    # beyond the spec's range: said in the flag's own unit, not the spec field's bytes
+    ("huge --batch-mb", _basic, ["in.jsonl", "--batch-mb", "1e9"], 2, "--batch-mb must be in"),
+    ("tiny --memory-gb", _basic, ["in.jsonl", "--memory-gb", "0.001"], 2, "[0.015625, "),
     ("--bbits without bbit", _basic, ["in.jsonl", "--bbits", "4"], 2, "--bbits applies to"),
     ("--preset without features", _basic, ["in.jsonl", "--preset", "bing"], 2, "--preset"),
     ("--hamming with MinHash", _basic, ["in.jsonl", "--hamming", "3"], 2, "--hamming"),
@@ -248,6 +252,7 @@ def test_a_bad_file_path_or_option_is_one_line_and_changes_nothing(
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert words in lines[0], lines[0]
+    assert not re.search(r"(Spec|Config)\.", lines[0]), lines[0]  # flags, not classes
     assert _tree(tmp_path) == before  # nothing written, nothing changed, nothing half-made
     assert not [p for p in tmp_path.rglob(".*") if ".tmp-" in p.name or ".old-" in p.name]
 

@@ -24,6 +24,7 @@ from neardup.params import (
     ReadSpec,
     ShingleSpec,
 )
+from neardup.params.rules import Spec
 
 __all__ = [
     "PROFILES",
@@ -425,6 +426,9 @@ _SCALED_FLAGS = {
 }
 """The flags given in MiB or GiB, by their place (as :data:`_FLAG_PLACES`) and unit."""
 
+_SPEC_OF_TABLE: dict[str, type[Spec]] = {"read": ReadSpec, "output": OutputSpec}
+"""The spec of a place's first key, where it is not :class:`~neardup.params.DedupConfig`'s."""
+
 
 PROFILES: dict[str, dict[str, Any]] = {
     # Seed 004, section 6: "removing stop-words and stemming all text", "weights t_i(u) being
@@ -556,10 +560,15 @@ def _apply_places(
     for flag, (place, unit) in _SCALED_FLAGS.items():
         value = flags.get(flag)
         if value is not None and chosen(place):
+            option = "--" + flag.replace("_", "-")
             if not value > 0:
-                option = "--" + flag.replace("_", "-")
                 raise ParameterError(f"{option} must be above 0; got {value}.")
-            placed.append((flag, place, max(1, int(value * unit))))
+            scaled = max(1, int(value * unit))
+            bounds = _SPEC_OF_TABLE.get(place[0], DedupConfig)._RULES[place[-1]].bounds
+            if bounds is not None and not bounds[0] <= scaled <= bounds[1]:
+                low, high = (f"{bound / unit:,.7g}" for bound in bounds)
+                raise ParameterError(f"{option} must be in [{low}, {high}]; got {value}.")
+            placed.append((flag, place, scaled))
     for _, place, value in placed:
         if value is not None and chosen(place):
             section = data

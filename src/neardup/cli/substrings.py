@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from neardup.cli.options import output_directory_options, quiet_option, record_options
+from neardup.errors import ParameterError
 
 __all__ = ["substrings_command"]
 
@@ -72,6 +73,10 @@ def substrings_command(
     from neardup.jobs.substrings import substrings_files
     from neardup.params import ReadSpec
 
+    if memory_gb is not None and not memory_gb * 2**30 >= 1024:
+        raise ParameterError(
+            f"--memory-gb must be at least {1024 / 2**30:.3g} (1 KiB); got {memory_gb}."
+        )
     check_output(output, "substrings", inputs=[*inputs, *against], overwrite=overwrite)
     summary = substrings_files(
         inputs,

@@ -278,7 +278,7 @@ def substrings_files(
     read = read if read is not None else ReadSpec()
     memory = memory_bytes if memory_bytes is not None else _default_memory()
     if memory < 1 << 10:
-        raise ParameterError(f"--memory-gb must be at least 1 KiB; got {memory:,} bytes.")
+        raise ParameterError(f"memory_bytes must be at least 1,024 (1 KiB); got {memory:,}.")
     started = time.perf_counter()
     sources = open_sources(inputs, read)
     other = open_sources(against, read) if against else []

@@ -22,10 +22,16 @@ MAX_SEED = 2**63 - 1
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One field's constraint: a predicate and the words that describe what it allows."""
+    """One field's constraint: a predicate and the words that describe what it allows.
+
+    ``bounds``: the closed range of a numeric field, for a caller that takes the value in other
+    units (``--batch-mb`` for :attr:`~neardup.params.ReadSpec.batch_bytes`) and says the range
+    in its own.
+    """
 
     allowed: str
     check: Callable[[Any], bool]
+    bounds: tuple[int, int] | None = None
 
 
 def is_int(value: Any) -> bool:
@@ -35,13 +41,13 @@ def is_int(value: Any) -> bool:
 
 def integer(low: int, high: int) -> Rule:
     """An int in the closed range [low, high]."""
-    return Rule(f"an int in [{low}, {high}]", lambda v: is_int(v) and low <= v <= high)
+    return Rule(f"an int in [{low}, {high}]", lambda v: is_int(v) and low <= v <= high, (low, high))
 
 
 def optional_integer(low: int, high: int) -> Rule:
     """None, or an int in [low, high]."""
     inner = integer(low, high)
-    return Rule(f"None or {inner.allowed}", lambda v: v is None or inner.check(v))
+    return Rule(f"None or {inner.allowed}", lambda v: v is None or inner.check(v), inner.bounds)
 
 
 def real(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Rule:
