@@ -63,7 +63,9 @@ def released_when_done(spark: Any) -> Iterator[None]:
     A run caches its documents and checkpoints its stages in the executors' memory; once its
     outputs are written nothing needs them, and a session that runs many jobs (a notebook, a
     service, a test suite) would otherwise hold them until the driver's garbage collector
-    happens to release them, and run out of memory first.
+    happens to release them, and run out of memory first. The release blocks until the blocks
+    are gone: the next run in the same session (in local mode, the same JVM heap) must not start
+    while the last one's blocks are still being dropped.
     """
     context = spark.sparkContext
     before = set(context._jsc.getPersistentRDDs().keys())
@@ -75,7 +77,7 @@ def released_when_done(spark: Any) -> Iterator[None]:
         with suppress(Py4JError):  # a JVM that died took what it held with it
             for key, rdd in context._jsc.getPersistentRDDs().items():
                 if key not in before:
-                    rdd.unpersist(False)
+                    rdd.unpersist(True)
 
 
 POLL_S = 0.5
