@@ -89,7 +89,7 @@ def test_index_lifecycle(tmp_path: Path, licenses: list[dict[str, object]]) -> N
     assert "added 0 documents, skipped 2,310 already in the index" in kept.stdout
 
     text = str(licenses[100]["text"])
-    query = run("index", "query", index, "--text", text, "--top-k", "2")
+    query = run("index", "query", index, "--text", text, "-k", "2")
     assert query.returncode == 0, query.stderr
     line = json.loads(query.stdout)
     assert line["query"] == "text:1"
@@ -499,7 +499,7 @@ def test_a_psm_index_killed_during_add_keeps_whole_batches_and_answers_with_dist
     assert resumed.returncode == 0, resumed.stderr
     assert count_documents(index) == len(records)
     record = records[-1]
-    found = neardup("index", "query", index, "--text", str(record["text"]), "--top-k", "1")
+    found = neardup("index", "query", index, "--text", str(record["text"]), "-k", "1")
     [match] = json.loads(found.stdout)["matches"]
     assert match["distance"] == 0
     assert match["similarity"] == 1.0

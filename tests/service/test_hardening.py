@@ -118,8 +118,8 @@ def test_a_url_id_is_fetched_and_deleted_with_a_percent_encoded_slash(server: Ap
     ("path", "body", "field"),
     [
         ("/v1/query", {"texts": ["a"], "topk": 3}, "body.topk: unknown field"),
-        ("/v1/query", {"texts": ["a"], "top_k": "3"}, "body.top_k"),
-        ("/v1/query", {"texts": ["a"], "top_k": 3.0}, "body.top_k"),
+        ("/v1/query", {"texts": ["a"], "k": "3"}, "body.k"),
+        ("/v1/query", {"texts": ["a"], "k": 3.0}, "body.k"),
         ("/v1/query", {"texts": ["a"], "threshold": "0.5"}, "body.threshold"),
         ("/v1/query", {"texts": [1]}, "body.texts.0"),
         ("/v1/documents", {"documents": [{"id": "a", "text": "t"}], "upsert": "yes"}, "upsert"),
@@ -283,7 +283,7 @@ def test_empty_texts_match_nothing(server: App) -> None:
     with server.client() as http:
         docs = [{"id": "e1", "text": ""}, {"id": "e2", "text": "  \n "}, {"id": "t", "text": TEXT}]
         assert http.post("/v1/documents", json={"documents": docs}).status_code == 201
-        answer = http.post("/v1/query", json={"texts": ["", "\t", TEXT], "top_k": 5}).json()
+        answer = http.post("/v1/query", json={"texts": ["", "\t", TEXT], "k": 5}).json()
         assert [[m["id"] for m in r["matches"]] for r in answer["results"]] == [[], [], ["t"]]
         check = http.post("/v1/check", json={"documents": [{"id": "e3", "text": ""}]}).json()
         assert check["results"] == [{"id": "e3", "inserted": True, "matches": []}]

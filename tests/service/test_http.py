@@ -30,7 +30,11 @@ def test_add_query_get_check_delete(server: App, licenses: list[dict[str, object
         assert got["id"] == docs[3]["id"]
         assert got["metadata"] == {"n": 3}
         queries = [d["text"] for d in docs[:30]]
-        answer = http.post("/v1/query", json={"texts": queries, "top_k": 3}).json()["results"]
+        answer = http.post("/v1/query", json={"texts": queries, "k": 3}).json()["results"]
+        # the field's name before, read for one version
+        assert (
+            http.post("/v1/query", json={"texts": queries, "top_k": 3}).json()["results"] == answer
+        )
         with LSHIndex.open(server.index_path) as library:
             expected = library.query(queries, k=3)
         assert [[(m["id"], m["similarity"]) for m in r["matches"]] for r in answer] == [
@@ -122,7 +126,7 @@ def test_writes_need_a_token_and_reads_are_open(server: App) -> None:
         (
             "post",
             "/v1/query",
-            json.dumps({"texts": ["a"], "top_k": 0}).encode(),
+            json.dumps({"texts": ["a"], "k": 0}).encode(),
             422,
             "invalid_request",
         ),

@@ -38,7 +38,7 @@ def test_concurrent_adds_and_queries(
                         acked.extend(ids)
                 else:
                     response = http.post(
-                        "/v1/query", json={"texts": texts[step : step + 5], "top_k": 3}
+                        "/v1/query", json={"texts": texts[step : step + 5], "k": 3}
                     )
                 latencies.append(time.perf_counter() - start)
                 errors += response.status_code >= 400

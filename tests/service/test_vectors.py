@@ -49,7 +49,7 @@ def test_add_query_get_delete_vectors(vectors_server: App) -> None:
         assert http.get("/v1/documents/v2").status_code == 404
         assert http.post("/v1/check", json={"documents": []}).status_code == 404  # texts only
         queries = [*rows[:5].tolist(), [1, 0, 0, 0, 0, 0, 0, 0]]
-        answer = http.post("/v1/query", json={"vectors": queries, "top_k": 2}).json()
+        answer = http.post("/v1/query", json={"vectors": queries, "k": 2}).json()
     with VectorIndex.open(vectors_server.index_path, create=False) as library:
         expected = library.query(np.array(queries), k=2)
     assert answer == {
@@ -68,7 +68,7 @@ def test_add_query_get_delete_vectors(vectors_server: App) -> None:
         ({"vectors": [[1.0, 2.0]]}, 400, "VectorIndex.query needs rows of 8 columns; got 2"),
         ({"vectors": [[1.0] * 8, [1.0] * 7]}, 400, "vectors must be rows of 8 numbers each"),
         ({"vectors": [["1"] * 8]}, 422, "body.vectors.0"),
-        ({"vectors": [[1.0] * 8], "top_k": 0}, 422, "body.top_k"),
+        ({"vectors": [[1.0] * 8], "k": 0}, 422, "body.k"),
         ({"vectors": [[1.0] * 8], "measure": "cosine"}, 422, "body.measure: unknown field"),
     ],
 )

@@ -52,7 +52,7 @@ Example:
   neardup index create seen.ndx --threshold 0.8
   neardup index create pages.ndx --method simhash --hamming 3 --search psm
   neardup index add seen.ndx crawl-2026-11.jsonl.gz
-  neardup index query seen.ndx --text "some page text" --top-k 3
+  neardup index query seen.ndx --text "some page text" -k 3
   neardup index info seen.ndx""",
 )
 def index_group() -> None:
@@ -271,13 +271,18 @@ def _resume(
     epilog="""\b
 Examples:
   neardup index query seen.ndx --text "the text to look up"
-  neardup index query seen.ndx new.jsonl --top-k 5 > matches.jsonl""",
+  neardup index query seen.ndx new.jsonl -k 5 > matches.jsonl""",
 )
 @click.argument("path", type=click.Path(path_type=Path))
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--text", "texts", multiple=True, help="A text to look up (repeatable).")
 @click.option(
-    "--top-k", type=int, callback=_positive_int, help="Return the K most similar candidates."
+    "-k",
+    "--top-k",
+    "k",
+    type=int,
+    callback=_positive_int,
+    help="Return the K most similar matches.",
 )
 @click.option(
     "--threshold",
@@ -300,7 +305,7 @@ def query_command(
     path: Path,
     inputs: tuple[Path, ...],
     texts: tuple[str, ...],
-    top_k: int | None,
+    k: int | None,
     threshold: float | None,
     measure: QueryMeasure | None,
     **flags: Any,
@@ -334,9 +339,7 @@ def query_command(
             else _batches(_sources(inputs, flags), 1000)
         )
         for batch in batches:
-            found = index.query(
-                [t for _, t in batch], threshold=threshold, k=top_k, measure=measure
-            )
+            found = index.query([t for _, t in batch], threshold=threshold, k=k, measure=measure)
             for (doc_id, _), matches in zip(batch, found, strict=True):
                 line = {"query": doc_id, "matches": [m.to_dict() for m in matches]}
                 click.echo(record_line(line), nl=False)

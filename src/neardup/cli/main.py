@@ -236,7 +236,9 @@ def _usage_message(exc: click.UsageError) -> str:
     if not isinstance(exc, click.BadParameter) or isinstance(exc, click.MissingParameter):
         return exc.format_message()
     hint = exc.param_hint
-    if hint is None and exc.param is not None:
+    if isinstance(exc.param, click.Option):  # its long name, as the rules spell it (-k: --top-k)
+        hint = max(exc.param.opts, key=len)
+    elif hint is None and exc.param is not None:
         hint = exc.param.get_error_hint(exc.ctx) if exc.ctx is not None else exc.param.name
     if hint is None:
         return exc.format_message()

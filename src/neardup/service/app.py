@@ -46,7 +46,7 @@ try:
     from fastapi.params import Depends as DependsParam
     from fastapi.responses import HTMLResponse, JSONResponse
     from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import AliasChoices, BaseModel, ConfigDict, Field
     from starlette.convertors import Convertor, register_url_convertor
     from starlette.exceptions import HTTPException
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -130,6 +130,11 @@ class Document(_Strict):
     metadata: Any = None
 
 
+def _k() -> Any:
+    """``k``: the k best matches of each query (``top_k``, its name before, read one version)."""
+    return Field(default=None, ge=1, le=1000, validation_alias=AliasChoices("k", "top_k"))
+
+
 class AddRequest(_Strict):
     """``POST /v1/documents``."""
 
@@ -142,7 +147,7 @@ class QueryRequest(_Strict):
 
     texts: list[str] | None = None
     documents: list[Document] | None = None
-    top_k: int | None = Field(default=None, ge=1, le=1000)
+    k: int | None = _k()
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     measure: QueryMeasure | None = None
 
@@ -166,7 +171,7 @@ class VectorQueryRequest(_Strict):
     """``POST /v1/query`` of a vector index: vectors (ids are their positions)."""
 
     vectors: list[list[int] | list[float]]
-    top_k: int | None = Field(default=None, ge=1, le=1000)
+    k: int | None = _k()
     threshold: float | None = Field(default=None, allow_inf_nan=False)
 
 
@@ -342,12 +347,12 @@ def _install_vector_query(
         """The stored vectors near each query vector, best first (then by id).
 
         ``threshold``: a cosine (at or above) or a distance (at or below), the index's by
-        default; ``top_k`` alone: the best of the vectors met, however far. Each match has
+        default; ``k`` alone: the best of the vectors met, however far. Each match has
         the exact ``similarity`` (cosine) or ``distance``.
         """
         _limit_batch(settings, len(request.vectors))
         rows = _vector_rows(index, request.vectors)
-        found = index.query(rows, threshold=request.threshold, k=request.top_k)
+        found = index.query(rows, threshold=request.threshold, k=request.k)
         return {
             "results": [
                 {"query": str(i), "matches": [m.to_dict() for m in matches]}
@@ -382,7 +387,7 @@ def _install_text_query(
             names = [str(i) for i in range(len(texts))]
         _limit_batch(settings, len(texts))
         found = index.query(
-            texts, threshold=request.threshold, k=request.top_k, measure=request.measure
+            texts, threshold=request.threshold, k=request.k, measure=request.measure
         )
         answer = {
             "results": [
