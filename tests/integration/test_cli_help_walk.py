@@ -29,7 +29,6 @@ import contextlib
 import csv
 import dataclasses
 import gzip
-import importlib
 import io
 import itertools
 import json
@@ -390,7 +389,8 @@ def _steady_rates() -> Iterator[None]:
     """``plan`` with the speeds it measures (each stage's seconds per byte, pair or key) set
     to fixed values after measuring them: it chooses the cheapest num_perm, bands and rows by
     them, which on a dozen documents is a matter of timing noise. The rest is measured."""
-    plan_module = importlib.import_module("neardup.plan")  # neardup.plan may name the function
+    from neardup.jobs import plan as plan_module
+
     measure = plan_module.measure_rates
 
     def steady(*args: Any, **kwargs: Any) -> Any:
@@ -704,7 +704,7 @@ def _resumes(walk: Walk) -> None:
     """``--resume``: a run that failed after its last checkpoint (the disk full while writing)
     continues from it (``resumed_after``), to the outputs of a run that never failed; without
     it the run starts again."""
-    from neardup.engine import local
+    from neardup.jobs import dedup as local_job
 
     directory = walk.directory()
 
@@ -713,7 +713,7 @@ def _resumes(walk: Walk) -> None:
 
     for resume in ((), ("--resume",)):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(local, "_write_outputs", no_space)
+            patch.setattr(local_job, "_write_outputs", no_space)
             failed = walk.run(["dedup", *DOCS, "-q"], directory=directory)
         assert failed.code == 1, failed.stderr
         assert "No space left" in failed.stderr, failed.stderr

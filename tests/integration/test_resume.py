@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup.engine import local
+from neardup.jobs import dedup as local_job
 from tests.conftest import SAMPLE
 from tests.integration.conftest import run, run_process
 
@@ -94,7 +94,7 @@ def _failed_while_writing(corpus: Path, out: Path, monkeypatch: pytest.MonkeyPat
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(local, "_write_outputs", no_space)
+        patch.setattr(local_job, "_write_outputs", no_space)
         failed = run("dedup", corpus, "-o", out, *OPTIONS)
     assert failed.returncode != 0
     assert (out.parent / f".{out.name}.work" / "find" / "state.pickle").is_file()
