@@ -62,6 +62,10 @@ def test_oph_kernel_equals_reference(batch: list[str], bins: int) -> None:
     first, second = np.triu_indices(len(batch))
     equal = (sigs.values[first] == sigs.values[second]).sum(axis=1) / bins
     assert sketcher.agreement_of_sets(sets, first, second).tolist() == equal.tolist()
+    mixed = np.random.default_rng(0).permutation(len(first))  # a first coming back after others
+    assert sketcher.agreement_of_sets(sets, first[mixed], second[mixed]).tolist() == (
+        equal[mixed].tolist()
+    )
     # Seed 000's estimate from the bins before densification.
     key = sketcher.key.tolist()
     rows = [

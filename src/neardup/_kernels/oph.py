@@ -149,17 +149,21 @@ def oph_agreement_of_sets(  # type: ignore[no-untyped-def]
     Set ``d`` is ``hashes[offsets[d]:offsets[d + 1]]``; its row equals :func:`oph_signatures`
     of the text it comes from (a bin keeps a minimum, which repeated shingles do not change).
     Rows are made pair by pair and never kept: no row matrix of the documents (a kilobyte
-    each at 128 bins) competes with the texts for verification's memory.
+    each at 128 bins) competes with the texts for verification's memory. The first set's row
+    is made again only when the first set changes: pairs come sorted by their first.
     """
     scratch = _densify_scratch(ranks, num_bins)
     row_a = np.empty(num_bins, dtype=np.uint64)
     row_b = np.empty(num_bins, dtype=np.uint64)
+    made = -1
     for p in range(lo, hi):
         x, y = first[p], second[p]
-        _oph_row(
-            hashes, offsets[x], offsets[x + 1], key, densify_key, ranks, index_bits, row_a,
-            scratch,
-        )  # fmt: skip
+        if x != made:
+            _oph_row(
+                hashes, offsets[x], offsets[x + 1], key, densify_key, ranks, index_bits, row_a,
+                scratch,
+            )  # fmt: skip
+            made = x
         _oph_row(
             hashes, offsets[y], offsets[y + 1], key, densify_key, ranks, index_bits, row_b,
             scratch,
