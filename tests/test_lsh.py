@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
-from neardup.hashing.packed import sort_packed
+from neardup.hashing.packed import order_of, sort_packed
 from neardup.lsh.banding import equal_key_groups
 from tests import reference
 
@@ -130,6 +130,16 @@ def test_the_radix_sort_sorts_keys_packed_with_their_items(
         assert sort_packed(values, item_bits).tolist() == sorted(packed)
     finally:
         numba.set_num_threads(default)
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 4095, 4096, 50_000])
+@pytest.mark.parametrize("high", [1, 2**20, 2**44, 2**62])  # the last leaves no room: numpy
+def test_order_of_is_numpys_stable_argsort(size: int, high: int) -> None:
+    rng = np.random.default_rng(size + high)
+    values = rng.integers(0, high, size=size, dtype=np.int64)
+    values[: size // 3] = np.sort(values[: size // 3])  # an ascending part, as the first sets
+    values[size // 3 : size // 2] = values[0] if size else 0  # ties, kept in place order
+    assert order_of(values).tolist() == np.argsort(values, kind="stable").tolist()
 
 
 BOUNDS_SCRIPT = """

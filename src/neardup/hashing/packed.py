@@ -15,9 +15,9 @@ from numba import get_num_threads
 
 from neardup._kernels import groups
 from neardup._parallel import in_blocks
-from neardup._types import U64Array
+from neardup._types import I64Array, U64Array
 
-__all__ = ["sort_packed"]
+__all__ = ["order_of", "sort_packed"]
 
 SMALL = 4096
 """Fewer keys than this are sorted in one thread, by one sort."""
@@ -60,3 +60,25 @@ def sort_packed(keys: U64Array, item_bits: int) -> U64Array:
     in_blocks(scatter, parts, max_block=1)
     in_blocks(partial(groups.sort_buckets, out, bounds), num_buckets)
     return out
+
+
+def order_of(values: I64Array) -> I64Array:
+    """The order that sorts ``values`` (non-negative), equal ones by place, by the radix kernel.
+
+    ``np.argsort(values, kind="stable")``, several times faster on large arrays: each value
+    shifted up to the word's top, its place packed in below (:func:`sort_packed`). Values too
+    wide to leave room for the places are sorted by numpy.
+
+    Examples
+    --------
+    >>> order_of(np.array([30, 10, 20, 10])).tolist()
+    [1, 3, 2, 0]
+    """
+    n = values.shape[0]
+    item_bits = max(1, (n - 1).bit_length())
+    top = int(values.max()).bit_length() if n else 0
+    if n < SMALL or top == 0 or top + item_bits > 64:
+        return np.argsort(values, kind="stable")
+    keys = values.astype(np.uint64) << np.uint64(64 - top)
+    ordered = sort_packed(keys, item_bits)
+    return (ordered & np.uint64((1 << item_bits) - 1)).astype(np.int64)

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from neardup._types import BoolArray, I64Array
+from neardup.hashing.packed import order_of
 from neardup.io.mapped import read_spans
 from neardup.text.shingle import ShingleSets
 
@@ -198,7 +199,7 @@ class ShingleSetStore:
         offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         hashes = np.empty(int(offsets[-1]), dtype=np.uint64)
-        order = np.argsort(start)  # the sets in the order they lie in the file
+        order = order_of(start)  # the sets in the order they lie in the file
         read_spans(
             self._kept.file,
             start[order] * 8,
