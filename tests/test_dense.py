@@ -82,11 +82,16 @@ def test_skipping_joined_pairs_changes_no_output(corpus: Path, tmp_path: Path) -
     assert spanning.pairs.first.tolist() == every.pairs.first[forest].tolist()
     assert spanning.pairs.second.tolist() == every.pairs.second[forest].tolist()
     assert counts.verified_pairs == counts.pairs_reported == len(spanning.pairs)
-    # A pair is measured when its documents were apart when it was reached; the accepted ones
-    # measured are exactly the spanning ones; the histogram counts the measured pairs.
+    # A pair is measured when its documents were apart when it was reached, unless its sets'
+    # sizes alone keep it below the threshold; the accepted ones measured are exactly the
+    # spanning ones; the histogram counts the measured pairs.
     histogram = spanning.summary.similarity_histogram
     assert histogram is not None
-    assert sum(histogram.candidates) == counts.candidate_pairs - counts.already_joined
+    assert counts.size_rejected
+    assert all_counts.size_rejected is not None
+    assert counts.size_rejected < all_counts.size_rejected  # some were already joined
+    unmeasured = counts.already_joined + counts.size_rejected
+    assert sum(histogram.candidates) == counts.candidate_pairs - unmeasured
     assert sum(histogram.verified) == counts.verified_pairs
 
 

@@ -39,6 +39,27 @@ def test_exact_jaccard_equals_python_sets(batch: list[str]) -> None:
         assert value == expected
 
 
+@given(
+    batch=st.lists(words_texts, min_size=2, max_size=8),
+    floor=st.sampled_from([0.2, 0.5, 0.8, 0.9, 1.0]),
+)
+def test_a_floor_leaves_unmeasured_only_pairs_below_it(batch: list[str], floor: float) -> None:
+    # |A & B| / |A | B| <= min / max of the sizes: a pair so bounded below the floor is NaN,
+    # every other is measured as without a floor.
+    sets = Shingler(ShingleSpec(k=2)).shingle_sets(batch)
+    first, second = np.triu_indices(len(batch), 1)
+    pairs = CandidatePairs(first=first.astype(np.int64), second=second.astype(np.int64))
+    exact = exact_jaccard(sets, pairs)
+    floored = exact_jaccard(sets, pairs, floor)
+    sizes = sets.sizes()
+    low = np.minimum(sizes[first], sizes[second])
+    high = np.maximum(sizes[first], sizes[second])
+    bounded = (high > 0) & (low / np.maximum(high, 1) < floor)
+    assert np.isnan(floored).tolist() == bounded.tolist()
+    assert (exact[bounded] < floor).all()
+    assert floored[~bounded].tolist() == exact[~bounded].tolist()
+
+
 def test_estimate_is_the_fraction_of_agreeing_slots() -> None:
     sigs = OPHSketcher(SketchSpec(num_perm=64)).sketch(
         ["a b c d e f g h i j", "a b c d e f g h i k"]

@@ -301,8 +301,11 @@ class VectorScorer:
         """The cosine of each pair."""
         return pair_values("cosine", self.vectors, pairs.first, pairs.second)
 
-    def chunks(self, pairs: CandidatePairs) -> Iterator[VectorChunk]:
-        """The pairs in one chunk: a vector is a fixed, small row (no text to read)."""
+    def chunks(self, pairs: CandidatePairs, *, candidates: bool = False) -> Iterator[VectorChunk]:
+        """The pairs in one chunk: a vector is a fixed, small row (no text to read).
+
+        Every pair is measured, candidate or not: a cosine has no bound to reject one by.
+        """
         yield VectorChunk(self, pairs)
 
     def close(self) -> None:

@@ -117,6 +117,10 @@ class Counts:
     revisits_resolved: int | None = None
     unresolved_revisits: int | None = None
     duplicate_payloads: int | None = None
+    size_rejected: int | None = None
+    """Candidate pairs rejected unmeasured (not joined when reached): the sizes of their
+    shingle sets alone keep their Jaccard similarity below the threshold (``min / max`` of the
+    sizes is below it). Counted under exact verification of the Jaccard similarity, else None."""
 
     def to_dict(self) -> dict[str, int]:
         """The counts by name, those not counted left out."""

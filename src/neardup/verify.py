@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from neardup._kernels import verify as kernels
 from neardup._parallel import in_blocks
@@ -76,13 +78,44 @@ def _shared(sets: ShingleSets, pairs: CandidatePairs) -> tuple[I64Array, I64Arra
     return first, second, shared
 
 
-def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs) -> F64Array:
+def jaccard_reachable(
+    first_sizes: NDArray[np.integer[Any]], second_sizes: NDArray[np.integer[Any]], floor: float
+) -> BoolArray:
+    """Whether sets of these sizes can have a Jaccard similarity of ``floor`` or more.
+
+    ``|A ∩ B| / |A ∪ B|`` is at most ``min / max`` of the sizes, and as floats too (the
+    division is monotone, and equal to the bound where the smaller set is in the other), so a
+    pair whose bound is below ``floor`` has a similarity below it, measured or not. Two empty
+    sets (similarity 0 here, not 0 / 0) are reachable: they are measured as before.
+
+    Examples
+    --------
+    >>> jaccard_reachable(np.array([40, 40, 0]), np.array([50, 51, 0]), 0.8).tolist()
+    [True, False, True]
+    """
+    low = np.minimum(first_sizes, second_sizes)
+    high = np.maximum(first_sizes, second_sizes)
+    bound = np.ones(low.shape[0])
+    np.divide(low, high, out=bound, where=high > 0)
+    return np.asarray(bound >= floor)
+
+
+def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs, floor: float | None = None) -> F64Array:
     """The exact Jaccard similarity |A ∩ B| / |A ∪ B| of each pair's shingle sets.
 
-    Two empty sets have similarity 0 here: emptiness is not evidence of duplication.
+    Two empty sets have similarity 0 here: emptiness is not evidence of duplication. With a
+    ``floor``, a pair whose sets' sizes alone keep it below the floor
+    (:func:`jaccard_reachable`) is not measured: NaN.
     """
-    first, second, shared = _shared(sets, pairs)
     sizes = sets.sizes()
+    if floor is not None:
+        first, second = _pair_arrays(pairs, len(sets))
+        reachable = jaccard_reachable(sizes[first], sizes[second], floor)
+        out = np.full(first.shape[0], np.nan)
+        measured = CandidatePairs(first=first[reachable], second=second[reachable])
+        out[reachable] = exact_jaccard(sets, measured)
+        return out
+    first, second, shared = _shared(sets, pairs)
     union = sizes[first] + sizes[second] - shared
     out = np.zeros(shared.shape[0], dtype=np.float64)
     np.divide(shared, union, out=out, where=union > 0)
@@ -124,6 +157,7 @@ def exact_similarity(
     pairs: CandidatePairs,
     spec: SketchSpec,
     idf: IDFWeights | None = None,
+    floor: float | None = None,
 ) -> F64Array:
     """The exact similarity a sketch of ``spec`` estimates, for pairs of ``texts``.
 
@@ -131,7 +165,7 @@ def exact_similarity(
     similarity of the shingle sets; the weighted Jaccard (``sum min / sum max``) of the shingle
     counts; or the cosine of the shingle counts, times ``idf`` with ``weighting="tfidf"``.
     ``texts`` are strings, or a :class:`~neardup._types.Batch` already normalised as ``spec``
-    says.
+    says. ``floor``: as :func:`exact_jaccard`'s, for the Jaccard similarity.
     """
     measure = SKETCH_KINDS[spec.kind].exact
     if measure == "cosine":
@@ -139,4 +173,4 @@ def exact_similarity(
         return cosine_similarity(weighted, pairs)
     if measure == "weighted-jaccard":
         return weighted_jaccard(term_counts(texts, spec), pairs)
-    return exact_jaccard(Shingler(spec.shingle, spec.normalize).shingle_sets(texts), pairs)
+    return exact_jaccard(Shingler(spec.shingle, spec.normalize).shingle_sets(texts), pairs, floor)

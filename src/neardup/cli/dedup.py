@@ -427,6 +427,11 @@ def _print_summary(summary: Summary, output: Path) -> None:
             f"  already joined      : {counts.already_joined:,} candidates, not measured "
             "(--pairs all measures them)"
         )
+    if counts.size_rejected:
+        echo(
+            f"  rejected by size    : {counts.size_rejected:,} candidates, not measured "
+            "(set sizes too unequal for the threshold)"
+        )
     echo(
         f"  clusters            : {counts.clusters:,} holding "
         f"{counts.documents_in_clusters:,} documents"

@@ -32,7 +32,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -76,6 +76,7 @@ from neardup.kinds import SKETCH_KINDS
 from neardup.params import DedupConfig, OutputSpec, ReadSpec
 from neardup.pipeline import (
     measures_every_candidate,
+    size_floor,
     summarize,
     warn_of_giant_buckets,
 )
@@ -258,7 +259,9 @@ def dedup_dataframe(
     num_candidates = candidates.count()
     now = lap("candidates", now, "verify")
 
-    scored = _scored(candidates, sketched, docs, config).localCheckpoint(eager=True)
+    scored = _scored(candidates, sketched, docs, config, candidates=True).localCheckpoint(
+        eager=True
+    )
     verified = scored.where("accepted").drop("accepted").localCheckpoint(eager=True)
     now = lap("verify", now, "cluster")
 
@@ -268,10 +271,8 @@ def dedup_dataframe(
     clusters = clusters.localCheckpoint(eager=True)
     now = lap("cluster", now, "write")
 
-    verified, reported, already_joined, histogram = _decided(
-        scored, verified, clusters.select("doc", "label"), num_candidates, config
-    )
-    pairs = _pairs(docs, exact_links, reported)
+    decided = _decided(scored, verified, clusters.select("doc", "label"), num_candidates, config)
+    pairs = _pairs(docs, exact_links, decided.reported)
     sizes = clusters.groupBy("label", "cluster").count().where("count > 1").cache()
     multi = sizes.agg(F.count("*"), F.sum("count")).first()
     num_kept = clusters.where("keep").count()
@@ -283,15 +284,16 @@ def dedup_dataframe(
         empty_documents=sketched.where("is_empty").count(),
         exact_duplicates=exact_links.count(),
         candidate_pairs=num_candidates,
-        already_joined=already_joined,
-        verified_pairs=verified.count(),
-        pairs_reported=reported.count(),
+        already_joined=decided.already_joined,
+        verified_pairs=decided.verified.count(),
+        pairs_reported=decided.reported.count(),
         clusters=int(multi[0] or 0),
         documents_in_clusters=int(multi[1] or 0),
         removed=num_docs - num_kept,
         kept=num_kept,
         giant_buckets=num_giant,
         largest_bucket=largest,
+        size_rejected=decided.size_rejected,
     )
     kept = _output_corpus(numbered, clusters, annotate)
     times = StageTimes.measured(seconds, num_bytes, total=time.perf_counter() - started)
@@ -301,7 +303,7 @@ def dedup_dataframe(
         _biggest_clusters(sizes),
         times,
         spark_master=spark.sparkContext.master,
-        histogram=histogram,
+        histogram=decided.histogram,
     )
     return SparkDedupResult(clusters=clusters, pairs=pairs, kept=kept, summary=summary)
 
@@ -346,8 +348,13 @@ def _numbered(frame: Any, order_column: str | None) -> Any:
     )
 
 
-def _scored(pairs: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
-    """The pairs ``(first, second)`` with their similarities (:func:`score_batches`)."""
+def _scored(
+    pairs: Any, sketched: Any, docs: Any, config: DedupConfig, *, candidates: bool = False
+) -> Any:
+    """The pairs ``(first, second)`` with their similarities (:func:`score_batches`).
+
+    ``candidates``: the pairs verification decides (some left unmeasured by their sizes).
+    """
     signature = sketched.select("doc", "signature")
     joined = pairs.join(signature.toDF("first", "a_signature"), "first").join(
         signature.toDF("second", "b_signature"), "second"
@@ -357,7 +364,7 @@ def _scored(pairs: Any, sketched: Any, docs: Any, config: DedupConfig) -> Any:
         joined = joined.join(text.toDF("first", "a_text"), "first").join(
             text.toDF("second", "b_text"), "second"
         )
-    return joined.mapInArrow(score_batches(config), SCORED_SCHEMA)
+    return joined.mapInArrow(score_batches(config, candidates=candidates), SCORED_SCHEMA)
 
 
 def _similarity_histogram(scored: Any, verified: Any) -> SimilarityHistogram:
@@ -470,22 +477,44 @@ def _reported(verified: Any, labels: Any, config: DedupConfig) -> Any:
     return labelled.repartition("label").mapInArrow(spanning_batches, VERIFIED_SCHEMA)
 
 
+class _Decided(NamedTuple):
+    """The candidates as the local engine's verification leaves them (:func:`_decided`)."""
+
+    verified: Any
+    """The pairs measured and accepted."""
+    reported: Any
+    """Those of them ``pairs.jsonl`` reports."""
+    already_joined: int
+    size_rejected: int | None
+    histogram: SimilarityHistogram
+
+
 def _decided(
     scored: Any, verified: Any, labels: Any, num_candidates: int, config: DedupConfig
-) -> tuple[Any, Any, int, SimilarityHistogram]:
-    """Accepted, reported, not measured, histogram: the pairs counted as the local engine does.
+) -> _Decided:
+    """The pairs counted as the local engine counts them.
 
-    Returns the pairs measured and accepted, those reported, how many candidates were not
-    measured, and the similarity histogram. ``scored``: every candidate; ``verified``: those
-    accepted; ``labels``: each document's final cluster.
+    ``scored``: every candidate; ``verified``: those accepted; ``labels``: each document's
+    final cluster. A candidate is decided when reached apart (measured, or rejected by its
+    sets' sizes: a NaN similarity); the others were already joined.
     """
+    from pyspark.sql import functions as F  # noqa: N812
+
     if measures_every_candidate(config):
-        reported = _reported(verified, labels, config)
-        return verified, reported, 0, _similarity_histogram(scored, verified)
-    measured_pairs, verified = _measured_in_order(scored, labels)
-    reported = verified if config.pairs == "spanning" else verified.limit(0)
-    histogram = _similarity_histogram(measured_pairs, verified)
-    return verified, reported, num_candidates - measured_pairs.count(), histogram
+        decided, reported = scored, _reported(verified, labels, config)
+    else:
+        decided, verified = _measured_in_order(scored, labels)
+        reported = verified if config.pairs == "spanning" else verified.limit(0)
+    size_rejected = None
+    if size_floor(config) is not None:
+        size_rejected = decided.where(F.isnan("similarity")).count()
+    return _Decided(
+        verified,
+        reported,
+        num_candidates - decided.count(),
+        size_rejected,
+        _similarity_histogram(decided, verified),
+    )
 
 
 def _measured_in_order(scored: Any, labels: Any) -> tuple[Any, Any]:

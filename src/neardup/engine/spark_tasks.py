@@ -29,7 +29,7 @@ from neardup.keep import KeepValues, comparable
 from neardup.lsh.banding import bucket_pairs
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
-from neardup.pipeline import BatchSketcher, accepted, exact_groups, measured
+from neardup.pipeline import BatchSketcher, accepted, exact_groups, measured, size_floor
 from neardup.sketch import make_sketcher
 from neardup.sketch.signatures import Signatures
 from neardup.text.spans import pack_strings
@@ -162,13 +162,16 @@ def bucket_batches(max_bucket_size: int) -> Callable[[Iterator[Any]], Any]:
     return run
 
 
-def score_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
+def score_batches(config: DedupConfig, *, candidates: bool) -> Callable[[Iterator[Any]], Any]:
     """The mapInArrow function: pairs with both signatures (and texts) → their similarities.
 
     Each pair's estimate, exact similarity (``verify="exact"``), the similarity verification
     goes by (:func:`~neardup.pipeline.measured`) and whether :func:`~neardup.pipeline.accepted`
-    passes it.
+    passes it. ``candidates``: the pairs are the candidates verification decides, and those
+    that :func:`~neardup.pipeline.size_floor` rejects by their sets' sizes are not measured
+    (both similarities NaN), as the local engine leaves them.
     """
+    floor = size_floor(config) if candidates else None
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -193,7 +196,8 @@ def score_batches(config: DedupConfig) -> Callable[[Iterator[Any]], Any]:
             jaccard = np.full(count, np.nan)
             if config.verify_mode == "exact" and count:
                 texts = batch.column("a_text").to_pylist() + batch.column("b_text").to_pylist()
-                jaccard = exact_similarity(texts, local, config.sketch)
+                jaccard = exact_similarity(texts, local, config.sketch, floor=floor)
+                estimate[np.isnan(jaccard)] = np.nan
             yield pa.RecordBatch.from_pydict(
                 {
                     "first": batch.column("first"),

@@ -468,6 +468,8 @@ def _record(
         "giant_buckets": text_counts.giant_buckets,
         "largest_bucket": text_counts.largest_bucket,
     }
+    if text_counts.size_rejected is not None:
+        counts["size_rejected"] = text_counts.size_rejected
     details = {
         **record.details,
         "biggest_clusters": [

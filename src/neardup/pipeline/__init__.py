@@ -52,6 +52,7 @@ from neardup.pipeline.scoring import (
     ScoredChunk,
     measured,
     score_pairs,
+    size_floor,
 )
 from neardup.pipeline.shared import TextStore, Timings
 from neardup.pipeline.sketching import (
@@ -98,6 +99,7 @@ __all__ = [
     "measured",
     "measures_every_candidate",
     "score_pairs",
+    "size_floor",
     "sketch_batches",
     "summarize",
     "verify_and_join",

@@ -31,7 +31,7 @@ from neardup.pipeline.finding import (
     find_candidates,
     warn_of_giant_buckets,
 )
-from neardup.pipeline.scoring import EitherScorer, PairScorer, Scorer, measured
+from neardup.pipeline.scoring import EitherScorer, PairScorer, Scorer, measured, size_floor
 from neardup.pipeline.shared import TextStore, Timings
 from neardup.pipeline.sketching import Sketched, fit_idf, keeps_sets, sketch_batches
 from neardup.pipeline.verification import JoinedPairs, VerifiedPairs, verify_and_join
@@ -385,6 +385,7 @@ def _summary(
         kept=kept,
         giant_buckets=candidates.num_giant_buckets,
         largest_bucket=candidates.largest_bucket,
+        size_rejected=found.num_size_rejected if size_floor(config) is not None else None,
     )
     biggest = (
         ClusterSize(sketched.ids[label], int(sizes[label]))

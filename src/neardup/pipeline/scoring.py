@@ -28,7 +28,12 @@ from neardup.semantic import (
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import byte_pieces
-from neardup.verify import exact_containment, exact_jaccard, exact_similarity
+from neardup.verify import (
+    exact_containment,
+    exact_jaccard,
+    exact_similarity,
+    jaccard_reachable,
+)
 
 VERIFY_BYTES_PER_BYTE = 4
 """Memory a verification chunk holds per byte of its documents' text: the lines read again,
@@ -178,15 +183,31 @@ class PairScorer:
         exact = self.config.verify_mode == "exact"
         return measured(*self.score(pairs, with_estimate=not exact), self.config)
 
-    def chunks(self, pairs: CandidatePairs) -> Iterator[ScoredChunk]:
+    @property
+    def floor(self) -> float | None:
+        """:func:`size_floor` of the run."""
+        return size_floor(self.config)
+
+    def chunks(self, pairs: CandidatePairs, *, candidates: bool = False) -> Iterator[ScoredChunk]:
         """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory.
 
         A document counts its shingle set's bytes once the set is made, else what its text
-        costs (:data:`VERIFY_BYTES_PER_BYTE`).
+        costs (:data:`VERIFY_BYTES_PER_BYTE`). ``candidates``: the pairs are candidates that
+        verification decides, so that those below :attr:`floor` by their sets' sizes are not
+        measured; where both sets are made already, their documents are not even read.
         """
+        floor = self.floor if candidates else None
+        unread = np.zeros(len(pairs), dtype=bool)
+        if floor is not None and self.sets is not None:
+            sizes = self.sets.set_sizes
+            first_sizes, second_sizes = sizes[pairs.first], sizes[pairs.second]
+            known = (first_sizes >= 0) & (second_sizes >= 0)
+            unread = known & ~jaccard_reachable(first_sizes, second_sizes, floor)
+        read = np.flatnonzero(~unread)
+        first, second = pairs.first[read], pairs.second[read]
         bounds = pair_chunks(
-            pairs.first,
-            pairs.second,
+            first,
+            second,
             self._sizes,
             self.sets.set_sizes if self.sets is not None else np.empty(0, dtype=np.int32),
             64 if self.sets is not None else 8 * self.sketcher.width + 64,
@@ -194,10 +215,14 @@ class PairScorer:
             self.config.working_memory // 4,
             self._mark,
         )
-        self._mark[pairs.first] = -1  # the scratch back as the next call expects it
-        self._mark[pairs.second] = -1
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            yield ScoredChunk(self, pairs, lo, hi)
+        self._mark[first] = -1  # the scratch back as the next call expects it
+        self._mark[second] = -1
+        ends = np.append(read, len(pairs))[bounds]  # the chunks' ends among all the pairs
+        ends[0] = 0
+        if ends[-1] < len(pairs):  # no pair to read: one chunk decides them all
+            ends = np.array([0, len(pairs)])
+        for lo, hi in itertools.pairwise(ends.tolist()):
+            yield ScoredChunk(self, pairs, lo, hi, unread[lo:hi], floor)
 
 
 class MeasuredChunk(Protocol):
@@ -229,8 +254,8 @@ class Scorer(Protocol):
         """Make ready what measuring the ``needed`` documents' pairs reads."""
         ...
 
-    def chunks(self, pairs: CandidatePairs) -> Iterator[MeasuredChunk]:
-        """``pairs`` in consecutive chunks."""
+    def chunks(self, pairs: CandidatePairs, *, candidates: bool = False) -> Iterator[MeasuredChunk]:
+        """``pairs`` in consecutive chunks; ``candidates``: the pairs verification decides."""
         ...
 
     def similarity(self, pairs: CandidatePairs) -> F64Array:
@@ -248,12 +273,26 @@ class ScoredChunk:
     :meth:`measure` scores any of them, as often as asked.
     """
 
-    def __init__(self, scorer: PairScorer, pairs: CandidatePairs, lo: int, hi: int) -> None:
+    def __init__(
+        self,
+        scorer: PairScorer,
+        pairs: CandidatePairs,
+        lo: int,
+        hi: int,
+        unread: BoolArray | None = None,
+        floor: float | None = None,
+    ) -> None:
         self.lo, self.hi = lo, hi
         self._scorer = scorer
-        docs, local = scorer.distinct(np.concatenate([pairs.first[lo:hi], pairs.second[lo:hi]]))
+        self._floor = floor
+        self._unread = unread if unread is not None else np.zeros(hi - lo, dtype=bool)
+        read = ~self._unread
+        firsts, seconds = pairs.first[lo:hi][read], pairs.second[lo:hi][read]
+        docs, local = scorer.distinct(np.concatenate([firsts, seconds]))
         self._docs = docs
-        self._first, self._second = local[: hi - lo], local[hi - lo :]
+        self._first = np.full(hi - lo, -1, dtype=np.int64)
+        self._second = np.full(hi - lo, -1, dtype=np.int64)
+        self._first[read], self._second[read] = local[: firsts.shape[0]], local[firsts.shape[0] :]
         self._sets: ShingleSets | None = None
         self._batch: Batch | None = None
         if scorer.sets is not None:
@@ -265,7 +304,18 @@ class ScoredChunk:
         """``(estimate, exact)`` of the pairs at ``positions`` (within ``lo .. hi - 1``).
 
         ``with_estimate=False`` leaves the estimates NaN where the exact similarity is measured.
+        A pair below the chunk's floor by its sets' sizes is not measured: both NaN.
         """
+        unread = self._unread[positions - self.lo]
+        if not unread.any():
+            return self._measured(positions, with_estimate)
+        estimate, exact = np.full(positions.shape[0], np.nan), np.full(positions.shape[0], np.nan)
+        read = ~unread
+        estimate[read], exact[read], _ = self._measured(positions[read], with_estimate)
+        return Measured(estimate, exact)
+
+    def _measured(self, positions: I64Array, with_estimate: bool = True) -> Measured:
+        """:meth:`measure` of pairs whose documents the chunk has read."""
         scorer, config = self._scorer, self._scorer.config
         local = CandidatePairs(
             first=self._first[positions - self.lo], second=self._second[positions - self.lo]
@@ -277,7 +327,7 @@ class ScoredChunk:
             # The shingle sets give the exact Jaccard, and then the OPH rows of the pairs
             # at the threshold (no second pass over the text, no row matrix).
             assert isinstance(scorer.sketcher, OPHSketcher)
-            exact = exact_jaccard(self._sets, local)
+            exact = exact_jaccard(self._sets, local, self._floor)
             if with_estimate:
                 near = np.flatnonzero(exact >= config.lsh.threshold)
                 estimate[near] = scorer.sketcher.agreement_of_sets(
@@ -289,7 +339,10 @@ class ScoredChunk:
             estimate = estimate_similarity(scorer.sketcher.sketch(self._batch), local)
         if config.verify_mode != "exact":
             return Measured(estimate, np.full(len(local), np.nan))
-        return Measured(estimate, exact_similarity(self._batch, local, config.sketch, scorer.idf))
+        exact = exact_similarity(self._batch, local, config.sketch, scorer.idf, self._floor)
+        if self._floor is not None:
+            estimate[np.isnan(exact)] = np.nan  # not measured: neither of them
+        return Measured(estimate, exact)
 
     def _containment(self, local: CandidatePairs) -> F64Array:
         """The containment of each pair's shorter document in the other."""
@@ -324,9 +377,9 @@ class EitherScorer:
         """Make the ``needed`` documents' shingle sets."""
         self.shingles.prepare(needed)
 
-    def chunks(self, pairs: CandidatePairs) -> Iterator[EitherChunk]:
+    def chunks(self, pairs: CandidatePairs, *, candidates: bool = False) -> Iterator[EitherChunk]:
         """The shingles' chunks, each measuring the cosine too."""
-        for chunk in self.shingles.chunks(pairs):
+        for chunk in self.shingles.chunks(pairs, candidates=candidates):
             yield EitherChunk(chunk, self.vectors, pairs)
 
     def similarity(self, pairs: CandidatePairs) -> F64Array:
@@ -358,6 +411,19 @@ class EitherChunk:
             first=self._pairs.first[positions], second=self._pairs.second[positions]
         )
         return Measured(estimate, jaccard, self._vectors.similarity(pairs))
+
+
+def size_floor(config: DedupConfig) -> float | None:
+    """The similarity below which verification rejects a candidate unmeasured, by set sizes.
+
+    A pair whose shingle sets' sizes alone keep its Jaccard similarity below the threshold
+    (:func:`~neardup.verify.jaccard_reachable`) cannot pass it, and is not measured: the
+    threshold, under exact verification of the Jaccard similarity; else None (no such rule).
+    The Spark engine rejects the same pairs, so both count and bin the same.
+    """
+    if config.verify_mode == "exact" and config.measure == "jaccard":
+        return config.lsh.threshold
+    return None
 
 
 def measured(estimate: F64Array, jaccard: F64Array, config: DedupConfig) -> F64Array:

@@ -112,6 +112,9 @@ class JoinedPairs:
         Candidate pairs taken.
     num_already_joined
         Candidates not measured: their documents were already in one component when reached.
+    num_size_rejected
+        Candidates rejected unmeasured when reached apart: their shingle sets' sizes alone keep
+        their Jaccard similarity below the threshold (:func:`~neardup.pipeline.scoring.size_floor`).
     """
 
     components: UnionFind
@@ -119,6 +122,7 @@ class JoinedPairs:
     joined: BoolArray
     num_candidates: int
     num_already_joined: int
+    num_size_rejected: int = 0
 
 
 def measures_every_candidate(config: DedupConfig) -> bool:
@@ -160,7 +164,7 @@ def verify_and_join(
         apart = slice(None) if every else ~joining.components.connected(block_first, block_second)
         first, second = block_first[apart], block_second[apart]
         joining.num_already_joined += block_first.shape[0] - first.shape[0]
-        for chunk in scorer.chunks(CandidatePairs(first=first, second=second)):
+        for chunk in scorer.chunks(CandidatePairs(first=first, second=second), candidates=True):
             step = VERIFY_ROUND_PAIRS if scorer.measures_in_parts else chunk.hi - chunk.lo
             for lo in range(chunk.lo, chunk.hi, step):
                 joining.take(chunk, first, second, lo, min(lo + step, chunk.hi))
@@ -181,6 +185,7 @@ class _Joining:
         self.joined: list[BoolArray] = []
         self.counts = histogram_counts(np.empty(0))
         self.num_already_joined = 0
+        self.num_size_rejected = 0
 
     def take(
         self, chunk: MeasuredChunk, first: I64Array, second: I64Array, lo: int, hi: int
@@ -203,8 +208,11 @@ class _Joining:
             passed |= cosine_reached(cosine, config)
         passed &= todo
         decided, joined = self.components.join(first, second, passed, skip_joined=not self.every)
-        self.counts += histogram_counts(measured(estimate, jaccard, config)[decided])
+        similarity = measured(estimate, jaccard, config)[decided]
+        self.counts += histogram_counts(similarity)
         self.num_already_joined += count - int(decided.sum())
+        if config.verify_mode == "exact":  # not measured: below the floor by the sets' sizes
+            self.num_size_rejected += int(np.isnan(similarity).sum())
         chosen = passed if self.every else joined
         pairs = VerifiedPairs(first, second, estimate, jaccard, cosine)
         self.kept.append(pairs.subset(chosen))
@@ -231,6 +239,7 @@ class _Joining:
             joined=np.concatenate([np.empty(0, dtype=bool), *self.joined]),
             num_candidates=num_candidates,
             num_already_joined=self.num_already_joined,
+            num_size_rejected=self.num_size_rejected,
         )
 
 

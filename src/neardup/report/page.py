@@ -254,11 +254,21 @@ def _similarity_section(run: Run) -> str:
         _measure(run),
     )  # fmt: skip
     verified = sum(histogram["verified"])
-    already_joined = int((run.summary.get("counts") or {}).get("already_joined") or 0)
+    counts = run.summary.get("counts") or {}
+    unmeasured = [
+        f"{number:,} {why}"
+        for number, why in (
+            (int(counts.get("already_joined") or 0), "whose documents were already in one cluster"),
+            (
+                int(counts.get("size_rejected") or 0),
+                "whose sets' sizes keep them below the threshold",
+            ),
+        )
+        if number
+    ]
     which = (
-        f"Every candidate pair measured (light; {already_joined:,} more were not measured, "
-        "their documents already in one cluster)"
-        if already_joined
+        f"Every candidate pair measured (light; not measured: {' and '.join(unmeasured)})"
+        if unmeasured
         else "Every candidate pair (light)"
     )
     return (
