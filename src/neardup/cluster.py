@@ -8,12 +8,14 @@ A ~ B ~ C does not join A and C when they share little.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from neardup._kernels import cluster as kernels
 from neardup._kernels.cluster import assign_to_centers
+from neardup._parallel import in_blocks
 from neardup._types import BoolArray, F64Array, I64Array
 from neardup.errors import ParameterError
 
@@ -126,7 +128,8 @@ class UnionFind:
     def connected(self, first: I64Array, second: I64Array) -> BoolArray:
         """Whether each pair's items are in one component already."""
         out = np.empty(first.shape[0], dtype=bool)
-        kernels.connected(self._parent, _int64(first), _int64(second), out)
+        run = partial(kernels.connected, self._parent, _int64(first), _int64(second), out)
+        in_blocks(run, first.shape[0])
         return out
 
     def join(

@@ -13,14 +13,23 @@ def _find(parent, x):  # type: ignore[no-untyped-def]
     return x
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _root(parent, x):  # type: ignore[no-untyped-def]
+    """``x``'s root, ``parent`` only read (so that threads may share it)."""
+    while parent[x] != x:
+        x = parent[x]
+    return x
+
+
 @njit(cache=True, nogil=True)
-def connected(parent, first, second, out):  # type: ignore[no-untyped-def]
+def connected(parent, first, second, out, lo, hi):  # type: ignore[no-untyped-def]
     """``out[e]``: whether ``first[e]`` and ``second[e]`` are in one component of ``parent``.
 
-    Cost: O(e * alpha(n)).
+    For the pairs ``lo .. hi - 1``; ``parent`` is only read, so blocks run in threads at once
+    (the joins halve the paths). Cost: O(e * alpha(n)).
     """
-    for e in range(first.shape[0]):
-        out[e] = _find(parent, first[e]) == _find(parent, second[e])
+    for e in range(lo, hi):
+        out[e] = _root(parent, first[e]) == _root(parent, second[e])
 
 
 @njit(cache=True, nogil=True)
