@@ -17,7 +17,8 @@ from neardup import (
     estimate_jaccard,
     exact_jaccard,
 )
-from neardup._kernels.verify import number_distinct, pair_chunks
+from neardup._kernels.verify import number_distinct, pair_chunks, size_bounded
+from neardup.verify import jaccard_reachable
 from tests import reference
 from tests.reference_allpairs import all_pairs_above, brute_force_pairs
 from tests.strategies import words_texts
@@ -127,18 +128,36 @@ def test_pair_chunks_count_a_made_set_by_its_shingles_and_else_the_text() -> Non
     # Three documents of 100 text bytes; document 1's set is made (10 shingles: 80 bytes).
     first, second = np.array([0, 0, 1]), np.array([1, 2, 2])
     sizes = np.full(3, 100, dtype=np.int64)
-    mark = np.full(3, -1, dtype=np.int64)
+
+    def cut(set_sizes: np.ndarray, unread: np.ndarray | None = None) -> list[int]:
+        mark = np.full(3, -1, dtype=np.int64)
+        skipped = np.empty(0, dtype=bool) if unread is None else unread
+        return pair_chunks(first, second, sizes, set_sizes, 0, 4, 900, mark, skipped).tolist()
+
     unmade = np.full(3, -1, dtype=np.int32)
-    made = np.array([-1, 10, -1], dtype=np.int32)
     # Text costs 4 bytes a byte: 400 a document, 800 a pair; a budget of 900 holds one pair.
-    assert pair_chunks(first, second, sizes, unmade, 0, 4, 900, mark).tolist() == [0, 1, 2, 3]
-    mark[:] = -1
+    assert cut(unmade) == [0, 1, 2, 3]
     # Documents 0 and 1 now cost 400 + 80, and all three 880: one chunk.
-    assert pair_chunks(first, second, sizes, made, 0, 4, 900, mark).tolist() == [0, 3]
-    mark[:] = -1
+    assert cut(np.array([-1, 10, -1], dtype=np.int32)) == [0, 3]
     # No set sizes at all (an empty array): the text's cost, as unmade.
-    none = np.empty(0, dtype=np.int32)
-    assert pair_chunks(first, second, sizes, none, 0, 4, 900, mark).tolist() == [0, 1, 2, 3]
+    assert cut(np.empty(0, dtype=np.int32)) == [0, 1, 2, 3]
+    # A pair left unread costs nothing: pairs 0 and 1 fit the budget together.
+    assert cut(unmade, np.array([False, True, False])) == [0, 2, 3]
+
+
+def test_size_bounded_pairs_are_those_a_floor_leaves_unmeasured() -> None:
+    rng = np.random.default_rng(7)
+    set_sizes = rng.integers(-1, 60, size=500).astype(np.int32)  # -1: not made yet
+    set_sizes[:5] = 0
+    first, second = rng.integers(0, 500, size=(2, 5000))
+    first[:3], second[:3] = 0, np.array([1, 2, 7])  # two empty sets; one empty with another
+    for floor in (0.5, 0.8, 0.95):
+        out = np.empty(first.shape[0], dtype=bool)
+        size_bounded(set_sizes, first, second, floor, out)
+        a, b = set_sizes[first].astype(np.int64), set_sizes[second].astype(np.int64)
+        made = (a >= 0) & (b >= 0)
+        assert out.tolist() == (made & ~jaccard_reachable(a, b, floor)).tolist()
+    assert not out[:2].any()
 
 
 @given(docs=st.lists(st.integers(0, 199), max_size=300))

@@ -81,12 +81,26 @@ def _doc_cost(d, sizes, set_sizes, per_doc, per_byte):  # type: ignore[no-untype
 
 
 @njit(cache=True, nogil=True)
-def pair_chunks(first, second, sizes, set_sizes, per_doc, per_byte, budget, mark):  # type: ignore[no-untyped-def]
+def size_bounded(set_sizes, first, second, floor, out):  # type: ignore[no-untyped-def]
+    """``out[p]``: pair ``p``'s sets are both made, and their sizes keep it below ``floor``.
+
+    The bound ``min / max`` of the sizes, as :func:`neardup.verify.jaccard_reachable` takes it
+    (a pair of two empty sets is not bounded). Cost: O(pairs), no array made.
+    """
+    for p in range(first.shape[0]):
+        a, b = set_sizes[first[p]], set_sizes[second[p]]
+        low, high = min(a, b), max(a, b)
+        out[p] = low >= 0 and high > 0 and low / high < floor
+
+
+@njit(cache=True, nogil=True)
+def pair_chunks(first, second, sizes, set_sizes, per_doc, per_byte, budget, mark, unread):  # type: ignore[no-untyped-def]
     """Split pairs into runs whose distinct documents cost at most ``budget`` bytes each.
 
     Document ``d`` costs ``per_doc`` plus its shingle set's 8 bytes a shingle where
     ``set_sizes[d] >= 0`` (its set is made: ``set_sizes`` may be empty), else ``per_byte *
-    sizes[d]``, counted once per run; a run holds at least one pair. ``mark`` (one entry per
+    sizes[d]``, counted once per run; a pair with ``unread[p]`` (``unread`` may be empty) reads
+    no document and costs nothing; a run holds at least one pair. ``mark`` (one entry per
     document, all -1) is scratch. Returns the run boundaries ``[0, ..., len(first)]``. Cost:
     O(pairs).
     """
@@ -100,6 +114,8 @@ def pair_chunks(first, second, sizes, set_sizes, per_doc, per_byte, budget, mark
     used = 0
     start = 0
     for p in range(n):
+        if unread.shape[0] and unread[p]:
+            continue
         a, b = first[p], second[p]
         cost_a = _doc_cost(a, sizes, set_sizes, per_doc, per_byte)
         cost_b = _doc_cost(b, sizes, set_sizes, per_doc, per_byte) if b != a else 0

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from neardup._kernels.verify import number_distinct, pair_chunks
+from neardup._kernels.verify import number_distinct, pair_chunks, size_bounded
 from neardup._types import Batch, BoolArray, F64Array, I64Array
 from neardup.candidates import estimate as estimate_similarity
 from neardup.errors import ParameterError
@@ -28,12 +28,7 @@ from neardup.semantic import (
 from neardup.sketch import IDFWeights, OPHSketcher, make_sketcher
 from neardup.text.shingle import Shingler, ShingleSets
 from neardup.text.spans import byte_pieces
-from neardup.verify import (
-    exact_containment,
-    exact_jaccard,
-    exact_similarity,
-    jaccard_reachable,
-)
+from neardup.verify import exact_containment, exact_jaccard, exact_similarity
 
 VERIFY_BYTES_PER_BYTE = 4
 """Memory a verification chunk holds per byte of its documents' text: the lines read again,
@@ -197,32 +192,27 @@ class PairScorer:
         measured; where both sets are made already, their documents are not even read.
         """
         floor = self.floor if candidates else None
-        unread = np.zeros(len(pairs), dtype=bool)
+        unread = np.empty(0, dtype=bool)
         if floor is not None and self.sets is not None:
-            sizes = self.sets.set_sizes
-            first_sizes, second_sizes = sizes[pairs.first], sizes[pairs.second]
-            known = (first_sizes >= 0) & (second_sizes >= 0)
-            unread = known & ~jaccard_reachable(first_sizes, second_sizes, floor)
-        read = np.flatnonzero(~unread)
-        first, second = pairs.first[read], pairs.second[read]
+            unread = np.empty(len(pairs), dtype=bool)
+            size_bounded(self.sets.set_sizes, pairs.first, pairs.second, floor, unread)
         bounds = pair_chunks(
-            first,
-            second,
+            pairs.first,
+            pairs.second,
             self._sizes,
             self.sets.set_sizes if self.sets is not None else np.empty(0, dtype=np.int32),
             64 if self.sets is not None else 8 * self.sketcher.width + 64,
             VERIFY_BYTES_PER_BYTE,
             self.config.working_memory // 4,
             self._mark,
+            unread,
         )
-        self._mark[first] = -1  # the scratch back as the next call expects it
-        self._mark[second] = -1
-        ends = np.append(read, len(pairs))[bounds]  # the chunks' ends among all the pairs
-        ends[0] = 0
-        if ends[-1] < len(pairs):  # no pair to read: one chunk decides them all
-            ends = np.array([0, len(pairs)])
-        for lo, hi in itertools.pairwise(ends.tolist()):
-            yield ScoredChunk(self, pairs, lo, hi, unread[lo:hi], floor)
+        self._mark[pairs.first] = -1  # the scratch back as the next call expects it
+        self._mark[pairs.second] = -1
+        for lo, hi in itertools.pairwise(bounds.tolist()):
+            yield ScoredChunk(
+                self, pairs, lo, hi, unread[lo:hi] if unread.shape[0] else None, floor
+            )
 
 
 class MeasuredChunk(Protocol):
