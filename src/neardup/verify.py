@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from neardup._kernels import verify as kernels
 from neardup._parallel import in_blocks
@@ -78,39 +76,19 @@ def _shared(sets: ShingleSets, pairs: CandidatePairs) -> tuple[I64Array, I64Arra
     return first, second, shared
 
 
-def jaccard_reachable(
-    first_sizes: NDArray[np.integer[Any]], second_sizes: NDArray[np.integer[Any]], floor: float
-) -> BoolArray:
-    """Whether sets of these sizes can have a Jaccard similarity of ``floor`` or more.
-
-    ``|A ∩ B| / |A ∪ B|`` is at most ``min / max`` of the sizes, and as floats too (the
-    division is monotone, and equal to the bound where the smaller set is in the other), so a
-    pair whose bound is below ``floor`` has a similarity below it, measured or not. Two empty
-    sets (similarity 0 here, not 0 / 0) are reachable: they are measured as before.
-
-    Examples
-    --------
-    >>> jaccard_reachable(np.array([40, 40, 0]), np.array([50, 51, 0]), 0.8).tolist()
-    [True, False, True]
-    """
-    low = np.minimum(first_sizes, second_sizes)
-    high = np.maximum(first_sizes, second_sizes)
-    bound = np.ones(low.shape[0])
-    np.divide(low, high, out=bound, where=high > 0)
-    return np.asarray(bound >= floor)
-
-
 def exact_jaccard(sets: ShingleSets, pairs: CandidatePairs, floor: float | None = None) -> F64Array:
     """The exact Jaccard similarity |A ∩ B| / |A ∪ B| of each pair's shingle sets.
 
     Two empty sets have similarity 0 here: emptiness is not evidence of duplication. With a
     ``floor``, a pair whose sets' sizes alone keep it below the floor
-    (:func:`jaccard_reachable`) is not measured: NaN.
+    (:func:`~neardup._kernels.verify.size_bounded`) is not measured: NaN.
     """
     sizes = sets.sizes()
     if floor is not None:
         first, second = _pair_arrays(pairs, len(sets))
-        reachable = jaccard_reachable(sizes[first], sizes[second], floor)
+        bounded = np.empty(first.shape[0], dtype=bool)
+        kernels.size_bounded(sizes, first, second, floor, bounded)
+        reachable = ~bounded
         out = np.full(first.shape[0], np.nan)
         measured = CandidatePairs(first=first[reachable], second=second[reachable])
         out[reachable] = exact_jaccard(sets, measured)

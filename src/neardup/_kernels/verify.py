@@ -84,8 +84,19 @@ def _doc_cost(d, sizes, set_sizes, per_doc, per_byte):  # type: ignore[no-untype
 def size_bounded(set_sizes, first, second, floor, out):  # type: ignore[no-untyped-def]
     """``out[p]``: pair ``p``'s sets are both made, and their sizes keep it below ``floor``.
 
-    The bound ``min / max`` of the sizes, as :func:`neardup.verify.jaccard_reachable` takes it
-    (a pair of two empty sets is not bounded). Cost: O(pairs), no array made.
+    ``|A ∩ B| / |A ∪ B|`` is at most ``min / max`` of the sizes, and as floats too (the
+    division is monotone, and equal to the bound where the smaller set is in the other), so a
+    pair whose bound is below ``floor`` has a similarity below it, measured or not. A size of
+    -1 is a set not made yet (not bounded); two empty sets (similarity 0 here, not 0 / 0) are
+    not bounded either. Cost: O(pairs), no array made.
+
+    Examples
+    --------
+    >>> out = np.empty(4, dtype=np.bool_)
+    >>> size_bounded(np.array([40, 50, 51, 0, -1]), np.array([0, 0, 3, 4]),
+    ...              np.array([1, 2, 3, 2]), 0.8, out)
+    >>> out.tolist()
+    [False, True, False, False]
     """
     for p in range(first.shape[0]):
         a, b = set_sizes[first[p]], set_sizes[second[p]]
