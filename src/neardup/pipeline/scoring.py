@@ -178,20 +178,15 @@ class PairScorer:
         exact = self.config.verify_mode == "exact"
         return measured(*self.score(pairs, with_estimate=not exact), self.config)
 
-    @property
-    def floor(self) -> float | None:
-        """:func:`size_floor` of the run."""
-        return size_floor(self.config)
-
     def chunks(self, pairs: CandidatePairs, *, candidates: bool = False) -> Iterator[ScoredChunk]:
         """``pairs`` in consecutive chunks whose documents fit in a quarter of the memory.
 
         A document counts its shingle set's bytes once the set is made, else what its text
         costs (:data:`VERIFY_BYTES_PER_BYTE`). ``candidates``: the pairs are candidates that
-        verification decides, so that those below :attr:`floor` by their sets' sizes are not
+        verification decides, so that those below :func:`size_floor` by their sets' sizes are not
         measured; where both sets are made already, their documents are not even read.
         """
-        floor = self.floor if candidates else None
+        floor = size_floor(self.config) if candidates else None
         unread = np.empty(0, dtype=bool)
         if floor is not None and self.sets is not None:
             unread = np.empty(len(pairs), dtype=bool)
@@ -407,7 +402,7 @@ def size_floor(config: DedupConfig) -> float | None:
     """The similarity below which verification rejects a candidate unmeasured, by set sizes.
 
     A pair whose shingle sets' sizes alone keep its Jaccard similarity below the threshold
-    (:func:`~neardup.verify.jaccard_reachable`) cannot pass it, and is not measured: the
+    (:func:`~neardup._kernels.verify.size_bounded`) cannot pass it, and is not measured: the
     threshold, under exact verification of the Jaccard similarity; else None (no such rule).
     The Spark engine rejects the same pairs, so both count and bin the same.
     """

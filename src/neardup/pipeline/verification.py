@@ -19,7 +19,7 @@ from neardup.cluster import (
 from neardup.lsh.containment import second_contained
 from neardup.pairs import CandidatePairs
 from neardup.params import DedupConfig
-from neardup.pipeline.scoring import MeasuredChunk, Scorer, measured
+from neardup.pipeline.scoring import MeasuredChunk, Scorer, measured, size_floor
 from neardup.pipeline.shared import ProgressCallback
 from neardup.summary import (
     histogram_counts,
@@ -114,7 +114,7 @@ class JoinedPairs:
         Candidates not measured: their documents were already in one component when reached.
     num_size_rejected
         Candidates rejected unmeasured when reached apart: their shingle sets' sizes alone keep
-        their Jaccard similarity below the threshold (:func:`~neardup.pipeline.scoring.size_floor`).
+        their Jaccard similarity below the threshold (:func:`size_floor`).
     """
 
     components: UnionFind
@@ -186,6 +186,7 @@ class _Joining:
         self.counts = histogram_counts(np.empty(0))
         self.num_already_joined = 0
         self.num_size_rejected = 0
+        self.floor = size_floor(config)
 
     def take(
         self, chunk: MeasuredChunk, first: I64Array, second: I64Array, lo: int, hi: int
@@ -211,7 +212,7 @@ class _Joining:
         similarity = measured(estimate, jaccard, config)[decided]
         self.counts += histogram_counts(similarity)
         self.num_already_joined += count - int(decided.sum())
-        if config.verify_mode == "exact":  # not measured: below the floor by the sets' sizes
+        if self.floor is not None:  # not measured: below the floor by the sets' sizes
             self.num_size_rejected += int(np.isnan(similarity).sum())
         chosen = passed if self.every else joined
         pairs = VerifiedPairs(first, second, estimate, jaccard, cosine)
