@@ -367,22 +367,27 @@ def _scored(
     return joined.mapInArrow(score_batches(config, candidates=candidates), SCORED_SCHEMA)
 
 
-def _similarity_histogram(scored: Any, verified: Any) -> SimilarityHistogram:
-    """The candidates and verified pairs by similarity, binned as :func:`histogram_counts` bins."""
+def _binned(frame: Any) -> tuple[np.ndarray, int, int]:
+    """``frame``'s pairs by similarity bin, those not measured, and all of them, in one pass.
+
+    Bins as :func:`~neardup.summary.histogram_counts` bins; a pair not measured has a NaN
+    similarity (rejected by its sets' sizes).
+    """
     from pyspark.sql import functions as F  # noqa: N812
 
-    def counts(frame: Any) -> np.ndarray:
-        column = F.col("similarity")
-        binned = F.least(
-            F.floor(F.greatest(F.least(column, F.lit(1.0)), F.lit(0.0)) * 50), F.lit(49)
-        )
-        rows = frame.where(~F.isnan(column)).groupBy(binned.alias("bin")).count().collect()
-        out = np.zeros(HISTOGRAM_BINS, dtype=np.int64)
-        for row in rows:
-            out[int(row["bin"])] = row["count"]
-        return out
-
-    return SimilarityHistogram.of(counts(scored), counts(verified))
+    column = F.col("similarity")
+    binned = F.when(F.isnan(column), F.lit(-1)).otherwise(
+        F.least(F.floor(F.greatest(F.least(column, F.lit(1.0)), F.lit(0.0)) * 50), F.lit(49))
+    )
+    bins = np.zeros(HISTOGRAM_BINS, dtype=np.int64)
+    not_measured = total = 0
+    for row in frame.groupBy(binned.alias("bin")).count().collect():
+        total += row["count"]
+        if row["bin"] == -1:
+            not_measured = row["count"]
+        elif row["bin"] is not None:
+            bins[int(row["bin"])] = row["count"]
+    return bins, not_measured, total
 
 
 def _clusters(docs: Any, sketched: Any, labels: Any, verified: Any, config: DedupConfig) -> Any:
@@ -498,22 +503,18 @@ def _decided(
     final cluster. A candidate is decided when reached apart (measured, or rejected by its
     sets' sizes: a NaN similarity); the others were already joined.
     """
-    from pyspark.sql import functions as F  # noqa: N812
-
     if measures_every_candidate(config):
         decided, reported = scored, _reported(verified, labels, config)
     else:
         decided, verified = _measured_in_order(scored, labels)
         reported = verified if config.pairs == "spanning" else verified.limit(0)
-    size_rejected = None
-    if size_floor(config) is not None:
-        size_rejected = decided.where(F.isnan("similarity")).count()
+    candidate_bins, size_rejected, num_decided = _binned(decided)
     return _Decided(
         verified,
         reported,
-        num_candidates - decided.count(),
-        size_rejected,
-        _similarity_histogram(decided, verified),
+        num_candidates - num_decided,
+        size_rejected if size_floor(config) is not None else None,
+        SimilarityHistogram.of(candidate_bins, _binned(verified)[0]),
     )
 
 
