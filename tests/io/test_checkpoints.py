@@ -60,6 +60,29 @@ def test_a_run_without_resume_drops_what_it_finds(tmp_path: Path) -> None:
         assert work.load("sketch") is None
 
 
+def _dropped_then_fail(output: Path) -> None:
+    """A run that checkpointed two stages, dropped the first, then failed."""
+    with WorkDirectory(output, IDENTITY, resume=False) as work:
+        kept = work.scratch / "keys-0.u64"
+        np.arange(5, dtype="<u8").tofile(kept)
+        work.save("sketch", {"rows": 5}, [kept])
+        work.save("find", {"pairs": 2})
+        work.drop("sketch")
+        assert work.stages() == ["find"]
+        raise RuntimeError
+
+
+def test_a_dropped_checkpoint_leaves_at_once_and_its_files_by_the_end(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError):
+        _dropped_then_fail(tmp_path / "out")
+
+    work_dir = tmp_path / ".out.work"
+    assert sorted(p.name for p in work_dir.iterdir()) == ["find", "run.json"]
+    with WorkDirectory(tmp_path / "out", IDENTITY, resume=True) as work:
+        assert work.load("sketch") is None
+        assert work.load("find") == {"pairs": 2}
+
+
 def test_two_runs_never_share_a_work_directory(tmp_path: Path) -> None:
     with (
         WorkDirectory(tmp_path / "out", IDENTITY, resume=False),

@@ -21,6 +21,7 @@ import json
 import os
 import pickle
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -88,6 +89,8 @@ class WorkDirectory:
         self.resumed_after: str | None = None
         """The last stage a resumed run found finished (None: it started from nothing)."""
         self._lock: int | None = None
+        self._deleting: list[threading.Thread] = []
+        """Threads deleting dropped checkpoints (:meth:`drop`)."""
 
     def __enter__(self) -> WorkDirectory:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -120,6 +123,8 @@ class WorkDirectory:
         tb: TracebackType | None,
     ) -> None:
         try:
+            for deleting in self._deleting:
+                deleting.join()
             shutil.rmtree(self.scratch, ignore_errors=True)
             if exc_type is None or not self.stages():
                 shutil.rmtree(self.path, ignore_errors=True)
@@ -199,8 +204,23 @@ class WorkDirectory:
         fsync_file(self.path)
 
     def drop(self, stage: str) -> None:
-        """Remove ``stage``'s checkpoint (a later one made it useless)."""
-        shutil.rmtree(self.path / stage, ignore_errors=True)
+        """Remove ``stage``'s checkpoint (a later one made it useless).
+
+        It leaves the checkpoints at once (moved into scratch, which a later run empties
+        whatever happens); its files are deleted by a thread while the run goes on, and the
+        run waits for that only as it ends. Freeing gigabytes of lookup keys takes the file
+        system seconds (dense 10M: 2.9 s), time the writing can use.
+        """
+        directory = self.path / stage
+        if not directory.is_dir():
+            return
+        dropped = self.scratch / f"dropped-{stage}"
+        os.replace(directory, dropped)
+        deleting = threading.Thread(
+            target=shutil.rmtree, args=(dropped,), kwargs={"ignore_errors": True}, daemon=True
+        )
+        deleting.start()
+        self._deleting.append(deleting)
 
 
 def _link(source: Path, target: Path) -> None:
