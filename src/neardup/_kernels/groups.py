@@ -115,14 +115,41 @@ def radix_scatter(keys, item_bits, shift, step, at, out, lo, hi):  # type: ignor
 
 
 @njit(cache=True, nogil=True)
-def sort_buckets(out, bounds, lo, hi):  # type: ignore[no-untyped-def]
-    """Sort each bucket ``out[bounds[b]:bounds[b + 1]]``, ``b`` in ``lo .. hi - 1``, in place."""
+def sort_buckets(out, bounds, shift, bits, lo, hi):  # type: ignore[no-untyped-def]
+    """Sort each bucket ``out[bounds[b]:bounds[b + 1]]``, ``b`` in ``lo .. hi - 1``, in place.
+
+    A bucket of more than a few dozen keys is first split by a second radix digit (its keys'
+    ``bits`` bits from ``shift`` up; none when ``bits`` is 0), its parts then sorted alone:
+    a bucket of a few thousand keys stays in cache while it is split.
+    """
+    num_digits = 1 << bits
+    mask = uint64(num_digits - 1)
+    counts = np.empty(num_digits + 1, dtype=np.int64)
     for b in range(lo, hi):
         start, stop = bounds[b], bounds[b + 1]
         if stop - start <= _SMALL:
             insertion_sort(out, start, stop)
-        else:
+        elif bits == 0:
             sort_segment(out[start:stop])
+        else:
+            counts[:] = 0
+            for i in range(start, stop):
+                counts[np.int64((out[i] >> shift) & mask) + 1] += 1
+            for d in range(num_digits):
+                counts[d + 1] += counts[d]
+            split = np.empty(stop - start, dtype=np.uint64)
+            for i in range(start, stop):
+                digit = np.int64((out[i] >> shift) & mask)
+                split[counts[digit]] = out[i]
+                counts[digit] += 1
+            first = np.int64(0)  # not a literal 0: insertion_sort compiles once, for int64
+            for d in range(num_digits):  # counts[d] is now the end of part d
+                if counts[d] - first <= _SMALL:
+                    insertion_sort(split, first, counts[d])
+                else:
+                    sort_segment(split[first : counts[d]])
+                first = counts[d]
+            out[start:stop] = split
 
 
 @njit(cache=True, nogil=True)
