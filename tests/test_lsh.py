@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from neardup import ParameterError, band_keys, candidate_pairs, choose_bands, s_curve
 from neardup.hashing.packed import order_of, sort_packed
-from neardup.lsh.banding import equal_key_groups
+from neardup.lsh.banding import SPLIT_GROUPING, equal_key_groups
 from tests import reference
 
 
@@ -113,6 +114,27 @@ def test_equal_key_groups_are_the_groups_of_equal_keys(
     assert got == [expected[key] for key in sorted(expected) if len(expected[key]) > 1]
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_many_keys_are_grouped_in_parts_as_they_would_be_whole(wide: bool) -> None:
+    # Keys sharing their prefix but not their value (the low bits differ), in runs that the
+    # parts must not cut; the groups in the order of their keys, items ascending.
+    rng = np.random.default_rng(int(wide))
+    n = 3 * SPLIT_GROUPING
+    hi = (rng.integers(0, 3000, size=n).astype(np.uint64) << np.uint64(40)) | rng.integers(
+        0, 4, size=n
+    ).astype(np.uint64)
+    lo = rng.integers(0, 2, size=n).astype(np.uint64) if wide else np.zeros(n, dtype=np.uint64)
+    members, bounds = equal_key_groups(hi, lo if wide else None)
+    order = np.lexsort((np.arange(n), lo, hi))
+    key_of = hi[order].astype(object) * 4 + lo[order].astype(object)
+    starts = np.flatnonzero(np.r_[True, key_of[1:] != key_of[:-1]])
+    expected = [g for g in np.split(order, starts[1:]) if g.shape[0] > 1]
+    assert bounds[-1] == members.shape[0]
+    assert [members[a:b].tolist() for a, b in itertools.pairwise(bounds.tolist())] == [
+        g.tolist() for g in expected
+    ]
+
+
 @pytest.mark.parametrize("size", [0, 1, 100, 4095, 4096, 50_000, 600_000])
 @pytest.mark.parametrize("item_bits", [0, 17])
 @pytest.mark.parametrize("one_thread", [True, False])
@@ -147,7 +169,7 @@ def test_order_of_is_numpys_stable_argsort(size: int, high: int) -> None:
 
 BOUNDS_SCRIPT = """
 import numpy as np
-from neardup.lsh.banding import equal_key_groups
+from neardup.lsh.banding import SPLIT_GROUPING, equal_key_groups
 rng = np.random.default_rng(0)
 for trial in range(300):
     n = int(rng.integers(2, 5000))
