@@ -169,7 +169,7 @@ def test_order_of_is_numpys_stable_argsort(size: int, high: int) -> None:
 
 BOUNDS_SCRIPT = """
 import numpy as np
-from neardup.lsh.banding import SPLIT_GROUPING, equal_key_groups
+from neardup.lsh.banding import equal_key_groups
 rng = np.random.default_rng(0)
 for trial in range(300):
     n = int(rng.integers(2, 5000))
